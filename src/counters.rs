@@ -1,0 +1,82 @@
+//! Live-object counters, kept by every backend on every create and destroy.
+
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+/// Counts of live objects of one device, as a plain value to compare in tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LiveCounts {
+    /// Buffers.
+    pub buffers: isize,
+    /// Textures.
+    pub textures: isize,
+    /// Texture views.
+    pub texture_views: isize,
+    /// Samplers.
+    pub samplers: isize,
+    /// Query sets.
+    pub query_sets: isize,
+    /// Fences.
+    pub fences: isize,
+    /// Command encoders.
+    pub command_encoders: isize,
+    /// Backend memory allocations (Vulkan: `VkDeviceMemory` blocks held, by VMA or dedicated).
+    pub memory_allocations: isize,
+}
+
+/// The atomic counters a backend's device keeps.
+#[derive(Debug, Default)]
+pub struct HalCounters {
+    /// Buffers.
+    pub buffers: Counter,
+    /// Textures.
+    pub textures: Counter,
+    /// Texture views.
+    pub texture_views: Counter,
+    /// Samplers.
+    pub samplers: Counter,
+    /// Query sets.
+    pub query_sets: Counter,
+    /// Fences.
+    pub fences: Counter,
+    /// Command encoders.
+    pub command_encoders: Counter,
+    /// Backend memory allocations.
+    pub memory_allocations: Counter,
+}
+
+impl HalCounters {
+    /// A snapshot of every counter.
+    pub fn snapshot(&self) -> LiveCounts {
+        LiveCounts {
+            buffers: self.buffers.read(),
+            textures: self.textures.read(),
+            texture_views: self.texture_views.read(),
+            samplers: self.samplers.read(),
+            query_sets: self.query_sets.read(),
+            fences: self.fences.read(),
+            command_encoders: self.command_encoders.read(),
+            memory_allocations: self.memory_allocations.read(),
+        }
+    }
+}
+
+/// One relaxed atomic counter.
+#[derive(Debug, Default)]
+pub struct Counter(AtomicIsize);
+
+impl Counter {
+    /// One more live object.
+    #[inline]
+    pub fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One fewer live object.
+    #[inline]
+    pub fn sub(&self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+    /// Current value.
+    pub fn read(&self) -> isize {
+        self.0.load(Ordering::Relaxed)
+    }
+}

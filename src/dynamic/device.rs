@@ -1,0 +1,242 @@
+//! `DynDevice` and `DynQueue`: the device and queue traits with boxed resources.
+
+use std::any::Any;
+use std::fmt::Debug;
+use std::time::Duration;
+
+use super::encoder::DynEncoder;
+use super::{
+    cast, cast_box, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynFence, DynQuerySet,
+    DynSampler, DynTexture, DynTextureView,
+};
+use crate::{
+    Api, BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, Device,
+    DeviceError, FenceValue, LiveCounts, MapError, QuerySetDescriptor, QuerySetError, Queue,
+    SamplerDescriptor, SamplerError, TextureDescriptor, TextureError, TextureViewDescriptor,
+};
+
+const FOREIGN: DeviceError = DeviceError::ForeignResource;
+
+/// A device of some backend. Methods mirror [`crate::Device`]; see there for
+/// each contract.
+#[allow(clippy::missing_safety_doc)] // each method's contract is its `Device` twin's
+pub trait DynDevice: Send + Sync + Debug {
+    /// See [`Device::create_buffer`].
+    unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Box<dyn DynBuffer>, BufferError>;
+    /// See [`Device::destroy_buffer`]. A foreign buffer is logged and leaked.
+    unsafe fn destroy_buffer(&self, buffer: Box<dyn DynBuffer>);
+    /// See [`Device::map_buffer`].
+    unsafe fn map_buffer(&self, buffer: &dyn DynBuffer) -> Result<BufferMapping, MapError>;
+    /// See [`Device::unmap_buffer`].
+    unsafe fn unmap_buffer(&self, buffer: &dyn DynBuffer);
+    /// See [`Device::create_texture`].
+    unsafe fn create_texture(
+        &self,
+        desc: &TextureDescriptor,
+    ) -> Result<Box<dyn DynTexture>, TextureError>;
+    /// See [`Device::destroy_texture`].
+    unsafe fn destroy_texture(&self, texture: Box<dyn DynTexture>);
+    /// See [`Device::create_texture_view`].
+    unsafe fn create_texture_view(
+        &self,
+        texture: &dyn DynTexture,
+        desc: &TextureViewDescriptor,
+    ) -> Result<Box<dyn DynTextureView>, TextureError>;
+    /// See [`Device::destroy_texture_view`].
+    unsafe fn destroy_texture_view(&self, view: Box<dyn DynTextureView>);
+    /// See [`Device::create_sampler`].
+    unsafe fn create_sampler(
+        &self,
+        desc: &SamplerDescriptor,
+    ) -> Result<Box<dyn DynSampler>, SamplerError>;
+    /// See [`Device::destroy_sampler`].
+    unsafe fn destroy_sampler(&self, sampler: Box<dyn DynSampler>);
+    /// See [`Device::create_command_encoder`].
+    unsafe fn create_command_encoder(
+        &self,
+        desc: &CommandEncoderDescriptor,
+    ) -> Result<Box<dyn DynCommandEncoder>, DeviceError>;
+    /// See [`Device::destroy_command_encoder`].
+    unsafe fn destroy_command_encoder(&self, encoder: Box<dyn DynCommandEncoder>);
+    /// See [`Device::create_query_set`].
+    unsafe fn create_query_set(
+        &self,
+        desc: &QuerySetDescriptor,
+    ) -> Result<Box<dyn DynQuerySet>, QuerySetError>;
+    /// See [`Device::destroy_query_set`].
+    unsafe fn destroy_query_set(&self, set: Box<dyn DynQuerySet>);
+    /// See [`Device::create_fence`].
+    unsafe fn create_fence(&self) -> Result<Box<dyn DynFence>, DeviceError>;
+    /// See [`Device::destroy_fence`].
+    unsafe fn destroy_fence(&self, fence: Box<dyn DynFence>);
+    /// See [`Device::get_fence_value`].
+    unsafe fn get_fence_value(&self, fence: &dyn DynFence) -> Result<FenceValue, DeviceError>;
+    /// See [`Device::wait`].
+    unsafe fn wait(
+        &self,
+        fence: &dyn DynFence,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, DeviceError>;
+    /// See [`Device::wait_idle`].
+    unsafe fn wait_idle(&self) -> Result<(), DeviceError>;
+    /// See [`Device::live_counts`].
+    fn live_counts(&self) -> LiveCounts;
+}
+
+/// Destroys a boxed resource if it belongs to this backend; logs and leaks it otherwise.
+fn destroy_owned<T: 'static>(obj: Box<dyn Any>, what: &str, destroy: impl FnOnce(T)) {
+    match cast_box::<T>(obj) {
+        Some(obj) => destroy(obj),
+        None => log::error!("destroy_{what}: the object belongs to another backend; leaked"),
+    }
+}
+
+impl<D: Device> DynDevice for D {
+    unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Box<dyn DynBuffer>, BufferError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe { Device::create_buffer(self, desc) }?))
+    }
+    unsafe fn destroy_buffer(&self, buffer: Box<dyn DynBuffer>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(buffer, "buffer", |b| unsafe { Device::destroy_buffer(self, b) })
+    }
+    unsafe fn map_buffer(&self, buffer: &dyn DynBuffer) -> Result<BufferMapping, MapError> {
+        let buffer = cast::<<D::A as Api>::Buffer>(buffer).ok_or(MapError::Device(FOREIGN))?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::map_buffer(self, buffer) }
+    }
+    unsafe fn unmap_buffer(&self, buffer: &dyn DynBuffer) {
+        if let Some(buffer) = cast::<<D::A as Api>::Buffer>(buffer) {
+            // SAFETY: forwarded contract.
+            unsafe { Device::unmap_buffer(self, buffer) }
+        }
+    }
+    unsafe fn create_texture(
+        &self,
+        desc: &TextureDescriptor,
+    ) -> Result<Box<dyn DynTexture>, TextureError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe { Device::create_texture(self, desc) }?))
+    }
+    unsafe fn destroy_texture(&self, texture: Box<dyn DynTexture>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(texture, "texture", |t| unsafe { Device::destroy_texture(self, t) })
+    }
+    unsafe fn create_texture_view(
+        &self,
+        texture: &dyn DynTexture,
+        desc: &TextureViewDescriptor,
+    ) -> Result<Box<dyn DynTextureView>, TextureError> {
+        let texture =
+            cast::<<D::A as Api>::Texture>(texture).ok_or(TextureError::Device(FOREIGN))?;
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe { Device::create_texture_view(self, texture, desc) }?))
+    }
+    unsafe fn destroy_texture_view(&self, view: Box<dyn DynTextureView>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(view, "texture_view", |v| unsafe { Device::destroy_texture_view(self, v) })
+    }
+    unsafe fn create_sampler(
+        &self,
+        desc: &SamplerDescriptor,
+    ) -> Result<Box<dyn DynSampler>, SamplerError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe { Device::create_sampler(self, desc) }?))
+    }
+    unsafe fn destroy_sampler(&self, sampler: Box<dyn DynSampler>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(sampler, "sampler", |s| unsafe { Device::destroy_sampler(self, s) })
+    }
+    unsafe fn create_command_encoder(
+        &self,
+        desc: &CommandEncoderDescriptor,
+    ) -> Result<Box<dyn DynCommandEncoder>, DeviceError> {
+        // SAFETY: forwarded contract.
+        let inner = unsafe { Device::create_command_encoder(self, desc) }?;
+        Ok(Box::new(DynEncoder::<D::A>::new(inner)))
+    }
+    unsafe fn destroy_command_encoder(&self, encoder: Box<dyn DynCommandEncoder>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(encoder, "command_encoder", |e: DynEncoder<D::A>| unsafe {
+            Device::destroy_command_encoder(self, e.inner)
+        })
+    }
+    unsafe fn create_query_set(
+        &self,
+        desc: &QuerySetDescriptor,
+    ) -> Result<Box<dyn DynQuerySet>, QuerySetError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe { Device::create_query_set(self, desc) }?))
+    }
+    unsafe fn destroy_query_set(&self, set: Box<dyn DynQuerySet>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(set, "query_set", |s| unsafe { Device::destroy_query_set(self, s) })
+    }
+    unsafe fn create_fence(&self) -> Result<Box<dyn DynFence>, DeviceError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe { Device::create_fence(self) }?))
+    }
+    unsafe fn destroy_fence(&self, fence: Box<dyn DynFence>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(fence, "fence", |f| unsafe { Device::destroy_fence(self, f) })
+    }
+    unsafe fn get_fence_value(&self, fence: &dyn DynFence) -> Result<FenceValue, DeviceError> {
+        let fence = cast::<<D::A as Api>::Fence>(fence).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::get_fence_value(self, fence) }
+    }
+    unsafe fn wait(
+        &self,
+        fence: &dyn DynFence,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, DeviceError> {
+        let fence = cast::<<D::A as Api>::Fence>(fence).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::wait(self, fence, value, timeout) }
+    }
+    unsafe fn wait_idle(&self) -> Result<(), DeviceError> {
+        // SAFETY: forwarded contract.
+        unsafe { Device::wait_idle(self) }
+    }
+    fn live_counts(&self) -> LiveCounts {
+        Device::live_counts(self)
+    }
+}
+
+/// A queue of some backend.
+pub trait DynQueue: Send + Sync + Debug {
+    /// See [`Queue::submit`].
+    ///
+    /// # Safety
+    /// As [`Queue::submit`].
+    unsafe fn submit(
+        &self,
+        command_buffers: &[&dyn DynCommandBuffer],
+        fence: &dyn DynFence,
+        value: FenceValue,
+    ) -> Result<(), DeviceError>;
+    /// See [`Queue::timestamp_period`].
+    fn timestamp_period(&self) -> f32;
+}
+
+impl<Q: Queue> DynQueue for Q {
+    unsafe fn submit(
+        &self,
+        command_buffers: &[&dyn DynCommandBuffer],
+        fence: &dyn DynFence,
+        value: FenceValue,
+    ) -> Result<(), DeviceError> {
+        let fence = cast::<<Q::A as Api>::Fence>(fence).ok_or(FOREIGN)?;
+        let buffers = command_buffers
+            .iter()
+            .map(|&cb| cast::<<Q::A as Api>::CommandBuffer>(cb).ok_or(FOREIGN))
+            .collect::<Result<Vec<_>, _>>()?;
+        // SAFETY: forwarded contract.
+        unsafe { Queue::submit(self, &buffers, fence, value) }
+    }
+    fn timestamp_period(&self) -> f32 {
+        Queue::timestamp_period(self)
+    }
+}

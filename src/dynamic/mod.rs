@@ -1,0 +1,220 @@
+//! The object-safe mirror of the trait set, so an upper layer can pick a
+//! backend at run time.
+//!
+//! Every generic trait has a `Dyn*` twin implemented for all its
+//! implementors; resources travel as `Box<dyn DynBuffer>` and friends and
+//! are downcast back to the backend's type on the way in. Handing one
+//! backend's resource to another backend's device is reported as
+//! [`DeviceError::ForeignResource`] (for recording calls: by the next
+//! `end_encoding`), never a panic.
+
+mod device;
+mod encoder;
+
+pub use device::{DynDevice, DynQueue};
+pub use encoder::DynCommandEncoder;
+
+use std::any::Any;
+use std::fmt::Debug;
+
+use crate::{
+    AdapterInfo, Backend, Capabilities, DeviceDescriptor, InstanceDescriptor, InstanceError,
+    OpenError,
+};
+
+/// Any backend object that can travel through the dyn path.
+pub trait DynResource: Any + Send + Sync + Debug + 'static {}
+impl<T: Any + Send + Sync + Debug + 'static> DynResource for T {}
+
+macro_rules! resource_traits {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        pub trait $name: DynResource {}
+    )*};
+}
+resource_traits!(
+    /// A buffer of some backend.
+    DynBuffer,
+    /// A texture of some backend.
+    DynTexture,
+    /// A texture view of some backend.
+    DynTextureView,
+    /// A sampler of some backend.
+    DynSampler,
+    /// A query set of some backend.
+    DynQuerySet,
+    /// A fence of some backend.
+    DynFence,
+    /// A command buffer of some backend.
+    DynCommandBuffer,
+);
+
+/// Downcasts a dyn resource reference to the backend's concrete type.
+#[inline]
+pub(crate) fn cast<T: 'static>(r: &dyn Any) -> Option<&T> {
+    r.downcast_ref::<T>()
+}
+
+/// Downcasts an owned dyn resource to the backend's concrete type.
+#[inline]
+pub(crate) fn cast_box<T: 'static>(r: Box<dyn Any>) -> Option<T> {
+    r.downcast::<T>().ok().map(|b| *b)
+}
+
+/// An instance of some backend.
+pub trait DynInstance: Send + Sync + Debug {
+    /// Which backend.
+    fn backend(&self) -> Backend;
+    /// Lists the adapters, best first.
+    ///
+    /// # Safety
+    /// As [`crate::Instance::enumerate_adapters`].
+    unsafe fn enumerate_adapters(&self) -> Vec<DynExposedAdapter>;
+    /// Validation errors reported so far.
+    fn validation_error_count(&self) -> u64;
+}
+
+/// An adapter of some backend, with its description.
+#[derive(Debug)]
+pub struct DynExposedAdapter {
+    /// The adapter.
+    pub adapter: Box<dyn DynAdapter>,
+    /// What it is.
+    pub info: AdapterInfo,
+    /// What it can do.
+    pub capabilities: Capabilities,
+}
+
+/// A device and queue of some backend.
+#[derive(Debug)]
+pub struct DynOpenDevice {
+    /// The device.
+    pub device: Box<dyn DynDevice>,
+    /// Its queue.
+    pub queue: Box<dyn DynQueue>,
+}
+
+/// An adapter of some backend.
+pub trait DynAdapter: Send + Sync + Debug {
+    /// Opens a device.
+    ///
+    /// # Safety
+    /// As [`crate::Adapter::open`].
+    unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<DynOpenDevice, OpenError>;
+    /// What a texture format supports on this adapter.
+    fn texture_format_capabilities(&self, format: wgt::TextureFormat) -> wgt::TextureFormatFeatures;
+}
+
+impl<I: crate::Instance> DynInstance for I {
+    fn backend(&self) -> Backend {
+        <I::A as crate::Api>::VARIANT
+    }
+    unsafe fn enumerate_adapters(&self) -> Vec<DynExposedAdapter> {
+        // SAFETY: forwarded contract.
+        unsafe { crate::Instance::enumerate_adapters(self) }
+            .into_iter()
+            .map(|e| DynExposedAdapter {
+                adapter: Box::new(e.adapter),
+                info: e.info,
+                capabilities: e.capabilities,
+            })
+            .collect()
+    }
+    fn validation_error_count(&self) -> u64 {
+        crate::Instance::validation_error_count(self)
+    }
+}
+
+impl<A: crate::Adapter> DynAdapter for A {
+    unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<DynOpenDevice, OpenError> {
+        // SAFETY: forwarded contract.
+        let open = unsafe { crate::Adapter::open(self, desc) }?;
+        Ok(DynOpenDevice {
+            device: Box::new(open.device),
+            queue: Box::new(open.queue),
+        })
+    }
+    fn texture_format_capabilities(&self, format: wgt::TextureFormat) -> wgt::TextureFormatFeatures {
+        crate::Adapter::texture_format_capabilities(self, format)
+    }
+}
+
+/// Which backend [`instance`] should use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// Vulkan where a loader and a supported adapter are found, else noop.
+    #[default]
+    Auto,
+    /// The noop backend.
+    Noop,
+    /// The Vulkan backend, or an error.
+    Vulkan,
+}
+
+/// The instance [`instance`] picked, and why.
+#[derive(Debug)]
+pub struct ChosenInstance {
+    /// The instance.
+    pub instance: Box<dyn DynInstance>,
+    /// Its backend.
+    pub backend: Backend,
+    /// Why this backend was picked.
+    pub reason: String,
+}
+
+/// Creates an instance of the chosen backend.
+pub fn instance(
+    choice: BackendChoice,
+    desc: &InstanceDescriptor,
+) -> Result<ChosenInstance, InstanceError> {
+    let noop = |reason: String| -> Result<ChosenInstance, InstanceError> {
+        // SAFETY: the noop backend loads no runtime library.
+        let instance = unsafe { <crate::noop::Instance as crate::Instance>::init(desc) }?;
+        Ok(ChosenInstance {
+            instance: Box::new(instance),
+            backend: Backend::Noop,
+            reason,
+        })
+    };
+    match choice {
+        BackendChoice::Noop => noop("noop was asked for".into()),
+        #[cfg(feature = "vulkan")]
+        BackendChoice::Vulkan => {
+            // SAFETY: the system's Vulkan loader is trusted to be conforming.
+            let instance = unsafe { <crate::vulkan::Instance as crate::Instance>::init(desc) }?;
+            Ok(ChosenInstance {
+                instance: Box::new(instance),
+                backend: Backend::Vulkan,
+                reason: "vulkan was asked for".into(),
+            })
+        }
+        #[cfg(not(feature = "vulkan"))]
+        BackendChoice::Vulkan => Err(InstanceError::NotAvailable(
+            "keel-hal was built without the `vulkan` feature".into(),
+        )),
+        BackendChoice::Auto => {
+            #[cfg(feature = "vulkan")]
+            {
+                // SAFETY: the system's Vulkan loader is trusted to be conforming.
+                match unsafe { <crate::vulkan::Instance as crate::Instance>::init(desc) } {
+                    Ok(instance) => {
+                        // SAFETY: live instance.
+                        let adapters = unsafe { crate::Instance::enumerate_adapters(&instance) };
+                        if let Some(first) = adapters.first() {
+                            let reason = format!("vulkan adapter found: {}", first.info.name);
+                            return Ok(ChosenInstance {
+                                instance: Box::new(instance),
+                                backend: Backend::Vulkan,
+                                reason,
+                            });
+                        }
+                        noop("vulkan loaded, but no adapter meets the Vulkan 1.3 baseline".into())
+                    }
+                    Err(e) => noop(format!("vulkan unavailable: {e}")),
+                }
+            }
+            #[cfg(not(feature = "vulkan"))]
+            noop("built without the `vulkan` feature".into())
+        }
+    }
+}

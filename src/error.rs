@@ -1,0 +1,187 @@
+//! Typed errors. Every fallible hal call returns one of these; none panics.
+//!
+//! [`DeviceError`] is the common core (out of memory, device lost, unexpected
+//! driver answer); each area adds the cheap-to-check mistakes it detects and
+//! wraps `DeviceError` through `From`.
+
+use crate::Memory;
+
+/// A failure of the device itself, shared by every area.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// Host or device memory ran out (or the noop backend's budget did).
+    #[error("out of memory")]
+    OutOfMemory,
+    /// The device was lost. Unrecoverable: drop everything and reopen.
+    #[error("device lost")]
+    Lost,
+    /// The driver answered in a way the hal did not expect.
+    #[error("unexpected driver error")]
+    Unexpected,
+    /// The dyn path was handed a resource created by another backend.
+    #[error("a resource from another backend was passed to this device")]
+    ForeignResource,
+}
+
+/// Failure to create an instance.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InstanceError {
+    /// The backend's runtime (for Vulkan: the loader) could not be loaded.
+    #[error("backend not available: {0}")]
+    NotAvailable(String),
+    /// A layer or extension the descriptor demands is missing.
+    #[error("missing instance layer or extension: {0}")]
+    MissingExtension(String),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to open a device on an adapter.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// The adapter lacks requested `wgpu-types` features.
+    #[error("adapter lacks requested features {0:?}")]
+    MissingFeatures(wgt::Features),
+    /// The adapter lacks requested keel-hal capabilities.
+    #[error("adapter lacks requested capabilities {0:?}")]
+    MissingCapabilities(crate::HalFeatures),
+    /// A requested limit exceeds what the adapter supports.
+    #[error("requested limit {name} = {requested} exceeds the adapter's {allowed}")]
+    LimitExceeded {
+        /// Name of the limit (field name in `wgt::Limits`).
+        name: &'static str,
+        /// Value requested.
+        requested: u64,
+        /// Value the adapter supports.
+        allowed: u64,
+    },
+    /// The adapter does not meet keel-hal's baseline (for Vulkan: 1.3).
+    #[error("adapter unsupported: {0}")]
+    Unsupported(String),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a buffer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BufferError {
+    /// Size zero is not a buffer.
+    #[error("buffer size is zero")]
+    ZeroSize,
+    /// Larger than the device's `max_buffer_size`.
+    #[error("buffer size {size} exceeds the limit {max}")]
+    TooLarge {
+        /// Requested size in bytes.
+        size: u64,
+        /// The device's `max_buffer_size`.
+        max: u64,
+    },
+    /// `MAP_READ`/`MAP_WRITE` usage asked of memory the CPU cannot map.
+    #[error("map usage {usage:?} needs Memory::Upload or Memory::Readback, not {memory:?}")]
+    MapUsageNeedsHostMemory {
+        /// The usage requested.
+        usage: wgt::BufferUsages,
+        /// The memory kind requested.
+        memory: Memory,
+    },
+    /// No memory type satisfies the request (e.g. no HOST_VISIBLE|HOST_COHERENT type).
+    #[error("no memory type fits {memory:?}")]
+    NoSuitableMemory {
+        /// The memory kind requested.
+        memory: Memory,
+    },
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a texture or texture view.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TextureError {
+    /// A dimension of zero.
+    #[error("texture extent {0:?} has a zero dimension")]
+    ZeroExtent(wgt::Extent3d),
+    /// Larger than the device's limit for this dimension.
+    #[error("texture extent {extent:?} exceeds the limit {max} for its dimension")]
+    TooLarge {
+        /// Requested extent.
+        extent: wgt::Extent3d,
+        /// The limit that was exceeded.
+        max: u32,
+    },
+    /// Mip count is zero or more than the extent allows.
+    #[error("mip level count {requested} is not in 1..={max}")]
+    InvalidMipCount {
+        /// Requested mip level count.
+        requested: u32,
+        /// The most the extent allows.
+        max: u32,
+    },
+    /// Sample count is not supported for this format and usage.
+    #[error("sample count {0} is not supported here")]
+    InvalidSampleCount(u32),
+    /// The format cannot be used with this usage or dimension on this adapter.
+    #[error("format {format:?} does not support {usage:?} here")]
+    UnsupportedFormat {
+        /// The format.
+        format: wgt::TextureFormat,
+        /// The usage requested.
+        usage: wgt::TextureUsages,
+    },
+    /// Textures cannot use this memory kind (mapped textures are not supported).
+    #[error("textures cannot live in {0:?} memory")]
+    UnsupportedMemory(Memory),
+    /// A view's subresource range lies outside the texture.
+    #[error("subresource range is outside the texture")]
+    InvalidRange,
+    /// A view's dimension or format is incompatible with the texture.
+    #[error("view is incompatible with the texture: {0}")]
+    IncompatibleView(&'static str),
+    /// No memory type satisfies the request.
+    #[error("no memory type fits the texture")]
+    NoSuitableMemory,
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a sampler.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SamplerError {
+    /// Anisotropy clamp of zero, or above 1 without linear filtering everywhere.
+    #[error("invalid anisotropy clamp {0}")]
+    InvalidAnisotropy(u16),
+    /// LOD clamp range is empty or negative.
+    #[error("invalid LOD clamp range")]
+    InvalidLodClamp,
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a query set.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QuerySetError {
+    /// Zero queries, or more than [`crate::MAX_QUERIES`].
+    #[error("query count {0} is not in 1..={max}", max = crate::MAX_QUERIES)]
+    InvalidCount(u32),
+    /// The query type needs a feature the device was not opened with.
+    #[error("query type needs feature {0:?}")]
+    MissingFeature(wgt::Features),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to map a buffer.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MapError {
+    /// The buffer lives in memory the CPU cannot see.
+    #[error("buffer in {0:?} memory cannot be mapped")]
+    NotMappable(Memory),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}

@@ -1,0 +1,506 @@
+//! # keel-hal
+//!
+//! A thin, `unsafe` GPU backend abstraction layer in the style of wgpu-hal.
+//! It sits beneath a higher-level API that owns validation of the API
+//! contract (lifetimes, usage states, synchronisation between passes);
+//! keel-hal owns everything below that and adds no hidden per-call work.
+//!
+//! Backends: [`vulkan`] (ash + VMA, feature `vulkan`, on by default) and
+//! [`noop`] (CPU-backed, always built: real buffer bytes, copies executed at
+//! submit, a configurable memory budget).
+//!
+//! ## Safety model
+//!
+//! * Methods whose misuse the hal cannot detect cheaply are `unsafe fn`; each
+//!   documents its contract under `# Safety`. The recurring rules are:
+//!   every object passed to a device came from that device and is still
+//!   alive; an object is destroyed only after the GPU is done with it (its
+//!   last submission's fence has been waited on); usage states given to
+//!   barriers are the ones the resource is really in.
+//! * What is cheap to check (a descriptor's own fields against the limits,
+//!   mapping of unmappable memory, …) is checked and returns a typed error.
+//!   Library code never panics on bad input or driver errors: driver
+//!   failures become [`DeviceError`], unrecoverable ones [`DeviceError::Lost`].
+//! * Every object is destroyed explicitly by the device that made it
+//!   (`destroy_*`); nothing is destroyed on `Drop` except the [`Instance`]
+//!   and the device/queue pair, which go when the last of them is dropped.
+//!   Destroy every resource before dropping its device.
+//! * Every resource type is `Send + Sync`.
+//!
+//! ## Initial states
+//!
+//! A new buffer is in `BufferUses::empty()` (no prior access); a new texture
+//! is in [`TextureUses::UNINITIALIZED`]. Mapped buffers (`Memory::Upload`,
+//! `Memory::Readback`) are persistently mapped and coherent.
+//!
+//! ## A first copy, through the dyn path
+//!
+//! ```
+//! use keel_hal::*;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let chosen = keel_hal::instance(BackendChoice::Noop, &InstanceDescriptor::default())?;
+//! // SAFETY: the adapter comes from this instance; everything created below is
+//! // destroyed before the device is dropped, after the GPU is done with it.
+//! unsafe {
+//!     let adapter = chosen.instance.enumerate_adapters().remove(0);
+//!     let open = adapter.adapter.open(&DeviceDescriptor::default())?;
+//!     let (device, queue) = (open.device, open.queue);
+//!     let desc = |usage, memory| BufferDescriptor { size: 16, usage, memory, ..Default::default() };
+//!     let src = device.create_buffer(&desc(wgt::BufferUsages::COPY_SRC, Memory::Upload))?;
+//!     let dst = device.create_buffer(&desc(wgt::BufferUsages::COPY_DST, Memory::Readback))?;
+//!     let map = device.map_buffer(src.as_ref())?;
+//!     std::ptr::copy_nonoverlapping([7u8; 16].as_ptr(), map.ptr.as_ptr(), 16);
+//!
+//!     let mut encoder = device.create_command_encoder(&CommandEncoderDescriptor::default())?;
+//!     encoder.begin_encoding(Some("copy"))?;
+//!     encoder.copy_buffer_to_buffer(src.as_ref(), dst.as_ref(),
+//!         &[BufferCopy { src_offset: 0, dst_offset: 0, size: 16 }]);
+//!     let commands = encoder.end_encoding()?;
+//!     let fence = device.create_fence()?;
+//!     queue.submit(&[commands.as_ref()], fence.as_ref(), 1)?;
+//!     assert!(device.wait(fence.as_ref(), 1, None)?);
+//!
+//!     let out = device.map_buffer(dst.as_ref())?;
+//!     assert_eq!(*out.ptr.as_ptr().add(15), 7);
+//!
+//!     encoder.reset_all(vec![commands]);
+//!     device.destroy_command_encoder(encoder);
+//!     device.destroy_fence(fence);
+//!     device.destroy_buffer(src);
+//!     device.destroy_buffer(dst);
+//! }
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+#![warn(unsafe_op_in_unsafe_fn)]
+
+pub use wgt;
+
+mod adapter;
+mod counters;
+pub mod dynamic;
+mod error;
+mod memory;
+pub mod noop;
+mod resource;
+#[cfg(feature = "vulkan")]
+pub mod vulkan;
+
+pub use adapter::*;
+pub use counters::{Counter, HalCounters, LiveCounts};
+pub use dynamic::{instance, BackendChoice, ChosenInstance};
+pub use dynamic::{
+    DynAdapter, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynDevice, DynExposedAdapter,
+    DynFence, DynInstance, DynOpenDevice, DynQuerySet, DynQueue, DynResource, DynSampler,
+    DynTexture, DynTextureView,
+};
+pub use error::*;
+pub use memory::Memory;
+pub use resource::*;
+
+use std::ops::Range;
+use std::time::Duration;
+
+/// A backend: the set of types that make it up.
+pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
+    /// Which backend this is.
+    const VARIANT: Backend;
+
+    /// Entry point; owns the driver connection.
+    type Instance: Instance<A = Self>;
+    /// A physical device.
+    type Adapter: Adapter<A = Self>;
+    /// A logical device.
+    type Device: Device<A = Self>;
+    /// The device's queue.
+    type Queue: Queue<A = Self>;
+    /// Records commands.
+    type CommandEncoder: CommandEncoder<A = Self>;
+    /// A finished recording, ready to submit.
+    type CommandBuffer: DynCommandBuffer;
+    /// A buffer.
+    type Buffer: DynBuffer;
+    /// A texture.
+    type Texture: DynTexture;
+    /// A view of a texture.
+    type TextureView: DynTextureView;
+    /// A sampler.
+    type Sampler: DynSampler;
+    /// A set of queries.
+    type QuerySet: DynQuerySet;
+    /// A fence: a monotonically increasing counter the GPU signals.
+    type Fence: DynFence;
+}
+
+/// Entry point of a backend.
+pub trait Instance: Sized + Send + Sync + std::fmt::Debug + 'static {
+    /// The backend.
+    type A: Api<Instance = Self>;
+
+    /// Connects to the backend's driver.
+    ///
+    /// # Safety
+    /// The backend's runtime library, if loaded, must be a conforming
+    /// implementation (for Vulkan: a real Vulkan loader).
+    unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError>;
+
+    /// Lists the adapters this instance can open, best first. Adapters below
+    /// keel-hal's baseline are logged with their version and left out.
+    ///
+    /// # Safety
+    /// None beyond a live instance; `unsafe` because drivers are entered.
+    unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<Self::A>>;
+
+    /// Validation errors reported so far (Vulkan: by the debug messenger;
+    /// noop: always 0). Tests read this to fail on any validation error.
+    fn validation_error_count(&self) -> u64;
+}
+
+/// A physical device.
+pub trait Adapter: Send + Sync + std::fmt::Debug + 'static {
+    /// The backend.
+    type A: Api<Adapter = Self>;
+
+    /// Opens a device with the requested features and limits.
+    ///
+    /// # Safety
+    /// The instance this adapter came from must outlive nothing it owns;
+    /// keel-hal keeps it alive internally, so the only rule is: do not open
+    /// the same adapter from two threads at once.
+    unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<OpenDevice<Self::A>, OpenError>;
+
+    /// What a texture format supports on this adapter.
+    fn texture_format_capabilities(&self, format: wgt::TextureFormat) -> wgt::TextureFormatFeatures;
+}
+
+/// A logical device: creates and destroys resources.
+///
+/// Every `destroy_*` takes the object by value; the caller must have waited
+/// for the GPU to finish with it, and must destroy everything before
+/// dropping the device.
+pub trait Device: Send + Sync + std::fmt::Debug + 'static {
+    /// The backend.
+    type A: Api<Device = Self>;
+
+    /// Creates a buffer. Its initial state is `BufferUses::empty()`; its
+    /// bytes are undefined until written.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_buffer(
+        &self,
+        desc: &BufferDescriptor,
+    ) -> Result<<Self::A as Api>::Buffer, BufferError>;
+    /// Destroys a buffer.
+    ///
+    /// # Safety
+    /// The buffer came from this device, and no pending GPU work uses it.
+    unsafe fn destroy_buffer(&self, buffer: <Self::A as Api>::Buffer);
+    /// Returns the CPU view of a mappable buffer (`Memory::Upload` or
+    /// `Memory::Readback`). Mappings are persistent: mapping twice returns the
+    /// same pointer, and `unmap_buffer` is optional.
+    ///
+    /// # Safety
+    /// The buffer came from this device. The caller must not access bytes
+    /// through the pointer while pending GPU work writes them (or, for
+    /// writes, reads them), nor after the buffer is destroyed.
+    unsafe fn map_buffer(&self, buffer: &<Self::A as Api>::Buffer) -> Result<BufferMapping, MapError>;
+    /// Ends the CPU's use of a mapping. A no-op for persistent mappings,
+    /// kept so callers can state intent.
+    ///
+    /// # Safety
+    /// The buffer came from this device; pointers from `map_buffer` are not
+    /// used afterwards.
+    unsafe fn unmap_buffer(&self, buffer: &<Self::A as Api>::Buffer);
+
+    /// Creates a texture, in state [`TextureUses::UNINITIALIZED`].
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_texture(
+        &self,
+        desc: &TextureDescriptor,
+    ) -> Result<<Self::A as Api>::Texture, TextureError>;
+    /// Destroys a texture.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it; its views were destroyed.
+    unsafe fn destroy_texture(&self, texture: <Self::A as Api>::Texture);
+    /// Creates a view of a texture.
+    ///
+    /// # Safety
+    /// The texture came from this device and outlives the view.
+    unsafe fn create_texture_view(
+        &self,
+        texture: &<Self::A as Api>::Texture,
+        desc: &TextureViewDescriptor,
+    ) -> Result<<Self::A as Api>::TextureView, TextureError>;
+    /// Destroys a texture view.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_texture_view(&self, view: <Self::A as Api>::TextureView);
+    /// Creates a sampler.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_sampler(
+        &self,
+        desc: &SamplerDescriptor,
+    ) -> Result<<Self::A as Api>::Sampler, SamplerError>;
+    /// Destroys a sampler.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_sampler(&self, sampler: <Self::A as Api>::Sampler);
+
+    /// Creates a command encoder for this device's queue.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_command_encoder(
+        &self,
+        desc: &CommandEncoderDescriptor,
+    ) -> Result<<Self::A as Api>::CommandEncoder, DeviceError>;
+    /// Destroys a command encoder and every command buffer it produced.
+    ///
+    /// # Safety
+    /// Came from this device; none of its command buffers is pending on the
+    /// GPU or used afterwards.
+    unsafe fn destroy_command_encoder(&self, encoder: <Self::A as Api>::CommandEncoder);
+
+    /// Creates a query set. Queries start unavailable: reset them in a
+    /// command buffer before first use.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_query_set(
+        &self,
+        desc: &QuerySetDescriptor,
+    ) -> Result<<Self::A as Api>::QuerySet, QuerySetError>;
+    /// Destroys a query set.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_query_set(&self, set: <Self::A as Api>::QuerySet);
+
+    /// Creates a fence with value 0.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_fence(&self) -> Result<<Self::A as Api>::Fence, DeviceError>;
+    /// Destroys a fence.
+    ///
+    /// # Safety
+    /// Came from this device; no pending submission signals it.
+    unsafe fn destroy_fence(&self, fence: <Self::A as Api>::Fence);
+    /// The fence's current value.
+    ///
+    /// # Safety
+    /// The fence came from this device.
+    unsafe fn get_fence_value(
+        &self,
+        fence: &<Self::A as Api>::Fence,
+    ) -> Result<FenceValue, DeviceError>;
+    /// Waits until the fence reaches `value`. Returns `Ok(false)` on timeout;
+    /// `None` waits without limit.
+    ///
+    /// # Safety
+    /// The fence came from this device, and a submission that will signal
+    /// `value` (or more) has been made or will be made by another thread.
+    unsafe fn wait(
+        &self,
+        fence: &<Self::A as Api>::Fence,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, DeviceError>;
+    /// Waits until the device is idle.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn wait_idle(&self) -> Result<(), DeviceError>;
+
+    /// Counts of live objects of this device.
+    fn live_counts(&self) -> LiveCounts;
+}
+
+/// The device's queue.
+pub trait Queue: Send + Sync + std::fmt::Debug + 'static {
+    /// The backend.
+    type A: Api<Queue = Self>;
+
+    /// Submits command buffers in order, then sets `fence` to `value` when
+    /// they are all done.
+    ///
+    /// # Safety
+    /// The command buffers and fence came from this queue's device; every
+    /// resource they use stays alive until the fence reaches `value`;
+    /// `value` is greater than any value the fence was signalled with before;
+    /// a command buffer is not submitted again before its previous
+    /// submission completed.
+    unsafe fn submit(
+        &self,
+        command_buffers: &[&<Self::A as Api>::CommandBuffer],
+        fence: &<Self::A as Api>::Fence,
+        value: FenceValue,
+    ) -> Result<(), DeviceError>;
+
+    /// Nanoseconds per timestamp tick.
+    fn timestamp_period(&self) -> f32;
+}
+
+/// Records commands into command buffers.
+///
+/// Life cycle: `begin_encoding` → record → `end_encoding` gives a command
+/// buffer (or `discard_encoding` drops the recording). Command buffers come
+/// back to the encoder through `reset_all` once the GPU is done with them,
+/// which recycles their memory; destroying the encoder frees them all.
+pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
+    /// The backend.
+    type A: Api<CommandEncoder = Self>;
+
+    /// Starts a recording.
+    ///
+    /// # Safety
+    /// No recording is in progress on this encoder.
+    unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError>;
+    /// Drops the recording in progress.
+    ///
+    /// # Safety
+    /// A recording is in progress.
+    unsafe fn discard_encoding(&mut self);
+    /// Finishes the recording and returns it as a command buffer.
+    ///
+    /// # Safety
+    /// A recording is in progress.
+    unsafe fn end_encoding(&mut self) -> Result<<Self::A as Api>::CommandBuffer, DeviceError>;
+    /// Takes back command buffers for reuse.
+    ///
+    /// # Safety
+    /// Every buffer came from this encoder and none is pending on the GPU.
+    unsafe fn reset_all<I>(&mut self, command_buffers: I)
+    where
+        I: IntoIterator<Item = <Self::A as Api>::CommandBuffer>;
+
+    /// Orders buffer accesses.
+    ///
+    /// # Safety
+    /// Recording; each buffer is really in `usage.from`.
+    unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, <Self::A as Api>::Buffer>]);
+    /// Orders texture accesses and changes layouts.
+    ///
+    /// # Safety
+    /// Recording; each subresource range is really in `usage.from`.
+    unsafe fn transition_textures(
+        &mut self,
+        barriers: &[TextureBarrier<'_, <Self::A as Api>::Texture>],
+    );
+
+    /// Fills `range` of the buffer with zeros.
+    ///
+    /// # Safety
+    /// Recording; the buffer is in `COPY_DST`; the range lies in the buffer and
+    /// its start and length are multiples of 4.
+    unsafe fn clear_buffer(&mut self, buffer: &<Self::A as Api>::Buffer, range: Range<u64>);
+    /// Copies bytes between buffers.
+    ///
+    /// # Safety
+    /// Recording; `src` is in `COPY_SRC`, `dst` in `COPY_DST`; every region
+    /// lies inside both buffers; source and destination regions do not overlap
+    /// when `src` and `dst` are the same buffer.
+    unsafe fn copy_buffer_to_buffer(
+        &mut self,
+        src: &<Self::A as Api>::Buffer,
+        dst: &<Self::A as Api>::Buffer,
+        regions: &[BufferCopy],
+    );
+    /// Copies texels from a buffer into a texture.
+    ///
+    /// # Safety
+    /// Recording; `src` in `COPY_SRC`, `dst` in `COPY_DST`; regions inside
+    /// both; offsets aligned to the format's block size; `bytes_per_row` a
+    /// multiple of 256 for portability (the noop backend accepts any multiple
+    /// of the block size).
+    unsafe fn copy_buffer_to_texture(
+        &mut self,
+        src: &<Self::A as Api>::Buffer,
+        dst: &<Self::A as Api>::Texture,
+        regions: &[BufferTextureCopy],
+    );
+    /// Copies texels from a texture into a buffer.
+    ///
+    /// # Safety
+    /// As for `copy_buffer_to_texture`; `src_usage` is the state `src` is in
+    /// (`COPY_SRC`).
+    unsafe fn copy_texture_to_buffer(
+        &mut self,
+        src: &<Self::A as Api>::Texture,
+        src_usage: TextureUses,
+        dst: &<Self::A as Api>::Buffer,
+        regions: &[BufferTextureCopy],
+    );
+    /// Copies texels between textures of copy-compatible formats.
+    ///
+    /// # Safety
+    /// Recording; `src` in `src_usage` (`COPY_SRC`), `dst` in `COPY_DST`;
+    /// regions inside both.
+    unsafe fn copy_texture_to_texture(
+        &mut self,
+        src: &<Self::A as Api>::Texture,
+        src_usage: TextureUses,
+        dst: &<Self::A as Api>::Texture,
+        regions: &[TextureCopy],
+    );
+
+    /// Opens a labelled debug region.
+    ///
+    /// # Safety
+    /// Recording.
+    unsafe fn begin_debug_marker(&mut self, label: &str);
+    /// Closes the innermost debug region.
+    ///
+    /// # Safety
+    /// Recording, with a region open.
+    unsafe fn end_debug_marker(&mut self);
+    /// Inserts a single debug label.
+    ///
+    /// # Safety
+    /// Recording.
+    unsafe fn insert_debug_marker(&mut self, label: &str);
+
+    /// Resets queries so they can be written again.
+    ///
+    /// # Safety
+    /// Recording; the range lies in the set.
+    unsafe fn reset_queries(&mut self, set: &<Self::A as Api>::QuerySet, range: Range<u32>);
+    /// Begins an occlusion query.
+    ///
+    /// # Safety
+    /// Recording; the set is an occlusion set; the query was reset and is not active.
+    unsafe fn begin_query(&mut self, set: &<Self::A as Api>::QuerySet, index: u32);
+    /// Ends an occlusion query.
+    ///
+    /// # Safety
+    /// Recording; the query is active.
+    unsafe fn end_query(&mut self, set: &<Self::A as Api>::QuerySet, index: u32);
+    /// Writes a timestamp when all prior commands are done.
+    ///
+    /// # Safety
+    /// Recording; the set is a timestamp set; the query was reset.
+    unsafe fn write_timestamp(&mut self, set: &<Self::A as Api>::QuerySet, index: u32);
+    /// Copies query results as `u64`s, `stride` bytes apart, waiting for them.
+    ///
+    /// # Safety
+    /// Recording; every query in the range was written; the buffer is in
+    /// `QUERY_RESOLVE`/`COPY_DST` and has room; `offset` and `stride` are
+    /// multiples of 8.
+    unsafe fn copy_query_results(
+        &mut self,
+        set: &<Self::A as Api>::QuerySet,
+        range: Range<u32>,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        stride: u64,
+    );
+}

@@ -1,0 +1,1 @@
+//! The noop backend (being written).
