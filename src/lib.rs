@@ -89,7 +89,7 @@ pub mod vulkan;
 
 pub use adapter::*;
 pub use counters::{Counter, HalCounters, LiveCounts};
-pub use dynamic::{instance, BackendChoice, ChosenInstance};
+pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
     DynAdapter, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynDevice, DynExposedAdapter,
     DynFence, DynInstance, DynOpenDevice, DynQuerySet, DynQueue, DynResource, DynSampler,

@@ -22,7 +22,10 @@ const FOREIGN: DeviceError = DeviceError::ForeignResource;
 #[allow(clippy::missing_safety_doc)] // each method's contract is its `Device` twin's
 pub trait DynDevice: Send + Sync + Debug {
     /// See [`Device::create_buffer`].
-    unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Box<dyn DynBuffer>, BufferError>;
+    unsafe fn create_buffer(
+        &self,
+        desc: &BufferDescriptor,
+    ) -> Result<Box<dyn DynBuffer>, BufferError>;
     /// See [`Device::destroy_buffer`]. A foreign buffer is logged and leaked.
     unsafe fn destroy_buffer(&self, buffer: Box<dyn DynBuffer>);
     /// See [`Device::map_buffer`].
@@ -93,13 +96,18 @@ fn destroy_owned<T: 'static>(obj: Box<dyn Any>, what: &str, destroy: impl FnOnce
 }
 
 impl<D: Device> DynDevice for D {
-    unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Box<dyn DynBuffer>, BufferError> {
+    unsafe fn create_buffer(
+        &self,
+        desc: &BufferDescriptor,
+    ) -> Result<Box<dyn DynBuffer>, BufferError> {
         // SAFETY: forwarded contract.
         Ok(Box::new(unsafe { Device::create_buffer(self, desc) }?))
     }
     unsafe fn destroy_buffer(&self, buffer: Box<dyn DynBuffer>) {
         // SAFETY: forwarded contract; the type was checked by the downcast.
-        destroy_owned(buffer, "buffer", |b| unsafe { Device::destroy_buffer(self, b) })
+        destroy_owned(buffer, "buffer", |b| unsafe {
+            Device::destroy_buffer(self, b)
+        })
     }
     unsafe fn map_buffer(&self, buffer: &dyn DynBuffer) -> Result<BufferMapping, MapError> {
         let buffer = cast::<<D::A as Api>::Buffer>(buffer).ok_or(MapError::Device(FOREIGN))?;
@@ -121,7 +129,9 @@ impl<D: Device> DynDevice for D {
     }
     unsafe fn destroy_texture(&self, texture: Box<dyn DynTexture>) {
         // SAFETY: forwarded contract; the type was checked by the downcast.
-        destroy_owned(texture, "texture", |t| unsafe { Device::destroy_texture(self, t) })
+        destroy_owned(texture, "texture", |t| unsafe {
+            Device::destroy_texture(self, t)
+        })
     }
     unsafe fn create_texture_view(
         &self,
@@ -131,11 +141,15 @@ impl<D: Device> DynDevice for D {
         let texture =
             cast::<<D::A as Api>::Texture>(texture).ok_or(TextureError::Device(FOREIGN))?;
         // SAFETY: forwarded contract.
-        Ok(Box::new(unsafe { Device::create_texture_view(self, texture, desc) }?))
+        Ok(Box::new(unsafe {
+            Device::create_texture_view(self, texture, desc)
+        }?))
     }
     unsafe fn destroy_texture_view(&self, view: Box<dyn DynTextureView>) {
         // SAFETY: forwarded contract; the type was checked by the downcast.
-        destroy_owned(view, "texture_view", |v| unsafe { Device::destroy_texture_view(self, v) })
+        destroy_owned(view, "texture_view", |v| unsafe {
+            Device::destroy_texture_view(self, v)
+        })
     }
     unsafe fn create_sampler(
         &self,
@@ -146,7 +160,9 @@ impl<D: Device> DynDevice for D {
     }
     unsafe fn destroy_sampler(&self, sampler: Box<dyn DynSampler>) {
         // SAFETY: forwarded contract; the type was checked by the downcast.
-        destroy_owned(sampler, "sampler", |s| unsafe { Device::destroy_sampler(self, s) })
+        destroy_owned(sampler, "sampler", |s| unsafe {
+            Device::destroy_sampler(self, s)
+        })
     }
     unsafe fn create_command_encoder(
         &self,
@@ -171,7 +187,9 @@ impl<D: Device> DynDevice for D {
     }
     unsafe fn destroy_query_set(&self, set: Box<dyn DynQuerySet>) {
         // SAFETY: forwarded contract; the type was checked by the downcast.
-        destroy_owned(set, "query_set", |s| unsafe { Device::destroy_query_set(self, s) })
+        destroy_owned(set, "query_set", |s| unsafe {
+            Device::destroy_query_set(self, s)
+        })
     }
     unsafe fn create_fence(&self) -> Result<Box<dyn DynFence>, DeviceError> {
         // SAFETY: forwarded contract.
@@ -179,7 +197,9 @@ impl<D: Device> DynDevice for D {
     }
     unsafe fn destroy_fence(&self, fence: Box<dyn DynFence>) {
         // SAFETY: forwarded contract; the type was checked by the downcast.
-        destroy_owned(fence, "fence", |f| unsafe { Device::destroy_fence(self, f) })
+        destroy_owned(fence, "fence", |f| unsafe {
+            Device::destroy_fence(self, f)
+        })
     }
     unsafe fn get_fence_value(&self, fence: &dyn DynFence) -> Result<FenceValue, DeviceError> {
         let fence = cast::<<D::A as Api>::Fence>(fence).ok_or(FOREIGN)?;

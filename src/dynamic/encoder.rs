@@ -9,8 +9,8 @@ use std::ops::Range;
 
 use super::{cast, cast_box, DynBuffer, DynCommandBuffer, DynQuerySet, DynTexture};
 use crate::{
-    Api, BufferBarrier, BufferCopy, BufferTextureCopy, CommandEncoder, DeviceError,
-    TextureBarrier, TextureCopy, TextureUses,
+    Api, BufferBarrier, BufferCopy, BufferTextureCopy, CommandEncoder, DeviceError, TextureBarrier,
+    TextureCopy, TextureUses,
 };
 
 /// A command encoder of some backend. Methods mirror [`CommandEncoder`];
@@ -209,7 +209,10 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
     ) {
         if let (Some(src), Some(dst)) = (self.get::<A::Texture>(src), self.get::<A::Buffer>(dst)) {
             // SAFETY: forwarded contract.
-            unsafe { self.inner.copy_texture_to_buffer(src, src_usage, dst, regions) }
+            unsafe {
+                self.inner
+                    .copy_texture_to_buffer(src, src_usage, dst, regions)
+            }
         }
     }
     unsafe fn copy_texture_to_texture(
@@ -219,10 +222,12 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
         dst: &dyn DynTexture,
         regions: &[TextureCopy],
     ) {
-        if let (Some(src), Some(dst)) = (self.get::<A::Texture>(src), self.get::<A::Texture>(dst))
-        {
+        if let (Some(src), Some(dst)) = (self.get::<A::Texture>(src), self.get::<A::Texture>(dst)) {
             // SAFETY: forwarded contract.
-            unsafe { self.inner.copy_texture_to_texture(src, src_usage, dst, regions) }
+            unsafe {
+                self.inner
+                    .copy_texture_to_texture(src, src_usage, dst, regions)
+            }
         }
     }
     unsafe fn begin_debug_marker(&mut self, label: &str) {
@@ -273,7 +278,10 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             (self.get::<A::QuerySet>(set), self.get::<A::Buffer>(buffer))
         {
             // SAFETY: forwarded contract.
-            unsafe { self.inner.copy_query_results(set, range, buffer, offset, stride) }
+            unsafe {
+                self.inner
+                    .copy_query_results(set, range, buffer, offset, stride)
+            }
         }
     }
 }

@@ -8,9 +8,11 @@
 //! [`DeviceError::ForeignResource`] (for recording calls: by the next
 //! `end_encoding`), never a panic.
 
+mod api;
 mod device;
 mod encoder;
 
+pub use api::DynApi;
 pub use device::{DynDevice, DynQueue};
 pub use encoder::DynCommandEncoder;
 
@@ -102,7 +104,8 @@ pub trait DynAdapter: Send + Sync + Debug {
     /// As [`crate::Adapter::open`].
     unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<DynOpenDevice, OpenError>;
     /// What a texture format supports on this adapter.
-    fn texture_format_capabilities(&self, format: wgt::TextureFormat) -> wgt::TextureFormatFeatures;
+    fn texture_format_capabilities(&self, format: wgt::TextureFormat)
+        -> wgt::TextureFormatFeatures;
 }
 
 impl<I: crate::Instance> DynInstance for I {
@@ -134,7 +137,10 @@ impl<A: crate::Adapter> DynAdapter for A {
             queue: Box::new(open.queue),
         })
     }
-    fn texture_format_capabilities(&self, format: wgt::TextureFormat) -> wgt::TextureFormatFeatures {
+    fn texture_format_capabilities(
+        &self,
+        format: wgt::TextureFormat,
+    ) -> wgt::TextureFormatFeatures {
         crate::Adapter::texture_format_capabilities(self, format)
     }
 }
