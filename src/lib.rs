@@ -375,10 +375,15 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// A recording is in progress.
     unsafe fn end_encoding(&mut self) -> Result<<Self::A as Api>::CommandBuffer, DeviceError>;
-    /// Takes back command buffers for reuse.
+    /// Takes back command buffers for reuse. Backends may reset all of the
+    /// encoder's memory at once (Vulkan resets its command pool), so this
+    /// also invalidates every command buffer of this encoder that was *not*
+    /// returned.
     ///
     /// # Safety
-    /// Every buffer came from this encoder and none is pending on the GPU.
+    /// No recording is in progress; no command buffer of this encoder (returned
+    /// or not) is pending on the GPU; buffers not returned are never submitted
+    /// again; every returned buffer came from this encoder.
     unsafe fn reset_all<I>(&mut self, command_buffers: I)
     where
         I: IntoIterator<Item = <Self::A as Api>::CommandBuffer>;
