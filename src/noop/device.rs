@@ -8,10 +8,9 @@
 //! - textures: memory other than `Device` (`UnsupportedMemory`), a zero
 //!   dimension (`ZeroExtent`), a dimension over its limit (`TooLarge`), mip
 //!   count 0 or past the full chain (`InvalidMipCount`), sample count not 1
-//!   or 4, or 4 on anything but a single-mip, single-layer 2D
-//!   render-attachment texture of a multisample-capable format
-//!   (`InvalidSampleCount`), a usage the format does not allow or a
-//!   multi-planar format (`UnsupportedFormat`);
+//!   or 4, or 4 on anything but a single-mip 2D render-attachment texture
+//!   of a multisample-capable format (`InvalidSampleCount`), a usage the
+//!   format does not allow or a multi-planar format (`UnsupportedFormat`);
 //! - views: range outside the texture (`InvalidRange`), format, aspect or
 //!   dimension not compatible (`IncompatibleView`);
 //! - samplers: anisotropy 0, or above 1 without linear filters everywhere
@@ -292,7 +291,6 @@ fn check_texture(
         1 => {}
         4 if desc.dimension == D::D2
             && desc.mip_level_count == 1
-            && extent.depth_or_array_layers == 1
             && desc.usage.contains(wgt::TextureUsages::RENDER_ATTACHMENT)
             && caps.flags.sample_count_supported(4) => {}
         other => return Err(TextureError::InvalidSampleCount(other)),

@@ -38,12 +38,14 @@ mod device;
 mod instance;
 mod memory;
 mod queue;
+#[cfg(test)]
+mod tests;
 mod texel;
 
 use std::sync::Arc;
 
 pub use command::{CommandBuffer, CommandEncoder};
-pub use instance::{Adapter, Instance};
+pub use instance::{Adapter, Instance, ADAPTER_NAME, API_VERSION};
 pub use queue::{Fence, Queue};
 
 use memory::{Budget, Charge, HostBytes};
