@@ -141,6 +141,15 @@ impl CommandEncoder {
         list.push(command);
     }
 
+    /// Empties a command list (dropping its references to resources) and
+    /// keeps it for reuse.
+    fn recycle(&mut self, mut list: Vec<Command>) {
+        list.clear();
+        if self.free.try_reserve(1).is_ok() {
+            self.free.push(list);
+        }
+    }
+
     /// Records a copy whose plan was computed by `plan`, or logs why not.
     fn record_copy(
         &mut self,
@@ -388,17 +397,6 @@ impl crate::CommandEncoder for CommandEncoder {
             offset,
             stride,
         });
-    }
-}
-
-impl CommandEncoder {
-    /// Empties a command list (dropping its references to resources) and
-    /// keeps it for reuse.
-    fn recycle(&mut self, mut list: Vec<Command>) {
-        list.clear();
-        if self.free.try_reserve(1).is_ok() {
-            self.free.push(list);
-        }
     }
 }
 

@@ -47,8 +47,8 @@ pub(crate) enum CopyError {
     TextureBounds,
     #[error("bytes_per_row or rows_per_image is smaller than the copied rows")]
     BufferLayout,
-    #[error("region extends outside the buffer")]
-    BufferBounds,
+    #[error("region extends outside its buffer or texture")]
+    OutOfBounds,
     #[error("source and destination formats are not copy-compatible")]
     Incompatible,
     #[error("region size overflows")]
@@ -411,7 +411,7 @@ impl CopyPlan {
         let src_end = self.end(&self.src).ok_or(CopyError::Overflow)?;
         let dst_end = self.end(&self.dst).ok_or(CopyError::Overflow)?;
         if src_end > src_len || dst_end > dst_len {
-            return Err(CopyError::BufferBounds);
+            return Err(CopyError::OutOfBounds);
         }
         Ok(())
     }
@@ -604,7 +604,7 @@ mod tests {
         // Layer 1 starts at 64; row 1 at +16; column 2 at +8.
         assert_eq!(runs(&plan), vec![(8, 88, 8), (264, 104, 8)]);
         assert_eq!(plan.check(8 + 256 + 8, 128), Ok(()));
-        assert_eq!(plan.check(8 + 256 + 7, 128), Err(CopyError::BufferBounds));
+        assert_eq!(plan.check(8 + 256 + 7, 128), Err(CopyError::OutOfBounds));
     }
 
     #[test]
