@@ -5,7 +5,7 @@
 //! contract (lifetimes, usage states, synchronisation between passes);
 //! keel-hal owns everything below that and adds no hidden per-call work.
 //!
-//! Backends: [`vulkan`] (ash + VMA, feature `vulkan`, on by default) and
+//! Backends: `vulkan` (ash + VMA, feature `vulkan`, on by default) and
 //! [`noop`] (CPU-backed, always built: real buffer bytes, copies executed at
 //! submit, a configurable memory budget).
 //!
@@ -36,7 +36,12 @@
 //! ## A first copy, through the dyn path
 //!
 //! ```
-//! use keel_hal::*;
+//! use keel_hal::{
+//!     BackendChoice, BufferCopy, BufferDescriptor, CommandEncoderDescriptor, DeviceDescriptor,
+//!     InstanceDescriptor, Memory, wgt,
+//! };
+//! // The dyn traits: an upper layer that picks its backend at run time uses these.
+//! use keel_hal::{DynAdapter as _, DynCommandEncoder as _, DynDevice as _, DynInstance as _, DynQueue as _};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let chosen = keel_hal::instance(BackendChoice::Noop, &InstanceDescriptor::default())?;
 //! // SAFETY: the adapter comes from this instance; everything created below is
