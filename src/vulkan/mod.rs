@@ -18,6 +18,7 @@
 //! wrapped (`from_raw`), so upper layers have escape hatches.
 
 mod adapter;
+mod barrier;
 mod command;
 mod conv;
 mod device;
