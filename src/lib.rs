@@ -5,7 +5,7 @@
 //! contract (lifetimes, usage states, synchronisation between passes);
 //! keel-hal owns everything below that and adds no hidden per-call work.
 //!
-//! Backends: [`vulkan`] (ash + VMA, feature `vulkan`, on by default) and
+//! Backends: `vulkan` (ash + VMA, feature `vulkan`, on by default) and
 //! [`noop`] (CPU-backed, always built: real buffer bytes, copies executed at
 //! submit, a configurable memory budget).
 //!
@@ -36,7 +36,12 @@
 //! ## A first copy, through the dyn path
 //!
 //! ```
-//! use keel_hal::*;
+//! use keel_hal::{
+//!     BackendChoice, BufferCopy, BufferDescriptor, CommandEncoderDescriptor, DeviceDescriptor,
+//!     InstanceDescriptor, Memory, wgt,
+//! };
+//! // The dyn traits: an upper layer that picks its backend at run time uses these.
+//! use keel_hal::{DynAdapter as _, DynCommandEncoder as _, DynDevice as _, DynInstance as _, DynQueue as _};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let chosen = keel_hal::instance(BackendChoice::Noop, &InstanceDescriptor::default())?;
 //! // SAFETY: the adapter comes from this instance; everything created below is
@@ -375,10 +380,15 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// A recording is in progress.
     unsafe fn end_encoding(&mut self) -> Result<<Self::A as Api>::CommandBuffer, DeviceError>;
-    /// Takes back command buffers for reuse.
+    /// Takes back command buffers for reuse. Backends may reset all of the
+    /// encoder's memory at once (Vulkan resets its command pool), so this
+    /// also invalidates every command buffer of this encoder that was *not*
+    /// returned.
     ///
     /// # Safety
-    /// Every buffer came from this encoder and none is pending on the GPU.
+    /// No recording is in progress; no command buffer of this encoder (returned
+    /// or not) is pending on the GPU; buffers not returned are never submitted
+    /// again; every returned buffer came from this encoder.
     unsafe fn reset_all<I>(&mut self, command_buffers: I)
     where
         I: IntoIterator<Item = <Self::A as Api>::CommandBuffer>;

@@ -5,7 +5,7 @@
 //! implementors; resources travel as `Box<dyn DynBuffer>` and friends and
 //! are downcast back to the backend's type on the way in. Handing one
 //! backend's resource to another backend's device is reported as
-//! [`DeviceError::ForeignResource`] (for recording calls: by the next
+//! [`DeviceError::ForeignResource`](crate::DeviceError::ForeignResource) (for recording calls: by the next
 //! `end_encoding`), never a panic.
 
 mod api;

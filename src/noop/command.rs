@@ -1,0 +1,455 @@
+//! Command recording and execution.
+//!
+//! The encoder appends [`Command`]s to a `Vec`; `end_encoding` hands the
+//! `Vec` out as a [`CommandBuffer`], and `reset_all` takes it back, clears it
+//! and keeps its capacity for the next recording. The queue runs the list in
+//! order at submit ([`execute`]).
+//!
+//! Regions are checked and turned into byte-level [`CopyPlan`]s *while
+//! recording*: resources never change size, so a region that fits at record
+//! time fits at submit. A region that does not fit is undefined behaviour on
+//! a GPU; here it is logged with `log::error!` and its command skipped, so
+//! a mistake never corrupts memory or panics. Commands hold their
+//! resources' bytes through `Arc`, so even a resource destroyed too early
+//! cannot leave a dangling pointer.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::memory::HostBytes;
+use super::texel::{self, CopyError, CopyPlan};
+use super::{Api, Buffer, DeviceShared, QuerySet, Texture};
+use crate::{
+    BufferBarrier, BufferCopy, BufferTextureCopy, DeviceError, TextureBarrier, TextureCopy,
+    TextureUses,
+};
+
+/// What a query set counts. (The noop backend supports no pipeline statistics.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueryKind {
+    Occlusion,
+    Timestamp,
+}
+
+/// The `u64` results of a query set.
+#[derive(Debug)]
+pub(crate) struct QueryResults {
+    values: Box<[AtomicU64]>,
+}
+
+impl QueryResults {
+    /// `count` results, all 0.
+    pub(crate) fn new(count: u32) -> Result<Self, DeviceError> {
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(count as usize)
+            .map_err(|_| DeviceError::OutOfMemory)?;
+        values.extend((0..count).map(|_| AtomicU64::new(0)));
+        Ok(Self {
+            values: values.into_boxed_slice(),
+        })
+    }
+
+    pub(crate) fn count(&self) -> u32 {
+        // At most `MAX_QUERIES` values were created.
+        self.values.len() as u32
+    }
+
+    fn set(&self, index: u32, value: u64) {
+        if let Some(slot) = self.values.get(index as usize) {
+            slot.store(value, Ordering::Relaxed);
+        }
+    }
+
+    fn get(&self, index: u32) -> u64 {
+        self.values
+            .get(index as usize)
+            .map_or(0, |slot| slot.load(Ordering::Relaxed))
+    }
+}
+
+/// One recorded command. Copies of every kind are a [`CopyPlan`] between
+/// two allocations, already checked against both.
+#[derive(Debug)]
+enum Command {
+    /// Zero `len` bytes at `offset`.
+    Zero {
+        dst: Arc<HostBytes>,
+        offset: u64,
+        len: u64,
+    },
+    /// Move bytes as the plan says.
+    Copy {
+        src: Arc<HostBytes>,
+        dst: Arc<HostBytes>,
+        plan: CopyPlan,
+    },
+    /// Set queries back to 0.
+    ResetQueries {
+        set: Arc<QueryResults>,
+        range: Range<u32>,
+    },
+    /// End an occlusion query: noop draws nothing, so 0 samples passed.
+    EndOcclusion { set: Arc<QueryResults>, index: u32 },
+    /// Write the clock's value.
+    WriteTimestamp { set: Arc<QueryResults>, index: u32 },
+    /// Write each query's result as a native-endian `u64`, `stride` bytes apart.
+    CopyQueryResults {
+        set: Arc<QueryResults>,
+        range: Range<u32>,
+        dst: Arc<HostBytes>,
+        offset: u64,
+        stride: u64,
+    },
+}
+
+/// A finished recording.
+#[derive(Debug)]
+pub struct CommandBuffer {
+    commands: Vec<Command>,
+}
+
+/// Records commands into reusable `Vec`s.
+#[derive(Debug, Default)]
+pub struct CommandEncoder {
+    /// The recording in progress, if any.
+    active: Option<Vec<Command>>,
+    /// Emptied lists from `reset_all`/`discard_encoding`, kept for their capacity.
+    free: Vec<Vec<Command>>,
+    /// Debug regions open in the recording in progress.
+    open_markers: u32,
+    /// A command could not be stored (host memory ran out); `end_encoding` fails.
+    out_of_memory: bool,
+}
+
+impl CommandEncoder {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a command to the recording in progress.
+    fn record(&mut self, command: Command) {
+        let Some(list) = self.active.as_mut() else {
+            log::error!("noop: command recorded outside begin_encoding/end_encoding; ignored");
+            return;
+        };
+        if list.try_reserve(1).is_err() {
+            self.out_of_memory = true;
+            return;
+        }
+        list.push(command);
+    }
+
+    /// Empties a command list (dropping its references to resources) and
+    /// keeps it for reuse.
+    fn recycle(&mut self, mut list: Vec<Command>) {
+        list.clear();
+        if self.free.try_reserve(1).is_ok() {
+            self.free.push(list);
+        }
+    }
+
+    /// Records a copy whose plan was computed by `plan`, or logs why not.
+    fn record_copy(
+        &mut self,
+        what: &str,
+        src: &Arc<HostBytes>,
+        dst: &Arc<HostBytes>,
+        plan: Result<CopyPlan, CopyError>,
+    ) {
+        let plan = plan.and_then(|plan| plan.check(src.len(), dst.len()).map(|()| plan));
+        match plan {
+            Ok(plan) if plan.is_empty() => {}
+            Ok(plan) => self.record(Command::Copy {
+                src: Arc::clone(src),
+                dst: Arc::clone(dst),
+                plan,
+            }),
+            Err(e) => log::error!("noop: {what} region skipped: {e}"),
+        }
+    }
+
+    /// Checks that `index` names a query of `set`, and that the set counts `kind`.
+    fn query_ok(set: &QuerySet, index: u32, kind: QueryKind, what: &str) -> bool {
+        if set.kind != kind {
+            log::error!("noop: {what} on a {:?} query set; skipped", set.kind);
+            return false;
+        }
+        if index >= set.count() {
+            log::error!(
+                "noop: {what}: query {index} is outside the set of {}",
+                set.count()
+            );
+            return false;
+        }
+        true
+    }
+}
+
+impl crate::CommandEncoder for CommandEncoder {
+    type A = Api;
+
+    unsafe fn begin_encoding(&mut self, _label: Option<&str>) -> Result<(), DeviceError> {
+        if let Some(previous) = self.active.take() {
+            log::error!("noop: begin_encoding during a recording; the previous one is discarded");
+            self.recycle(previous);
+        }
+        self.active = Some(self.free.pop().unwrap_or_default());
+        self.open_markers = 0;
+        self.out_of_memory = false;
+        Ok(())
+    }
+
+    unsafe fn discard_encoding(&mut self) {
+        if let Some(list) = self.active.take() {
+            self.recycle(list);
+        }
+    }
+
+    unsafe fn end_encoding(&mut self) -> Result<CommandBuffer, DeviceError> {
+        if self.open_markers != 0 {
+            log::warn!(
+                "noop: recording ended with {} debug region(s) open",
+                self.open_markers
+            );
+        }
+        let commands = self.active.take().unwrap_or_else(|| {
+            log::error!("noop: end_encoding without begin_encoding; empty command buffer");
+            Vec::new()
+        });
+        if std::mem::take(&mut self.out_of_memory) {
+            self.recycle(commands);
+            return Err(DeviceError::OutOfMemory);
+        }
+        Ok(CommandBuffer { commands })
+    }
+
+    unsafe fn reset_all<I>(&mut self, command_buffers: I)
+    where
+        I: IntoIterator<Item = CommandBuffer>,
+    {
+        for buffer in command_buffers {
+            self.recycle(buffer.commands);
+        }
+    }
+
+    unsafe fn transition_buffers(&mut self, _barriers: &[BufferBarrier<'_, Buffer>]) {
+        // Commands run in order on one thread: there is nothing to order.
+    }
+
+    unsafe fn transition_textures(&mut self, _barriers: &[TextureBarrier<'_, Texture>]) {
+        // As for buffers; the noop backend has no layouts either.
+    }
+
+    unsafe fn clear_buffer(&mut self, buffer: &Buffer, range: Range<u64>) {
+        let len = range.end.checked_sub(range.start);
+        match len {
+            Some(len) if range.end <= buffer.size() => {
+                if len > 0 {
+                    self.record(Command::Zero {
+                        dst: Arc::clone(&buffer.bytes),
+                        offset: range.start,
+                        len,
+                    });
+                }
+            }
+            _ => log::error!(
+                "noop: clear_buffer range {range:?} is outside the buffer of {} bytes; skipped",
+                buffer.size()
+            ),
+        }
+    }
+
+    unsafe fn copy_buffer_to_buffer(&mut self, src: &Buffer, dst: &Buffer, regions: &[BufferCopy]) {
+        for r in regions {
+            let plan = CopyPlan::linear(r.src_offset, r.dst_offset, r.size);
+            self.record_copy("copy_buffer_to_buffer", &src.bytes, &dst.bytes, Ok(plan));
+        }
+    }
+
+    unsafe fn copy_buffer_to_texture(
+        &mut self,
+        src: &Buffer,
+        dst: &Texture,
+        regions: &[BufferTextureCopy],
+    ) {
+        for r in regions {
+            let plan = texel::plan_buffer_texture(&dst.layout, r, true);
+            self.record_copy("copy_buffer_to_texture", &src.bytes, &dst.bytes, plan);
+        }
+    }
+
+    unsafe fn copy_texture_to_buffer(
+        &mut self,
+        src: &Texture,
+        _src_usage: TextureUses,
+        dst: &Buffer,
+        regions: &[BufferTextureCopy],
+    ) {
+        for r in regions {
+            let plan = texel::plan_buffer_texture(&src.layout, r, false);
+            self.record_copy("copy_texture_to_buffer", &src.bytes, &dst.bytes, plan);
+        }
+    }
+
+    unsafe fn copy_texture_to_texture(
+        &mut self,
+        src: &Texture,
+        _src_usage: TextureUses,
+        dst: &Texture,
+        regions: &[TextureCopy],
+    ) {
+        for r in regions {
+            let plan = texel::plan_texture_texture(&src.layout, &dst.layout, r);
+            self.record_copy("copy_texture_to_texture", &src.bytes, &dst.bytes, plan);
+        }
+    }
+
+    unsafe fn begin_debug_marker(&mut self, _label: &str) {
+        self.open_markers += 1;
+    }
+
+    unsafe fn end_debug_marker(&mut self) {
+        match self.open_markers.checked_sub(1) {
+            Some(open) => self.open_markers = open,
+            None => log::error!("noop: end_debug_marker with no debug region open"),
+        }
+    }
+
+    unsafe fn insert_debug_marker(&mut self, _label: &str) {}
+
+    unsafe fn reset_queries(&mut self, set: &QuerySet, range: Range<u32>) {
+        if range.start > range.end || range.end > set.count() {
+            log::error!(
+                "noop: reset_queries range {range:?} is outside the set of {}; skipped",
+                set.count()
+            );
+            return;
+        }
+        if !range.is_empty() {
+            self.record(Command::ResetQueries {
+                set: Arc::clone(&set.results),
+                range,
+            });
+        }
+    }
+
+    unsafe fn begin_query(&mut self, set: &QuerySet, index: u32) {
+        // Nothing to do until the end: no draws means no samples to count.
+        Self::query_ok(set, index, QueryKind::Occlusion, "begin_query");
+    }
+
+    unsafe fn end_query(&mut self, set: &QuerySet, index: u32) {
+        if Self::query_ok(set, index, QueryKind::Occlusion, "end_query") {
+            self.record(Command::EndOcclusion {
+                set: Arc::clone(&set.results),
+                index,
+            });
+        }
+    }
+
+    unsafe fn write_timestamp(&mut self, set: &QuerySet, index: u32) {
+        if Self::query_ok(set, index, QueryKind::Timestamp, "write_timestamp") {
+            self.record(Command::WriteTimestamp {
+                set: Arc::clone(&set.results),
+                index,
+            });
+        }
+    }
+
+    unsafe fn copy_query_results(
+        &mut self,
+        set: &QuerySet,
+        range: Range<u32>,
+        buffer: &Buffer,
+        offset: u64,
+        stride: u64,
+    ) {
+        if range.start > range.end || range.end > set.count() {
+            log::error!(
+                "noop: copy_query_results range {range:?} is outside the set of {}; skipped",
+                set.count()
+            );
+            return;
+        }
+        let count = u64::from(range.end - range.start);
+        if count == 0 {
+            return;
+        }
+        // The last result ends at offset + (count - 1) * stride + 8.
+        let end = (count - 1)
+            .checked_mul(stride)
+            .and_then(|last| last.checked_add(offset))
+            .and_then(|last| last.checked_add(8));
+        if (count > 1 && stride < 8) || end.is_none_or(|end| end > buffer.size()) {
+            log::error!(
+                "noop: copy_query_results of {count} queries at offset {offset}, stride {stride} \
+                 does not fit the buffer of {} bytes; skipped",
+                buffer.size()
+            );
+            return;
+        }
+        self.record(Command::CopyQueryResults {
+            set: Arc::clone(&set.results),
+            range,
+            dst: Arc::clone(&buffer.bytes),
+            offset,
+            stride,
+        });
+    }
+}
+
+/// Runs a command buffer's commands in order. Called by the queue with the
+/// submit lock held.
+pub(crate) fn execute(buffer: &CommandBuffer, device: &DeviceShared) {
+    for command in &buffer.commands {
+        match command {
+            Command::Zero { dst, offset, len } => {
+                if dst.zero(*offset, *len).is_err() {
+                    log::error!("noop: clear_buffer out of bounds at submit; skipped");
+                }
+            }
+            Command::Copy { src, dst, plan } => run_copy(src, dst, plan),
+            Command::ResetQueries { set, range } => {
+                for index in range.clone() {
+                    set.set(index, 0);
+                }
+            }
+            Command::EndOcclusion { set, index } => set.set(*index, 0),
+            Command::WriteTimestamp { set, index } => set.set(*index, device.clock.now()),
+            Command::CopyQueryResults {
+                set,
+                range,
+                dst,
+                offset,
+                stride,
+            } => {
+                let mut at = *offset;
+                for index in range.clone() {
+                    if dst.write(at, &set.get(index).to_ne_bytes()).is_err() {
+                        log::error!("noop: copy_query_results out of bounds at submit; stopped");
+                        break;
+                    }
+                    at = at.saturating_add(*stride);
+                }
+            }
+        }
+    }
+}
+
+/// Executes one copy plan. The plan was checked at record time; every run
+/// is bounds-checked again by `HostBytes::copy`.
+fn run_copy(src: &HostBytes, dst: &HostBytes, plan: &CopyPlan) {
+    if let Err(e) = plan.check(src.len(), dst.len()) {
+        log::error!("noop: copy skipped at submit: {e}");
+        return;
+    }
+    let mut failed = false;
+    plan.for_each_run(|from, to, len| {
+        failed |= HostBytes::copy(src, from, dst, to, len).is_err();
+    });
+    if failed {
+        log::error!("noop: part of a copy fell outside its resources and was skipped");
+    }
+}

@@ -1,0 +1,400 @@
+//! The noop device: resource creation with the cheap descriptor checks every
+//! backend makes, the memory budget, and the live-object counters.
+//!
+//! The checks, in the order they run (each returns the typed error named):
+//!
+//! - buffers: size 0 (`ZeroSize`), above `max_buffer_size` (`TooLarge`),
+//!   `MAP_READ`/`MAP_WRITE` on unmappable memory (`MapUsageNeedsHostMemory`);
+//! - textures: memory other than `Device` (`UnsupportedMemory`), a zero
+//!   dimension (`ZeroExtent`), a dimension over its limit (`TooLarge`), mip
+//!   count 0 or past the full chain (`InvalidMipCount`), sample count not 1
+//!   or 4, or 4 on anything but a single-mip 2D render-attachment texture
+//!   of a multisample-capable format (`InvalidSampleCount`), a usage the
+//!   format does not allow or a multi-planar format (`UnsupportedFormat`);
+//! - views: range outside the texture (`InvalidRange`), format, aspect or
+//!   dimension not compatible (`IncompatibleView`);
+//! - samplers: anisotropy 0, or above 1 without linear filters everywhere
+//!   (`InvalidAnisotropy`); LOD clamp not `0 <= min <= max` (`InvalidLodClamp`);
+//! - query sets: count 0 or above `MAX_QUERIES` (`InvalidCount`); pipeline
+//!   statistics, or timestamps without `TIMESTAMP_QUERY` (`MissingFeature`).
+//!
+//! Then memory: the bytes are charged to the instance's budget and
+//! allocated; either failing is `DeviceError::OutOfMemory`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::command::{QueryKind, QueryResults};
+use super::memory::HostBytes;
+use super::texel::{LayoutError, TexelLayout};
+use super::{Api, Buffer, CommandEncoder, Device, Fence, QuerySet, Sampler, Texture, TextureView};
+use crate::{
+    BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, DeviceError,
+    FenceValue, LiveCounts, MapError, Memory, QuerySetDescriptor, QuerySetError, SamplerDescriptor,
+    SamplerError, TextureDescriptor, TextureError, TextureViewDescriptor, MAX_QUERIES,
+};
+
+impl crate::Device for Device {
+    type A = Api;
+
+    unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Buffer, BufferError> {
+        check_buffer(desc, &self.shared.limits)?;
+        // Charge first, then allocate: if the allocation fails, dropping the
+        // charge returns the bytes to the budget.
+        let charge = self.shared.budget.charge(desc.size)?;
+        let bytes = HostBytes::new_zeroed(desc.size)?;
+        let c = &self.shared.counters;
+        c.buffers.add();
+        c.memory_allocations.add();
+        Ok(Buffer {
+            bytes: Arc::new(bytes),
+            memory: desc.memory,
+            _charge: charge,
+        })
+    }
+
+    unsafe fn destroy_buffer(&self, buffer: Buffer) {
+        let c = &self.shared.counters;
+        c.buffers.sub();
+        c.memory_allocations.sub();
+        // Dropping returns the budget; the bytes are freed once no recorded
+        // command holds them any more.
+        drop(buffer);
+    }
+
+    unsafe fn map_buffer(&self, buffer: &Buffer) -> Result<BufferMapping, MapError> {
+        if !buffer.memory.is_mappable() {
+            return Err(MapError::NotMappable(buffer.memory));
+        }
+        // The allocation never moves: every mapping returns the same pointer.
+        Ok(BufferMapping {
+            ptr: buffer.bytes.as_ptr(),
+            size: buffer.bytes.len(),
+        })
+    }
+
+    unsafe fn unmap_buffer(&self, _buffer: &Buffer) {
+        // Host memory is always visible: nothing to flush or unmap.
+    }
+
+    unsafe fn create_texture(&self, desc: &TextureDescriptor) -> Result<Texture, TextureError> {
+        check_texture(desc, &self.shared.limits, self.shared.features)?;
+        let layout = TexelLayout::new(
+            desc.format,
+            desc.dimension,
+            desc.size,
+            desc.mip_level_count,
+            desc.sample_count,
+        )
+        .map_err(|e| match e {
+            LayoutError::UnsupportedFormat => TextureError::UnsupportedFormat {
+                format: desc.format,
+                usage: desc.usage,
+            },
+            LayoutError::Overflow => TextureError::Device(DeviceError::OutOfMemory),
+        })?;
+        let mut view_formats = Vec::new();
+        view_formats
+            .try_reserve_exact(desc.view_formats.len())
+            .map_err(|_| DeviceError::OutOfMemory)?;
+        view_formats.extend_from_slice(desc.view_formats);
+        let charge = self.shared.budget.charge(layout.total_bytes())?;
+        let bytes = HostBytes::new_zeroed(layout.total_bytes())?;
+        let c = &self.shared.counters;
+        c.textures.add();
+        c.memory_allocations.add();
+        Ok(Texture {
+            bytes: Arc::new(bytes),
+            layout,
+            view_formats,
+            _charge: charge,
+        })
+    }
+
+    unsafe fn destroy_texture(&self, texture: Texture) {
+        let c = &self.shared.counters;
+        c.textures.sub();
+        c.memory_allocations.sub();
+        drop(texture);
+    }
+
+    unsafe fn create_texture_view(
+        &self,
+        texture: &Texture,
+        desc: &TextureViewDescriptor,
+    ) -> Result<TextureView, TextureError> {
+        let view = resolve_view(texture, desc)?;
+        self.shared.counters.texture_views.add();
+        Ok(view)
+    }
+
+    unsafe fn destroy_texture_view(&self, _view: TextureView) {
+        // A view owns no memory: only the count changes.
+        self.shared.counters.texture_views.sub();
+    }
+
+    unsafe fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, SamplerError> {
+        check_sampler(desc)?;
+        self.shared.counters.samplers.add();
+        Ok(Sampler { _private: () })
+    }
+
+    unsafe fn destroy_sampler(&self, _sampler: Sampler) {
+        // A sampler owns nothing: only the count changes.
+        self.shared.counters.samplers.sub();
+    }
+
+    unsafe fn create_command_encoder(
+        &self,
+        _desc: &CommandEncoderDescriptor,
+    ) -> Result<CommandEncoder, DeviceError> {
+        self.shared.counters.command_encoders.add();
+        Ok(CommandEncoder::new())
+    }
+
+    unsafe fn destroy_command_encoder(&self, encoder: CommandEncoder) {
+        self.shared.counters.command_encoders.sub();
+        drop(encoder);
+    }
+
+    unsafe fn create_query_set(
+        &self,
+        desc: &QuerySetDescriptor,
+    ) -> Result<QuerySet, QuerySetError> {
+        if desc.count == 0 || desc.count > MAX_QUERIES {
+            return Err(QuerySetError::InvalidCount(desc.count));
+        }
+        let kind = match desc.ty {
+            wgt::QueryType::Occlusion => QueryKind::Occlusion,
+            wgt::QueryType::Timestamp => {
+                if !self
+                    .shared
+                    .features
+                    .contains(wgt::Features::TIMESTAMP_QUERY)
+                {
+                    return Err(QuerySetError::MissingFeature(
+                        wgt::Features::TIMESTAMP_QUERY,
+                    ));
+                }
+                QueryKind::Timestamp
+            }
+            wgt::QueryType::PipelineStatistics(_) => {
+                return Err(QuerySetError::MissingFeature(
+                    wgt::Features::PIPELINE_STATISTICS_QUERY,
+                ));
+            }
+        };
+        let results = QueryResults::new(desc.count)?;
+        self.shared.counters.query_sets.add();
+        Ok(QuerySet {
+            kind,
+            results: Arc::new(results),
+        })
+    }
+
+    unsafe fn destroy_query_set(&self, set: QuerySet) {
+        self.shared.counters.query_sets.sub();
+        drop(set);
+    }
+
+    unsafe fn create_fence(&self) -> Result<Fence, DeviceError> {
+        self.shared.counters.fences.add();
+        Ok(Fence::new())
+    }
+
+    unsafe fn destroy_fence(&self, _fence: Fence) {
+        // A fence owns no memory beyond itself, freed as it goes out of scope.
+        self.shared.counters.fences.sub();
+    }
+
+    unsafe fn get_fence_value(&self, fence: &Fence) -> Result<FenceValue, DeviceError> {
+        Ok(fence.value())
+    }
+
+    unsafe fn wait(
+        &self,
+        fence: &Fence,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, DeviceError> {
+        Ok(fence.wait(value, timeout))
+    }
+
+    unsafe fn wait_idle(&self) -> Result<(), DeviceError> {
+        // Submissions execute synchronously; taking the lock waits for one
+        // that another thread has in flight.
+        drop(self.shared.submit_lock.lock());
+        Ok(())
+    }
+
+    fn live_counts(&self) -> LiveCounts {
+        self.shared.counters.snapshot()
+    }
+}
+
+fn check_buffer(desc: &BufferDescriptor, limits: &wgt::Limits) -> Result<(), BufferError> {
+    if desc.size == 0 {
+        return Err(BufferError::ZeroSize);
+    }
+    if desc.size > limits.max_buffer_size {
+        return Err(BufferError::TooLarge {
+            size: desc.size,
+            max: limits.max_buffer_size,
+        });
+    }
+    let map_usage = desc.usage & (wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE);
+    if !map_usage.is_empty() && !desc.memory.is_mappable() {
+        return Err(BufferError::MapUsageNeedsHostMemory {
+            usage: map_usage,
+            memory: desc.memory,
+        });
+    }
+    Ok(())
+}
+
+fn check_texture(
+    desc: &TextureDescriptor,
+    limits: &wgt::Limits,
+    features: wgt::Features,
+) -> Result<(), TextureError> {
+    use wgt::TextureDimension as D;
+    if desc.memory != Memory::Device {
+        return Err(TextureError::UnsupportedMemory(desc.memory));
+    }
+    let extent = desc.size;
+    if extent.width == 0 || extent.height == 0 || extent.depth_or_array_layers == 0 {
+        return Err(TextureError::ZeroExtent(extent));
+    }
+    // Per dimension: the limits on width, height and depth/layers.
+    let maxima = match desc.dimension {
+        D::D1 => [limits.max_texture_dimension_1d, 1, 1],
+        D::D2 => [
+            limits.max_texture_dimension_2d,
+            limits.max_texture_dimension_2d,
+            limits.max_texture_array_layers,
+        ],
+        D::D3 => [limits.max_texture_dimension_3d; 3],
+    };
+    let sizes = [extent.width, extent.height, extent.depth_or_array_layers];
+    if let Some((_, &max)) = sizes.iter().zip(&maxima).find(|(size, max)| size > max) {
+        return Err(TextureError::TooLarge { extent, max });
+    }
+    let max_mips = extent.max_mips(desc.dimension);
+    if desc.mip_level_count == 0 || desc.mip_level_count > max_mips {
+        return Err(TextureError::InvalidMipCount {
+            requested: desc.mip_level_count,
+            max: max_mips,
+        });
+    }
+    let caps = super::instance::format_features(desc.format, features);
+    match desc.sample_count {
+        1 => {}
+        4 if desc.dimension == D::D2
+            && desc.mip_level_count == 1
+            && desc.usage.contains(wgt::TextureUsages::RENDER_ATTACHMENT)
+            && caps.flags.sample_count_supported(4) => {}
+        other => return Err(TextureError::InvalidSampleCount(other)),
+    }
+    if caps.allowed_usages.is_empty() || !caps.allowed_usages.contains(desc.usage) {
+        return Err(TextureError::UnsupportedFormat {
+            format: desc.format,
+            usage: desc.usage,
+        });
+    }
+    Ok(())
+}
+
+fn resolve_view(
+    texture: &Texture,
+    desc: &TextureViewDescriptor,
+) -> Result<TextureView, TextureError> {
+    use wgt::TextureViewDimension as V;
+    let layout = &texture.layout;
+    let r = &desc.range;
+
+    // The range, with its counts resolved.
+    let resolve = |base: u32, count: Option<u32>, total: u32| -> Result<u32, TextureError> {
+        let count = count.unwrap_or(total.saturating_sub(base));
+        match base.checked_add(count) {
+            Some(end) if count > 0 && end <= total => Ok(count),
+            _ => Err(TextureError::InvalidRange),
+        }
+    };
+    let mips = resolve(r.base_mip_level, r.mip_level_count, layout.mip_level_count)?;
+    let layers = resolve(
+        r.base_array_layer,
+        r.array_layer_count,
+        layout.layer_count(),
+    )?;
+
+    let format = layout.format;
+    let aspect_ok = match r.aspect {
+        wgt::TextureAspect::All => true,
+        wgt::TextureAspect::DepthOnly => format.has_depth_aspect(),
+        wgt::TextureAspect::StencilOnly => format.has_stencil_aspect(),
+        _ => false,
+    };
+    if !aspect_ok {
+        return Err(TextureError::IncompatibleView(
+            "aspect not in the texture's format",
+        ));
+    }
+    let view_format = desc.format.unwrap_or(format);
+    let format_ok = view_format == format
+        || texture.view_formats.contains(&view_format)
+        || format.aspect_specific_format(r.aspect) == Some(view_format);
+    if !format_ok {
+        return Err(TextureError::IncompatibleView(
+            "format is neither the texture's, one of its view formats, nor its aspect's",
+        ));
+    }
+
+    let dimension = desc.dimension.unwrap_or(match layout.dimension {
+        wgt::TextureDimension::D1 => V::D1,
+        wgt::TextureDimension::D2 if layers == 1 => V::D2,
+        wgt::TextureDimension::D2 => V::D2Array,
+        wgt::TextureDimension::D3 => V::D3,
+    });
+    if dimension.compatible_texture_dimension() != layout.dimension {
+        return Err(TextureError::IncompatibleView(
+            "dimension does not match the texture's",
+        ));
+    }
+    let square = layout.size.width == layout.size.height;
+    let layers_ok = match dimension {
+        V::D1 | V::D2 | V::D3 => layers == 1,
+        V::D2Array => true,
+        V::Cube => layers == 6 && square,
+        V::CubeArray => layers % 6 == 0 && square,
+    };
+    if !layers_ok {
+        return Err(TextureError::IncompatibleView(
+            "layer count or shape does not fit the view dimension",
+        ));
+    }
+    Ok(TextureView {
+        format: view_format,
+        dimension,
+        range: wgt::ImageSubresourceRange {
+            mip_level_count: Some(mips),
+            array_layer_count: Some(layers),
+            ..*r
+        },
+    })
+}
+
+fn check_sampler(desc: &SamplerDescriptor) -> Result<(), SamplerError> {
+    let all_linear = desc.mag_filter == wgt::FilterMode::Linear
+        && desc.min_filter == wgt::FilterMode::Linear
+        && desc.mipmap_filter == wgt::MipmapFilterMode::Linear;
+    if desc.anisotropy_clamp == 0 || (desc.anisotropy_clamp > 1 && !all_linear) {
+        return Err(SamplerError::InvalidAnisotropy(desc.anisotropy_clamp));
+    }
+    // WebGPU's rule: 0 <= min <= max (equal bounds are allowed). Written so
+    // that NaN fails too.
+    let (min, max) = (desc.lod_clamp.start, desc.lod_clamp.end);
+    if !(min >= 0.0 && max >= min) {
+        return Err(SamplerError::InvalidLodClamp);
+    }
+    Ok(())
+}

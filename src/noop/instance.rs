@@ -1,0 +1,221 @@
+//! The noop instance, its one adapter, what that adapter can do, and
+//! opening a device on it.
+
+use std::sync::Arc;
+
+use super::memory::Budget;
+use super::{Api, Device, DeviceShared, Queue};
+use crate::{
+    AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures,
+    InstanceDescriptor, InstanceError, OpenDevice, OpenError,
+};
+
+/// The API version the noop adapter reports: (1, 3, 0), keel-hal's
+/// baseline (Vulkan 1.3). The noop backend implements no real API; it
+/// reports the baseline so code that gates on it treats noop as conforming.
+pub const API_VERSION: (u32, u32, u32) = (1, 3, 0);
+
+/// Name (and driver name) of the noop adapter.
+pub const ADAPTER_NAME: &str = "keel-hal noop";
+
+/// The noop instance. Creating one always succeeds.
+#[derive(Debug)]
+pub struct Instance {
+    /// The memory budget every device of this instance draws from.
+    budget: Arc<Budget>,
+}
+
+impl crate::Instance for Instance {
+    type A = Api;
+
+    unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
+        // No runtime to load and no validation layer: the flags change nothing.
+        Ok(Self {
+            budget: Arc::new(Budget::new(desc.noop_memory_budget)),
+        })
+    }
+
+    unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<Api>> {
+        vec![ExposedAdapter {
+            adapter: Adapter {
+                budget: Arc::clone(&self.budget),
+            },
+            info: adapter_info(),
+            capabilities: capabilities(),
+        }]
+    }
+
+    fn validation_error_count(&self) -> u64 {
+        0
+    }
+}
+
+fn adapter_info() -> AdapterInfo {
+    AdapterInfo {
+        name: ADAPTER_NAME.into(),
+        vendor: 0,
+        device: 0,
+        device_type: wgt::DeviceType::Cpu,
+        driver: ADAPTER_NAME.into(),
+        driver_info: concat!("keel-hal ", env!("CARGO_PKG_VERSION")).into(),
+        api_version: API_VERSION,
+        backend: Backend::Noop,
+    }
+}
+
+/// What the noop adapter can do, and nothing more:
+/// - features: timestamp queries (written from a CPU clock at submit),
+///   also inside encoders; nothing that needs shaders or drawing;
+/// - no [`HalFeatures`] at all, in particular no `SHADER_EXECUTION`;
+/// - limits: `wgt::Limits::default()`, the WebGPU defaults every backend
+///   supports, so code tested on noop does not rely on more than a real
+///   adapter gives (noop itself could go higher: its only real limit is
+///   the memory budget);
+/// - a timestamp period of 1.0: timestamps are nanoseconds.
+fn capabilities() -> Capabilities {
+    Capabilities {
+        features: wgt::Features::TIMESTAMP_QUERY | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+        hal_features: HalFeatures::empty(),
+        limits: wgt::Limits::default(),
+        timestamp_period: 1.0,
+    }
+}
+
+/// The noop adapter.
+#[derive(Debug)]
+pub struct Adapter {
+    budget: Arc<Budget>,
+}
+
+impl crate::Adapter for Adapter {
+    type A = Api;
+
+    unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<OpenDevice<Api>, OpenError> {
+        let caps = capabilities();
+        let missing = desc.required_features - caps.features;
+        if !missing.is_empty() {
+            return Err(OpenError::MissingFeatures(missing));
+        }
+        let missing = desc.required_hal_features - caps.hal_features;
+        if !missing.is_empty() {
+            return Err(OpenError::MissingCapabilities(missing));
+        }
+        let limits = match &desc.required_limits {
+            Some(requested) => {
+                check_limits(requested, &caps.limits)?;
+                requested.clone()
+            }
+            None => caps.limits,
+        };
+
+        let shared = Arc::new(DeviceShared {
+            budget: Arc::clone(&self.budget),
+            features: desc.required_features,
+            limits,
+            counters: crate::HalCounters::default(),
+            clock: super::queue::Clock::new(),
+            submit_lock: parking_lot::Mutex::new(()),
+        });
+        Ok(OpenDevice {
+            device: Device {
+                shared: Arc::clone(&shared),
+            },
+            queue: Queue { shared },
+        })
+    }
+
+    fn texture_format_capabilities(
+        &self,
+        format: wgt::TextureFormat,
+    ) -> wgt::TextureFormatFeatures {
+        format_features(format, capabilities().features)
+    }
+}
+
+/// What a format supports on noop: the WebGPU-guaranteed set, except for
+/// multi-planar formats, which noop cannot store.
+pub(crate) fn format_features(
+    format: wgt::TextureFormat,
+    device_features: wgt::Features,
+) -> wgt::TextureFormatFeatures {
+    if format.is_multi_planar_format() {
+        return wgt::TextureFormatFeatures {
+            allowed_usages: wgt::TextureUsages::empty(),
+            flags: wgt::TextureFormatFeatureFlags::empty(),
+        };
+    }
+    format.guaranteed_format_features(device_features)
+}
+
+/// Fails with the first limit in `requested` that is better than `allowed`.
+fn check_limits(requested: &wgt::Limits, allowed: &wgt::Limits) -> Result<(), OpenError> {
+    let mut failure = None;
+    requested.check_limits_with_fail_fn(allowed, true, |name, requested, allowed| {
+        failure = Some(OpenError::LimitExceeded {
+            name,
+            requested,
+            allowed,
+        });
+    });
+    failure.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Adapter as _, Instance as _};
+
+    fn adapter() -> ExposedAdapter<Api> {
+        // SAFETY: the noop backend loads nothing.
+        let instance = unsafe { Instance::init(&InstanceDescriptor::default()) }.unwrap();
+        // SAFETY: live instance.
+        unsafe { instance.enumerate_adapters() }.remove(0)
+    }
+
+    #[test]
+    fn open_checks_features_and_limits() {
+        let exposed = adapter();
+        assert_eq!(exposed.info.device_type, wgt::DeviceType::Cpu);
+        let open = |desc: &DeviceDescriptor| {
+            // SAFETY: one thread.
+            unsafe { exposed.adapter.open(desc) }.map(|_| ())
+        };
+        assert!(open(&DeviceDescriptor::default()).is_ok());
+        let desc = DeviceDescriptor {
+            required_features: wgt::Features::TIMESTAMP_QUERY | wgt::Features::DEPTH_CLIP_CONTROL,
+            ..Default::default()
+        };
+        assert_eq!(
+            open(&desc),
+            Err(OpenError::MissingFeatures(
+                wgt::Features::DEPTH_CLIP_CONTROL
+            ))
+        );
+        let desc = DeviceDescriptor {
+            required_hal_features: HalFeatures::SHADER_EXECUTION,
+            ..Default::default()
+        };
+        assert_eq!(
+            open(&desc),
+            Err(OpenError::MissingCapabilities(
+                HalFeatures::SHADER_EXECUTION
+            ))
+        );
+        let limits = wgt::Limits {
+            max_bind_groups: 1000,
+            ..Default::default()
+        };
+        let desc = DeviceDescriptor {
+            required_limits: Some(limits),
+            ..Default::default()
+        };
+        assert!(matches!(
+            open(&desc),
+            Err(OpenError::LimitExceeded {
+                name: "max_bind_groups",
+                requested: 1000,
+                ..
+            })
+        ));
+    }
+}
