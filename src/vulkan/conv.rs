@@ -257,3 +257,342 @@ pub(super) fn map_origin(origin: wgt::Origin3d) -> vk::Offset3D {
         z: clamp(origin.z),
     }
 }
+
+/// Buffer usage flags. `BLAS_INPUT`/`TLAS_INPUT` need acceleration
+/// structures enabled (`accel`); without them they add nothing.
+pub(super) fn map_buffer_usage(usage: wgt::BufferUsages, accel: bool) -> vk::BufferUsageFlags {
+    use vk::BufferUsageFlags as V;
+    use wgt::BufferUsages as U;
+    let mut out = V::empty();
+    let pairs = [
+        (U::COPY_SRC, V::TRANSFER_SRC),
+        (U::COPY_DST, V::TRANSFER_DST),
+        (U::INDEX, V::INDEX_BUFFER),
+        (U::VERTEX, V::VERTEX_BUFFER),
+        (U::UNIFORM, V::UNIFORM_BUFFER),
+        (U::STORAGE, V::STORAGE_BUFFER),
+        (U::INDIRECT, V::INDIRECT_BUFFER),
+        // Query results are copied into the buffer with vkCmdCopyQueryPoolResults.
+        (U::QUERY_RESOLVE, V::TRANSFER_DST),
+    ];
+    for (wgt_flag, vk_flag) in pairs {
+        if usage.contains(wgt_flag) {
+            out |= vk_flag;
+        }
+    }
+    if accel && usage.intersects(U::BLAS_INPUT | U::TLAS_INPUT) {
+        out |= V::SHADER_DEVICE_ADDRESS | V::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+    }
+    out
+}
+
+/// Image usage flags for a texture of `format`.
+pub(super) fn map_texture_usage(
+    usage: wgt::TextureUsages,
+    format: wgt::TextureFormat,
+) -> vk::ImageUsageFlags {
+    use vk::ImageUsageFlags as V;
+    use wgt::TextureUsages as U;
+    let mut out = V::empty();
+    if usage.contains(U::COPY_SRC) {
+        out |= V::TRANSFER_SRC;
+    }
+    if usage.contains(U::COPY_DST) {
+        out |= V::TRANSFER_DST;
+    }
+    if usage.contains(U::TEXTURE_BINDING) {
+        out |= V::SAMPLED;
+    }
+    if usage.intersects(U::STORAGE_BINDING | U::STORAGE_ATOMIC) {
+        out |= V::STORAGE;
+    }
+    if usage.contains(U::RENDER_ATTACHMENT) {
+        out |= if format.is_depth_stencil_format() {
+            V::DEPTH_STENCIL_ATTACHMENT
+        } else {
+            V::COLOR_ATTACHMENT
+        };
+    }
+    if usage.contains(U::TRANSIENT_ATTACHMENT) {
+        out |= V::TRANSIENT_ATTACHMENT;
+    }
+    out
+}
+
+/// The optimal-tiling format features an image usage needs.
+pub(super) fn usage_format_features(usage: vk::ImageUsageFlags) -> vk::FormatFeatureFlags {
+    use vk::FormatFeatureFlags as F;
+    use vk::ImageUsageFlags as V;
+    let pairs = [
+        (V::TRANSFER_SRC, F::TRANSFER_SRC),
+        (V::TRANSFER_DST, F::TRANSFER_DST),
+        (V::SAMPLED, F::SAMPLED_IMAGE),
+        (V::STORAGE, F::STORAGE_IMAGE),
+        (V::COLOR_ATTACHMENT, F::COLOR_ATTACHMENT),
+        (V::DEPTH_STENCIL_ATTACHMENT, F::DEPTH_STENCIL_ATTACHMENT),
+    ];
+    pairs
+        .iter()
+        .filter(|(u, _)| usage.contains(*u))
+        .fold(F::empty(), |acc, (_, f)| acc | *f)
+}
+
+/// The image type of a texture dimension.
+pub(super) fn map_texture_dimension(dim: wgt::TextureDimension) -> vk::ImageType {
+    match dim {
+        wgt::TextureDimension::D1 => vk::ImageType::TYPE_1D,
+        wgt::TextureDimension::D2 => vk::ImageType::TYPE_2D,
+        wgt::TextureDimension::D3 => vk::ImageType::TYPE_3D,
+    }
+}
+
+/// The image view type of a view dimension.
+pub(super) fn map_view_dimension(dim: wgt::TextureViewDimension) -> vk::ImageViewType {
+    match dim {
+        wgt::TextureViewDimension::D1 => vk::ImageViewType::TYPE_1D,
+        wgt::TextureViewDimension::D2 => vk::ImageViewType::TYPE_2D,
+        wgt::TextureViewDimension::D2Array => vk::ImageViewType::TYPE_2D_ARRAY,
+        wgt::TextureViewDimension::Cube => vk::ImageViewType::CUBE,
+        wgt::TextureViewDimension::CubeArray => vk::ImageViewType::CUBE_ARRAY,
+        wgt::TextureViewDimension::D3 => vk::ImageViewType::TYPE_3D,
+    }
+}
+
+/// A sample count as Vulkan flags, or `None` if it is not a power of two up to 64.
+pub(super) fn map_sample_count(count: u32) -> Option<vk::SampleCountFlags> {
+    match count {
+        1 => Some(vk::SampleCountFlags::TYPE_1),
+        2 => Some(vk::SampleCountFlags::TYPE_2),
+        4 => Some(vk::SampleCountFlags::TYPE_4),
+        8 => Some(vk::SampleCountFlags::TYPE_8),
+        16 => Some(vk::SampleCountFlags::TYPE_16),
+        32 => Some(vk::SampleCountFlags::TYPE_32),
+        64 => Some(vk::SampleCountFlags::TYPE_64),
+        _ => None,
+    }
+}
+
+/// A min/mag filter.
+pub(super) fn map_filter(mode: wgt::FilterMode) -> vk::Filter {
+    match mode {
+        wgt::FilterMode::Nearest => vk::Filter::NEAREST,
+        wgt::FilterMode::Linear => vk::Filter::LINEAR,
+    }
+}
+
+/// A mipmap filter.
+pub(super) fn map_mipmap_filter(mode: wgt::MipmapFilterMode) -> vk::SamplerMipmapMode {
+    match mode {
+        wgt::MipmapFilterMode::Nearest => vk::SamplerMipmapMode::NEAREST,
+        wgt::MipmapFilterMode::Linear => vk::SamplerMipmapMode::LINEAR,
+    }
+}
+
+/// An address mode.
+pub(super) fn map_address_mode(mode: wgt::AddressMode) -> vk::SamplerAddressMode {
+    match mode {
+        wgt::AddressMode::ClampToEdge => vk::SamplerAddressMode::CLAMP_TO_EDGE,
+        wgt::AddressMode::Repeat => vk::SamplerAddressMode::REPEAT,
+        wgt::AddressMode::MirrorRepeat => vk::SamplerAddressMode::MIRRORED_REPEAT,
+        wgt::AddressMode::ClampToBorder => vk::SamplerAddressMode::CLAMP_TO_BORDER,
+    }
+}
+
+/// A border colour (`Zero` is transparent black, which is what Vulkan has).
+pub(super) fn map_border_color(color: wgt::SamplerBorderColor) -> vk::BorderColor {
+    match color {
+        wgt::SamplerBorderColor::TransparentBlack | wgt::SamplerBorderColor::Zero => {
+            vk::BorderColor::FLOAT_TRANSPARENT_BLACK
+        }
+        wgt::SamplerBorderColor::OpaqueBlack => vk::BorderColor::FLOAT_OPAQUE_BLACK,
+        wgt::SamplerBorderColor::OpaqueWhite => vk::BorderColor::FLOAT_OPAQUE_WHITE,
+    }
+}
+
+/// A comparison function.
+pub(super) fn map_compare_function(f: wgt::CompareFunction) -> vk::CompareOp {
+    match f {
+        wgt::CompareFunction::Never => vk::CompareOp::NEVER,
+        wgt::CompareFunction::Less => vk::CompareOp::LESS,
+        wgt::CompareFunction::Equal => vk::CompareOp::EQUAL,
+        wgt::CompareFunction::LessEqual => vk::CompareOp::LESS_OR_EQUAL,
+        wgt::CompareFunction::Greater => vk::CompareOp::GREATER,
+        wgt::CompareFunction::NotEqual => vk::CompareOp::NOT_EQUAL,
+        wgt::CompareFunction::GreaterEqual => vk::CompareOp::GREATER_OR_EQUAL,
+        wgt::CompareFunction::Always => vk::CompareOp::ALWAYS,
+    }
+}
+
+/// Format features with optimal tiling, in `wgpu-types` terms.
+pub(super) fn map_format_features(
+    features: vk::FormatFeatureFlags,
+    sample_counts: vk::SampleCountFlags,
+) -> wgt::TextureFormatFeatures {
+    use vk::FormatFeatureFlags as F;
+    use wgt::TextureFormatFeatureFlags as Ff;
+    use wgt::TextureUsages as U;
+    let mut usages = U::empty();
+    let mut flags = Ff::empty();
+    let has = |f: F| features.contains(f);
+    if has(F::TRANSFER_SRC) {
+        usages |= U::COPY_SRC;
+    }
+    if has(F::TRANSFER_DST) {
+        usages |= U::COPY_DST;
+    }
+    if has(F::SAMPLED_IMAGE) {
+        usages |= U::TEXTURE_BINDING;
+    }
+    if has(F::SAMPLED_IMAGE_FILTER_LINEAR) {
+        flags |= Ff::FILTERABLE;
+    }
+    if has(F::STORAGE_IMAGE) {
+        usages |= U::STORAGE_BINDING;
+        flags |= Ff::STORAGE_READ_ONLY | Ff::STORAGE_WRITE_ONLY | Ff::STORAGE_READ_WRITE;
+    }
+    if has(F::STORAGE_IMAGE_ATOMIC) {
+        usages |= U::STORAGE_ATOMIC;
+        flags |= Ff::STORAGE_ATOMIC;
+    }
+    let color = has(F::COLOR_ATTACHMENT);
+    if color || has(F::DEPTH_STENCIL_ATTACHMENT) {
+        usages |= U::RENDER_ATTACHMENT;
+    }
+    if has(F::COLOR_ATTACHMENT_BLEND) {
+        flags |= Ff::BLENDABLE;
+    }
+    let counts = [
+        (vk::SampleCountFlags::TYPE_2, Ff::MULTISAMPLE_X2),
+        (vk::SampleCountFlags::TYPE_4, Ff::MULTISAMPLE_X4),
+        (vk::SampleCountFlags::TYPE_8, Ff::MULTISAMPLE_X8),
+        (vk::SampleCountFlags::TYPE_16, Ff::MULTISAMPLE_X16),
+    ];
+    for (vk_count, flag) in counts {
+        if sample_counts.contains(vk_count) {
+            flags |= flag;
+        }
+    }
+    if color && sample_counts.contains(vk::SampleCountFlags::TYPE_4) {
+        flags |= Ff::MULTISAMPLE_RESOLVE;
+    }
+    wgt::TextureFormatFeatures {
+        allowed_usages: usages,
+        flags,
+    }
+}
+
+/// Saturates a `u64` to `u32`.
+fn sat32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// The adapter's limits in `wgpu-types` terms. Limits keel-hal has no use
+/// for yet (mesh shaders, binding arrays) stay at their `Limits` defaults.
+pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
+    let l = &info.properties.limits;
+    let ray = &info.ray_limits;
+    let max_bind_groups = l.max_bound_descriptor_sets.min(8);
+    let max_vertex_buffers = l.max_vertex_input_bindings.min(16);
+    let mut limits = wgt::Limits {
+        max_texture_dimension_1d: l.max_image_dimension1_d,
+        max_texture_dimension_2d: l.max_image_dimension2_d.min(l.max_image_dimension_cube),
+        max_texture_dimension_3d: l.max_image_dimension3_d,
+        max_texture_array_layers: l.max_image_array_layers,
+        max_bind_groups,
+        max_bind_groups_plus_vertex_buffers: max_bind_groups + max_vertex_buffers,
+        max_dynamic_uniform_buffers_per_pipeline_layout: l
+            .max_descriptor_set_uniform_buffers_dynamic,
+        max_dynamic_storage_buffers_per_pipeline_layout: l
+            .max_descriptor_set_storage_buffers_dynamic,
+        max_sampled_textures_per_shader_stage: l.max_per_stage_descriptor_sampled_images,
+        max_samplers_per_shader_stage: l.max_per_stage_descriptor_samplers,
+        max_storage_buffers_per_shader_stage: l.max_per_stage_descriptor_storage_buffers,
+        max_storage_textures_per_shader_stage: l.max_per_stage_descriptor_storage_images,
+        max_uniform_buffers_per_shader_stage: l.max_per_stage_descriptor_uniform_buffers,
+        max_uniform_buffer_binding_size: u64::from(l.max_uniform_buffer_range),
+        max_storage_buffer_binding_size: u64::from(l.max_storage_buffer_range),
+        max_vertex_buffers,
+        max_buffer_size: info.max_buffer_size,
+        max_vertex_attributes: l.max_vertex_input_attributes,
+        max_vertex_buffer_array_stride: l.max_vertex_input_binding_stride,
+        max_inter_stage_shader_variables: l.max_fragment_input_components / 4,
+        min_uniform_buffer_offset_alignment: sat32(l.min_uniform_buffer_offset_alignment),
+        min_storage_buffer_offset_alignment: sat32(l.min_storage_buffer_offset_alignment),
+        max_color_attachments: l.max_color_attachments.min(8),
+        max_compute_workgroup_storage_size: l.max_compute_shared_memory_size,
+        max_compute_invocations_per_workgroup: l.max_compute_work_group_invocations,
+        max_compute_workgroup_size_x: l.max_compute_work_group_size[0],
+        max_compute_workgroup_size_y: l.max_compute_work_group_size[1],
+        max_compute_workgroup_size_z: l.max_compute_work_group_size[2],
+        max_compute_workgroups_per_dimension: l
+            .max_compute_work_group_count
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(0),
+        max_immediate_size: l.max_push_constants_size,
+        ..wgt::Limits::default()
+    };
+    if info.features.acceleration_structure {
+        limits.max_blas_primitive_count = sat32(ray.max_primitive_count);
+        limits.max_blas_geometry_count = sat32(ray.max_geometry_count);
+        limits.max_tlas_instance_count = sat32(ray.max_instance_count);
+        limits.max_acceleration_structures_per_shader_stage =
+            ray.max_per_stage_acceleration_structures;
+    }
+    if info.features.ray_tracing_pipeline {
+        limits.max_ray_recursion_depth = ray.max_ray_recursion_depth;
+        limits.max_ray_dispatch_count = ray.max_ray_dispatch_invocation_count;
+    }
+    limits
+}
+
+/// The `wgpu-types` features the adapter supports (those keel-hal can enable).
+/// `sampled` says whether a format can be sampled.
+pub(super) fn map_features(
+    info: &super::adapter::PhysicalInfo,
+    sampled: impl Fn(wgt::TextureFormat) -> bool,
+) -> wgt::Features {
+    use wgt::Features as F;
+    let pf = &info.features;
+    let mut f = F::ADDRESS_MODE_CLAMP_TO_BORDER | F::ADDRESS_MODE_CLAMP_TO_ZERO;
+    if info.properties.limits.timestamp_compute_and_graphics == vk::TRUE
+        && info.timestamp_valid_bits > 0
+    {
+        f |= F::TIMESTAMP_QUERY | F::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+    }
+    f.set(F::TEXTURE_COMPRESSION_BC, pf.texture_compression_bc);
+    f.set(F::TEXTURE_COMPRESSION_ETC2, pf.texture_compression_etc2);
+    f.set(F::TEXTURE_COMPRESSION_ASTC, pf.texture_compression_astc_ldr);
+    f.set(
+        F::TEXTURE_COMPRESSION_ASTC_HDR,
+        pf.texture_compression_astc_hdr,
+    );
+    f.set(
+        F::DEPTH32FLOAT_STENCIL8,
+        sampled(wgt::TextureFormat::Depth32FloatStencil8),
+    );
+    f.set(
+        F::TEXTURE_FORMAT_16BIT_NORM,
+        sampled(wgt::TextureFormat::R16Unorm) && sampled(wgt::TextureFormat::Rgba16Snorm),
+    );
+    f.set(F::SHADER_F64, pf.shader_float64);
+    f.set(F::SHADER_I16, pf.shader_int16);
+    f.set(F::SHADER_INT64, pf.shader_int64);
+    f.set(F::SHADER_F16, pf.shader_float16);
+    let accel = pf.acceleration_structure
+        && pf.buffer_device_address
+        && info.has(ash::khr::deferred_host_operations::NAME);
+    f.set(F::EXPERIMENTAL_RAY_QUERY, accel && pf.ray_query);
+    f.set(
+        F::EXPERIMENTAL_RAY_TRACING_PIPELINES,
+        accel && pf.ray_tracing_pipeline,
+    );
+    let fd = info.has(ash::khr::external_memory_fd::NAME);
+    f.set(F::VULKAN_EXTERNAL_MEMORY_FD, fd);
+    f.set(
+        F::VULKAN_EXTERNAL_MEMORY_DMA_BUF,
+        fd && info.has(ash::ext::external_memory_dma_buf::NAME),
+    );
+    f
+}
