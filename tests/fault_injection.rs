@@ -50,19 +50,26 @@ fn dev<T>(r: Result<T, DeviceError>) -> Step<T> {
     r.map_err(Outcome::Device)
 }
 
-/// Runs a path until it passes without the fault firing; returns the number
-/// of injection points (calls that were made to fail).
+/// Injection points of one path: calls made to fail, and how many of those
+/// the path absorbed (recovered from and succeeded anyway).
+#[derive(Clone, Copy, Debug, Default)]
+struct Points {
+    total: u64,
+    absorbed: u64,
+}
+
+/// Runs a path until it passes without the fault firing.
 fn sweep(
     name: &str,
     result: vk::Result,
     counts: impl Fn() -> keel_hal::LiveCounts,
     mut path: impl FnMut() -> Step<()>,
-) -> u64 {
+) -> Points {
     let expected = match result {
         vk::Result::ERROR_DEVICE_LOST => DeviceError::Lost,
         _ => DeviceError::OutOfMemory,
     };
-    let mut points = 0;
+    let mut points = Points::default();
     for n in 1.. {
         let before = counts();
         fault::arm(n, result);
@@ -83,10 +90,11 @@ fn sweep(
             );
             break;
         }
-        points += 1;
+        points.total += 1;
         match outcome {
             Outcome::Done => {
-                log::info!("{name}: fault at call {n} ({result:?}) absorbed; path succeeded")
+                log::info!("{name}: fault at call {n} ({result:?}) absorbed; path succeeded");
+                points.absorbed += 1;
             }
             Outcome::Device(d) => assert_eq!(
                 d, expected,
@@ -357,7 +365,7 @@ fn fault_sweep() {
         vk::Result::ERROR_OUT_OF_HOST_MEMORY,
         vk::Result::ERROR_DEVICE_LOST,
     ] {
-        let mut per_path: Vec<(&str, u64)> = Vec::new();
+        let mut per_path: Vec<(&str, Points)> = Vec::new();
         let no_counts = keel_hal::LiveCounts::default;
 
         // Device open: a failed open must leave nothing (checked by validation).
@@ -470,9 +478,12 @@ fn fault_sweep() {
         assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
         drop((device, queue));
 
-        let total: u64 = per_path.iter().map(|(_, p)| p).sum();
-        for (name, points) in &per_path {
-            println!("  {result:?}: {name}: {points} injection points");
+        let total: u64 = per_path.iter().map(|(_, p)| p.total).sum();
+        for (name, p) in &per_path {
+            println!(
+                "  {result:?}: {name}: {} injection points ({} absorbed)",
+                p.total, p.absorbed
+            );
         }
         println!(
             "fault sweep ({result:?}): {total} injection points over {} paths",

@@ -596,3 +596,60 @@ pub(super) fn map_features(
     );
     f
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wgt::TextureAspect as A;
+    use wgt::TextureFormat as T;
+
+    #[test]
+    fn aspects_select_what_the_format_has() {
+        let ds = T::Depth24PlusStencil8;
+        let (d, s) = (vk::ImageAspectFlags::DEPTH, vk::ImageAspectFlags::STENCIL);
+        assert_eq!(format_aspects(ds), d | s);
+        assert_eq!(map_aspect(ds, A::DepthOnly), d);
+        assert_eq!(map_aspect(ds, A::StencilOnly), s);
+        assert_eq!(
+            map_aspect(T::Depth32Float, A::StencilOnly),
+            vk::ImageAspectFlags::empty()
+        );
+        assert_eq!(
+            map_aspect(T::Rgba8Unorm, A::All),
+            vk::ImageAspectFlags::COLOR
+        );
+        assert_eq!(
+            format_aspects(T::NV12),
+            vk::ImageAspectFlags::PLANE_0 | vk::ImageAspectFlags::PLANE_1
+        );
+    }
+
+    #[test]
+    fn open_ranges_become_remaining() {
+        let range = wgt::ImageSubresourceRange {
+            base_mip_level: 2,
+            base_array_layer: 1,
+            ..Default::default()
+        };
+        let vk_range = map_subresource_range(&range, T::Rgba8Unorm);
+        assert_eq!(vk_range.level_count, vk::REMAINING_MIP_LEVELS);
+        assert_eq!(vk_range.layer_count, vk::REMAINING_ARRAY_LAYERS);
+        assert_eq!((vk_range.base_mip_level, vk_range.base_array_layer), (2, 1));
+    }
+
+    #[test]
+    fn origins_saturate() {
+        let o = map_origin(wgt::Origin3d {
+            x: 1,
+            y: u32::MAX,
+            z: 0,
+        });
+        assert_eq!((o.x, o.y, o.z), (1, i32::MAX, 0));
+    }
+
+    #[test]
+    fn query_resolve_needs_transfer_dst() {
+        let usage = map_buffer_usage(wgt::BufferUsages::QUERY_RESOLVE, false);
+        assert_eq!(usage, vk::BufferUsageFlags::TRANSFER_DST);
+    }
+}

@@ -359,11 +359,17 @@ impl crate::Device for super::Device {
             },
         };
         let m = image_props.max_extent;
-        if extent.width > m.width || extent.height > m.height || extent.depth > m.depth {
-            return Err(TextureError::TooLarge {
-                extent: desc.size,
-                max: m.width.min(m.height).max(m.depth),
-            });
+        for (size, max) in [
+            (extent.width, m.width),
+            (extent.height, m.height),
+            (extent.depth, m.depth),
+        ] {
+            if size > max {
+                return Err(TextureError::TooLarge {
+                    extent: desc.size,
+                    max,
+                });
+            }
         }
         if layers > image_props.max_array_layers {
             return Err(TextureError::TooLarge {
