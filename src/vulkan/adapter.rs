@@ -107,7 +107,7 @@ pub(super) unsafe fn expose(
     let p = &info.properties;
     let v = p.api_version;
     let adapter_info = AdapterInfo {
-        name: name_string(&p.device_name),
+        name: name_string(p.device_name_as_c_str()),
         vendor: p.vendor_id,
         device: p.device_id,
         device_type: match p.device_type {
@@ -147,12 +147,10 @@ pub(super) unsafe fn expose(
     })
 }
 
-/// A fixed-size Vulkan string as a `String`.
-fn name_string(raw: &[std::ffi::c_char]) -> String {
-    raw.iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8 as char)
-        .collect()
+/// A Vulkan name as a `String` (empty if the driver did not terminate it).
+fn name_string(name: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
+    name.map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// Reads the device; `Err` explains why it does not meet the baseline.
@@ -162,7 +160,7 @@ fn name_string(raw: &[std::ffi::c_char]) -> String {
 unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<PhysicalInfo, String> {
     // SAFETY: valid physical device of this instance (all calls below).
     let properties = unsafe { instance.get_physical_device_properties(pd) };
-    let name = name_string(&properties.device_name);
+    let name = name_string(properties.device_name_as_c_str());
     let v = properties.api_version;
     if v < super::instance::API_VERSION {
         return Err(format!(
@@ -276,8 +274,8 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     Ok(PhysicalInfo {
         properties,
         max_buffer_size: p13.max_buffer_size,
-        driver_name: name_string(&driver.driver_name),
-        driver_info: name_string(&driver.driver_info),
+        driver_name: name_string(driver.driver_name_as_c_str()),
+        driver_info: name_string(driver.driver_info_as_c_str()),
         features,
         extensions,
         ray_limits,

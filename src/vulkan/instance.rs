@@ -104,18 +104,9 @@ impl Instance {
     }
 }
 
-/// Converts a fixed-size Vulkan name array to a `CStr`, or `None` if it is not terminated.
-fn name_of(raw: &[std::ffi::c_char]) -> Option<&CStr> {
-    // SAFETY: `c_char` and `u8` have the same size and alignment; the slice
-    // is reinterpreted in place with its own length.
-    let bytes = unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<u8>(), raw.len()) };
-    CStr::from_bytes_until_nul(bytes).ok()
-}
-
 /// Whether `name` is among the extension properties.
 pub(crate) fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
-    list.iter()
-        .any(|e| name_of(&e.extension_name) == Some(name))
+    list.iter().any(|e| e.extension_name_as_c_str() == Ok(name))
 }
 
 impl crate::Instance for Instance {
@@ -149,7 +140,7 @@ impl crate::Instance for Instance {
         let validation = want_validation
             && layers
                 .iter()
-                .any(|l| name_of(&l.layer_name) == Some(VALIDATION_LAYER));
+                .any(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER));
         if want_validation && !validation {
             log::warn!("validation asked for, but {VALIDATION_LAYER:?} is not installed");
         }
