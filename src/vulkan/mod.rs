@@ -18,6 +18,7 @@
 //! wrapped (`from_raw`), so upper layers have escape hatches.
 
 mod adapter;
+mod barrier;
 mod command;
 mod conv;
 mod device;
@@ -74,6 +75,11 @@ pub(crate) struct DeviceShared {
     pub(crate) limits: wgt::Limits,
     pub(crate) timestamp_period: f32,
     pub(crate) counters: crate::HalCounters,
+    /// What the adapter reported (properties, feature bits, extensions).
+    pub(crate) physical: adapter::PhysicalInfo,
+    /// Guards the one queue: `vkQueueSubmit2` and `vkDeviceWaitIdle` need
+    /// it externally synchronised.
+    pub(crate) queue_lock: parking_lot::Mutex<()>,
 }
 
 impl std::fmt::Debug for DeviceShared {
@@ -96,8 +102,6 @@ pub struct Device {
 pub struct Queue {
     pub(crate) raw: vk::Queue,
     pub(crate) device: Arc<DeviceShared>,
-    /// `vkQueueSubmit2` needs external synchronisation of the queue.
-    pub(crate) submit_lock: parking_lot::Mutex<()>,
 }
 
 /// A Vulkan buffer and the memory bound to it.
@@ -122,6 +126,8 @@ pub struct Texture {
     pub(crate) mip_level_count: u32,
     pub(crate) sample_count: u32,
     pub(crate) usage: wgt::TextureUsages,
+    /// Other formats views may use (the image is `MUTABLE_FORMAT` when non-empty).
+    pub(crate) view_formats: Vec<wgt::TextureFormat>,
 }
 
 /// A Vulkan image view.
@@ -201,6 +207,51 @@ raw_access!(
     CommandBuffer => vk::CommandBuffer,
     Queue => vk::Queue,
 );
+
+impl Texture {
+    /// The texture's format.
+    pub fn format(&self) -> wgt::TextureFormat {
+        self.format
+    }
+    /// The texture's extent.
+    pub fn size(&self) -> wgt::Extent3d {
+        self.size
+    }
+    /// Number of mip levels.
+    pub fn mip_level_count(&self) -> u32 {
+        self.mip_level_count
+    }
+    /// Samples per texel.
+    pub fn sample_count(&self) -> u32 {
+        self.sample_count
+    }
+    /// The usages it was created with.
+    pub fn usage(&self) -> wgt::TextureUsages {
+        self.usage
+    }
+}
+
+impl TextureView {
+    /// The view's format.
+    pub fn format(&self) -> wgt::TextureFormat {
+        self.format
+    }
+    /// The subresources it covers, with every count resolved.
+    pub fn range(&self) -> &wgt::ImageSubresourceRange {
+        &self.range
+    }
+}
+
+impl QuerySet {
+    /// The query type.
+    pub fn ty(&self) -> wgt::QueryType {
+        self.ty
+    }
+    /// Number of queries.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+}
 
 macro_rules! dyn_resources {
     ($($ty:ident: $tr:ident),* $(,)?) => {$( impl crate::$tr for $ty {} )*};

@@ -1,0 +1,600 @@
+//! A physical device: what it can do, and opening a logical device on it.
+//!
+//! Probing reads properties, features and extensions once, into plain data
+//! ([`PhysicalInfo`]); capabilities are derived from that, and `open` enables
+//! exactly the Vulkan 1.3 baseline plus what the caller asked for.
+
+use std::ffi::{CStr, CString};
+use std::sync::Arc;
+
+use ash::vk;
+
+use super::{conv, instance::InstanceShared, memory::MemoryAllocator};
+use crate::{
+    AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures, OpenDevice,
+    OpenError,
+};
+
+/// Vulkan features keel-hal cares about, as plain booleans.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PhysicalFeatures {
+    pub(crate) sampler_anisotropy: bool,
+    pub(crate) image_cube_array: bool,
+    pub(crate) texture_compression_bc: bool,
+    pub(crate) texture_compression_etc2: bool,
+    pub(crate) texture_compression_astc_ldr: bool,
+    pub(crate) texture_compression_astc_hdr: bool,
+    pub(crate) shader_float64: bool,
+    pub(crate) shader_int16: bool,
+    pub(crate) shader_int64: bool,
+    pub(crate) shader_float16: bool,
+    pub(crate) timeline_semaphore: bool,
+    pub(crate) buffer_device_address: bool,
+    pub(crate) synchronization2: bool,
+    pub(crate) dynamic_rendering: bool,
+    pub(crate) maintenance4: bool,
+    pub(crate) acceleration_structure: bool,
+    pub(crate) ray_query: bool,
+    pub(crate) ray_tracing_pipeline: bool,
+}
+
+/// Ray-tracing limits, where the extensions exist.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RayLimits {
+    pub(crate) max_geometry_count: u64,
+    pub(crate) max_instance_count: u64,
+    pub(crate) max_primitive_count: u64,
+    pub(crate) max_per_stage_acceleration_structures: u32,
+    pub(crate) max_ray_recursion_depth: u32,
+    pub(crate) max_ray_dispatch_invocation_count: u32,
+}
+
+/// Everything keel-hal reads from a physical device, read once.
+#[derive(Clone, Debug)]
+pub(crate) struct PhysicalInfo {
+    pub(crate) properties: vk::PhysicalDeviceProperties,
+    /// maintenance4's `maxBufferSize`.
+    pub(crate) max_buffer_size: u64,
+    pub(crate) driver_name: String,
+    pub(crate) driver_info: String,
+    pub(crate) features: PhysicalFeatures,
+    pub(crate) extensions: Vec<CString>,
+    pub(crate) ray_limits: RayLimits,
+    /// The graphics + compute queue family used.
+    pub(crate) queue_family_index: u32,
+    pub(crate) timestamp_valid_bits: u32,
+}
+
+impl PhysicalInfo {
+    /// Whether the device has the extension.
+    pub(crate) fn has(&self, name: &CStr) -> bool {
+        self.extensions.iter().any(|e| e.as_c_str() == name)
+    }
+}
+
+/// A Vulkan physical device that meets keel-hal's baseline.
+#[derive(Debug)]
+pub struct Adapter {
+    pub(crate) raw: vk::PhysicalDevice,
+    pub(crate) instance: Arc<InstanceShared>,
+    pub(crate) info: PhysicalInfo,
+    pub(crate) capabilities: Capabilities,
+}
+
+impl Adapter {
+    /// The raw `VkPhysicalDevice`.
+    pub fn raw(&self) -> vk::PhysicalDevice {
+        self.raw
+    }
+}
+
+/// Probes a physical device; `None` (logged) when it is below the baseline.
+///
+/// # Safety
+/// `pd` was enumerated from `instance`.
+pub(super) unsafe fn expose(
+    instance: &Arc<InstanceShared>,
+    pd: vk::PhysicalDevice,
+) -> Option<ExposedAdapter<super::Api>> {
+    // SAFETY: forwarded contract.
+    let info = match unsafe { probe(&instance.raw, pd) } {
+        Ok(info) => info,
+        Err(reason) => {
+            log::info!("skipping Vulkan adapter: {reason}");
+            return None;
+        }
+    };
+    let p = &info.properties;
+    let v = p.api_version;
+    let adapter_info = AdapterInfo {
+        name: name_string(p.device_name_as_c_str()),
+        vendor: p.vendor_id,
+        device: p.device_id,
+        device_type: match p.device_type {
+            vk::PhysicalDeviceType::DISCRETE_GPU => wgt::DeviceType::DiscreteGpu,
+            vk::PhysicalDeviceType::INTEGRATED_GPU => wgt::DeviceType::IntegratedGpu,
+            vk::PhysicalDeviceType::VIRTUAL_GPU => wgt::DeviceType::VirtualGpu,
+            vk::PhysicalDeviceType::CPU => wgt::DeviceType::Cpu,
+            _ => wgt::DeviceType::Other,
+        },
+        driver: info.driver_name.clone(),
+        driver_info: info.driver_info.clone(),
+        api_version: (
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v),
+        ),
+        backend: Backend::Vulkan,
+    };
+    let capabilities = Capabilities {
+        features: conv::map_features(&info, |f| {
+            // SAFETY: `pd` belongs to this instance.
+            unsafe { format_supported(&instance.raw, pd, f) }
+        }),
+        hal_features: hal_features(&info),
+        limits: conv::map_limits(&info),
+        timestamp_period: info.properties.limits.timestamp_period,
+    };
+    Some(ExposedAdapter {
+        adapter: Adapter {
+            raw: pd,
+            instance: instance.clone(),
+            info,
+            capabilities: capabilities.clone(),
+        },
+        info: adapter_info,
+        capabilities,
+    })
+}
+
+/// A Vulkan name as a `String` (empty if the driver did not terminate it).
+fn name_string(name: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String {
+    name.map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Reads the device; `Err` explains why it does not meet the baseline.
+///
+/// # Safety
+/// `pd` was enumerated from `instance`.
+unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<PhysicalInfo, String> {
+    // SAFETY: valid physical device of this instance (all calls below).
+    let properties = unsafe { instance.get_physical_device_properties(pd) };
+    let name = name_string(properties.device_name_as_c_str());
+    let v = properties.api_version;
+    if v < super::instance::API_VERSION {
+        return Err(format!(
+            "{name} supports Vulkan {}.{}.{}, keel-hal needs 1.3",
+            vk::api_version_major(v),
+            vk::api_version_minor(v),
+            vk::api_version_patch(v)
+        ));
+    }
+    // SAFETY: as above.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+    let wanted = vk::QueueFlags::GRAPHICS | vk::QueueFlags::COMPUTE;
+    let Some((family, family_props)) = families
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.queue_flags.contains(wanted) && f.queue_count > 0)
+    else {
+        return Err(format!("{name} has no graphics + compute queue family"));
+    };
+    // SAFETY: as above.
+    let ext_props = unsafe { instance.enumerate_device_extension_properties(pd) }
+        .map_err(|e| format!("{name}: vkEnumerateDeviceExtensionProperties failed: {e:?}"))?;
+    let extensions: Vec<CString> = ext_props
+        .iter()
+        .filter_map(|e| e.extension_name_as_c_str().ok().map(CStr::to_owned))
+        .collect();
+    let has = |n: &CStr| extensions.iter().any(|e| e.as_c_str() == n);
+    let has_as = has(ash::khr::acceleration_structure::NAME);
+    let has_rq = has(ash::khr::ray_query::NAME);
+    let has_rt = has(ash::khr::ray_tracing_pipeline::NAME);
+
+    // Properties.
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
+    let mut as_props = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
+    let mut rt_props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut driver)
+        .push_next(&mut p13);
+    if has_as {
+        props2 = props2.push_next(&mut as_props);
+    }
+    if has_rt {
+        props2 = props2.push_next(&mut rt_props);
+    }
+    // SAFETY: the chain holds only structs of core 1.3 or supported extensions.
+    unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
+
+    // Features.
+    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+    let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
+    let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+    let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
+    let mut rt_f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
+    let mut features2 = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut f12)
+        .push_next(&mut f13);
+    if has_as {
+        features2 = features2.push_next(&mut as_f);
+    }
+    if has_rq {
+        features2 = features2.push_next(&mut rq_f);
+    }
+    if has_rt {
+        features2 = features2.push_next(&mut rt_f);
+    }
+    // SAFETY: as above.
+    unsafe { instance.get_physical_device_features2(pd, &mut features2) };
+    let core = features2.features;
+
+    let b = |v: vk::Bool32| v == vk::TRUE;
+    let features = PhysicalFeatures {
+        sampler_anisotropy: b(core.sampler_anisotropy),
+        image_cube_array: b(core.image_cube_array),
+        texture_compression_bc: b(core.texture_compression_bc),
+        texture_compression_etc2: b(core.texture_compression_etc2),
+        texture_compression_astc_ldr: b(core.texture_compression_astc_ldr),
+        texture_compression_astc_hdr: b(f13.texture_compression_astc_hdr),
+        shader_float64: b(core.shader_float64),
+        shader_int16: b(core.shader_int16),
+        shader_int64: b(core.shader_int64),
+        shader_float16: b(f12.shader_float16),
+        timeline_semaphore: b(f12.timeline_semaphore),
+        buffer_device_address: b(f12.buffer_device_address),
+        synchronization2: b(f13.synchronization2),
+        dynamic_rendering: b(f13.dynamic_rendering),
+        maintenance4: b(f13.maintenance4),
+        acceleration_structure: has_as && b(as_f.acceleration_structure),
+        ray_query: has_rq && b(rq_f.ray_query),
+        ray_tracing_pipeline: has_rt && b(rt_f.ray_tracing_pipeline),
+    };
+    if !(features.synchronization2
+        && features.dynamic_rendering
+        && features.timeline_semaphore
+        && features.maintenance4)
+    {
+        return Err(format!(
+            "{name} lacks a Vulkan 1.3 baseline feature (synchronization2, dynamicRendering, \
+             timelineSemaphore, maintenance4)"
+        ));
+    }
+    let ray_limits = RayLimits {
+        max_geometry_count: as_props.max_geometry_count,
+        max_instance_count: as_props.max_instance_count,
+        max_primitive_count: as_props.max_primitive_count,
+        max_per_stage_acceleration_structures: as_props
+            .max_per_stage_descriptor_acceleration_structures,
+        max_ray_recursion_depth: rt_props.max_ray_recursion_depth,
+        max_ray_dispatch_invocation_count: rt_props.max_ray_dispatch_invocation_count,
+    };
+    Ok(PhysicalInfo {
+        properties,
+        max_buffer_size: p13.max_buffer_size,
+        driver_name: name_string(driver.driver_name_as_c_str()),
+        driver_info: name_string(driver.driver_info_as_c_str()),
+        features,
+        extensions,
+        ray_limits,
+        queue_family_index: family as u32,
+        timestamp_valid_bits: family_props.timestamp_valid_bits,
+    })
+}
+
+/// keel-hal capabilities, from extension presence and feature bits.
+fn hal_features(info: &PhysicalInfo) -> HalFeatures {
+    let mut f = HalFeatures::SHADER_EXECUTION;
+    let has_as = info.features.acceleration_structure
+        && info.features.buffer_device_address
+        && info.has(ash::khr::deferred_host_operations::NAME);
+    f.set(HalFeatures::ACCELERATION_STRUCTURE, has_as);
+    f.set(HalFeatures::RAY_QUERY, has_as && info.features.ray_query);
+    f.set(
+        HalFeatures::RAY_TRACING_PIPELINE,
+        has_as && info.features.ray_tracing_pipeline,
+    );
+    let fd = info.has(ash::khr::external_memory_fd::NAME);
+    f.set(HalFeatures::EXTERNAL_MEMORY_FD, fd);
+    f.set(
+        HalFeatures::EXTERNAL_MEMORY_DMA_BUF,
+        fd && info.has(ash::ext::external_memory_dma_buf::NAME),
+    );
+    f.set(
+        HalFeatures::EXTERNAL_MEMORY_HOST,
+        info.has(ash::ext::external_memory_host::NAME),
+    );
+    f.set(
+        HalFeatures::EXTERNAL_SEMAPHORE_FD,
+        info.has(ash::khr::external_semaphore_fd::NAME),
+    );
+    f.set(
+        HalFeatures::DRM_FORMAT_MODIFIER,
+        info.has(ash::ext::image_drm_format_modifier::NAME),
+    );
+    f
+}
+
+/// Whether a format can be sampled with optimal tiling (used for feature reporting).
+///
+/// # Safety
+/// `pd` belongs to `instance`.
+unsafe fn format_supported(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    format: wgt::TextureFormat,
+) -> bool {
+    let vk_format = conv::map_texture_format(format);
+    if vk_format == vk::Format::UNDEFINED {
+        return false;
+    }
+    // SAFETY: forwarded contract.
+    let props = unsafe { instance.get_physical_device_format_properties(pd, vk_format) };
+    props
+        .optimal_tiling_features
+        .contains(vk::FormatFeatureFlags::SAMPLED_IMAGE)
+}
+
+/// Device extensions needed for the requested features, in enable order.
+fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'static CStr> {
+    let mut out = Vec::new();
+    let rt = hal.contains(HalFeatures::RAY_TRACING_PIPELINE)
+        || features.contains(wgt::Features::EXPERIMENTAL_RAY_TRACING_PIPELINES);
+    let rq = hal.contains(HalFeatures::RAY_QUERY)
+        || features.contains(wgt::Features::EXPERIMENTAL_RAY_QUERY);
+    if rt || rq || hal.contains(HalFeatures::ACCELERATION_STRUCTURE) {
+        out.push(ash::khr::acceleration_structure::NAME);
+        out.push(ash::khr::deferred_host_operations::NAME);
+    }
+    if rq {
+        out.push(ash::khr::ray_query::NAME);
+    }
+    if rt {
+        out.push(ash::khr::ray_tracing_pipeline::NAME);
+    }
+    let dma_buf = hal.contains(HalFeatures::EXTERNAL_MEMORY_DMA_BUF)
+        || features.contains(wgt::Features::VULKAN_EXTERNAL_MEMORY_DMA_BUF);
+    if dma_buf
+        || hal.contains(HalFeatures::EXTERNAL_MEMORY_FD)
+        || features.contains(wgt::Features::VULKAN_EXTERNAL_MEMORY_FD)
+    {
+        out.push(ash::khr::external_memory_fd::NAME);
+    }
+    if dma_buf {
+        out.push(ash::ext::external_memory_dma_buf::NAME);
+    }
+    if hal.contains(HalFeatures::EXTERNAL_MEMORY_HOST) {
+        out.push(ash::ext::external_memory_host::NAME);
+    }
+    if hal.contains(HalFeatures::EXTERNAL_SEMAPHORE_FD) {
+        out.push(ash::khr::external_semaphore_fd::NAME);
+    }
+    if hal.contains(HalFeatures::DRM_FORMAT_MODIFIER) {
+        out.push(ash::ext::image_drm_format_modifier::NAME);
+    }
+    out
+}
+
+/// Checks a device request against the adapter's capabilities.
+fn check_request(caps: &Capabilities, desc: &DeviceDescriptor) -> Result<wgt::Limits, OpenError> {
+    let missing = desc.required_features - caps.features;
+    if !missing.is_empty() {
+        return Err(OpenError::MissingFeatures(missing));
+    }
+    let missing = desc.required_hal_features - caps.hal_features;
+    if !missing.is_empty() {
+        return Err(OpenError::MissingCapabilities(missing));
+    }
+    let Some(limits) = &desc.required_limits else {
+        return Ok(caps.limits.clone());
+    };
+    let mut exceeded = None;
+    limits.check_limits_with_fail_fn(&caps.limits, true, |name, requested, allowed| {
+        exceeded = Some(OpenError::LimitExceeded {
+            name,
+            requested,
+            allowed,
+        });
+    });
+    match exceeded {
+        Some(e) => Err(e),
+        None => Ok(limits.clone()),
+    }
+}
+
+impl crate::Adapter for Adapter {
+    type A = super::Api;
+
+    unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<OpenDevice<super::Api>, OpenError> {
+        let limits = check_request(&self.capabilities, desc)?;
+        let features = desc.required_features;
+        let hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
+        let extensions = required_extensions(features, hal);
+        let ext_ptrs: Vec<_> = extensions.iter().map(|e| e.as_ptr()).collect();
+        let enabled_as = extensions.contains(&ash::khr::acceleration_structure::NAME);
+        let enabled_rq = extensions.contains(&ash::khr::ray_query::NAME);
+        let enabled_rt = extensions.contains(&ash::khr::ray_tracing_pipeline::NAME);
+        let pf = &self.info.features;
+
+        let core = vk::PhysicalDeviceFeatures::default()
+            .sampler_anisotropy(pf.sampler_anisotropy)
+            .image_cube_array(pf.image_cube_array)
+            .texture_compression_bc(features.contains(wgt::Features::TEXTURE_COMPRESSION_BC))
+            .texture_compression_etc2(features.contains(wgt::Features::TEXTURE_COMPRESSION_ETC2))
+            .texture_compression_astc_ldr(
+                features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC),
+            )
+            .shader_float64(features.contains(wgt::Features::SHADER_F64))
+            .shader_int16(features.contains(wgt::Features::SHADER_I16))
+            .shader_int64(features.contains(wgt::Features::SHADER_INT64));
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+            .timeline_semaphore(true)
+            .buffer_device_address(pf.buffer_device_address)
+            .shader_float16(features.contains(wgt::Features::SHADER_F16));
+        let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
+            .synchronization2(true)
+            .dynamic_rendering(true)
+            .maintenance4(true)
+            .texture_compression_astc_hdr(
+                features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC_HDR),
+            );
+        let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
+            .acceleration_structure(true);
+        let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
+        let mut rt_f =
+            vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);
+
+        let priorities = [1.0f32];
+        let queue_info = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(self.info.queue_family_index)
+            .queue_priorities(&priorities)];
+        let mut create_info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_info)
+            .enabled_extension_names(&ext_ptrs)
+            .enabled_features(&core)
+            .push_next(&mut f12)
+            .push_next(&mut f13);
+        if enabled_as {
+            create_info = create_info.push_next(&mut as_f);
+        }
+        if enabled_rq {
+            create_info = create_info.push_next(&mut rq_f);
+        }
+        if enabled_rt {
+            create_info = create_info.push_next(&mut rt_f);
+        }
+
+        let instance = &self.instance;
+        // SAFETY: `self.raw` belongs to this instance; every pointer in
+        // `create_info` outlives the call; features and extensions were
+        // checked against the adapter.
+        let raw = unsafe { instance.raw.create_device(self.raw, &create_info, None) }.map_err(
+            |e| match e {
+                vk::Result::ERROR_EXTENSION_NOT_PRESENT | vk::Result::ERROR_FEATURE_NOT_PRESENT => {
+                    OpenError::Unsupported(format!("vkCreateDevice: {e:?}"))
+                }
+                other => OpenError::Device(super::map_err(other)),
+            },
+        )?;
+        #[cfg(feature = "fault-injection")]
+        // SAFETY: `raw` was just created from this instance.
+        let raw = unsafe { super::fault::wrap_device(instance, raw.handle()) };
+
+        // Nothing fallible may run between here and `DeviceShared` except
+        // the allocator, whose failure destroys the device.
+        let api_version = instance.api_version.min(self.info.properties.api_version);
+        // SAFETY: `raw` is a live device of this physical device and instance.
+        let memory = match unsafe {
+            MemoryAllocator::new(
+                &instance.raw,
+                &raw,
+                self.raw,
+                api_version,
+                pf.buffer_device_address,
+            )
+        } {
+            Ok(memory) => memory,
+            Err(e) => {
+                // SAFETY: nothing was created from the device yet.
+                unsafe { raw.destroy_device(None) };
+                return Err(OpenError::Device(super::map_err(e)));
+            }
+        };
+        let debug_utils = match &instance.debug_utils {
+            Some(_)
+                if instance
+                    .flags
+                    .intersects(crate::InstanceFlags::DEBUG | crate::InstanceFlags::VALIDATION) =>
+            {
+                Some(ash::ext::debug_utils::Device::new(&instance.raw, &raw))
+            }
+            _ => None,
+        };
+        // SAFETY: the family was created with one queue.
+        let queue = unsafe { raw.get_device_queue(self.info.queue_family_index, 0) };
+        let shared = Arc::new(super::DeviceShared {
+            raw,
+            instance: instance.clone(),
+            physical_device: self.raw,
+            queue_family_index: self.info.queue_family_index,
+            memory,
+            debug_utils,
+            features,
+            hal_features: hal,
+            limits,
+            timestamp_period: self.capabilities.timestamp_period,
+            counters: Default::default(),
+            physical: self.info.clone(),
+            queue_lock: parking_lot::Mutex::new(()),
+        });
+        if let Some(label) = desc.label {
+            // SAFETY: the device handle is live.
+            unsafe { super::device::set_object_name(&shared, shared.raw.handle(), label) };
+        }
+        Ok(OpenDevice {
+            device: super::Device {
+                shared: shared.clone(),
+            },
+            queue: super::Queue {
+                raw: queue,
+                device: shared,
+            },
+        })
+    }
+
+    fn texture_format_capabilities(
+        &self,
+        format: wgt::TextureFormat,
+    ) -> wgt::TextureFormatFeatures {
+        // SAFETY: `self.raw` belongs to this instance.
+        unsafe { texture_format_features(&self.instance.raw, self.raw, format) }
+    }
+}
+
+/// What a format supports with optimal tiling, in `wgpu-types` terms.
+///
+/// # Safety
+/// `pd` belongs to `instance`.
+pub(super) unsafe fn texture_format_features(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    format: wgt::TextureFormat,
+) -> wgt::TextureFormatFeatures {
+    let vk_format = conv::map_texture_format(format);
+    if vk_format == vk::Format::UNDEFINED {
+        return wgt::TextureFormatFeatures {
+            allowed_usages: wgt::TextureUsages::empty(),
+            flags: wgt::TextureFormatFeatureFlags::empty(),
+        };
+    }
+    // SAFETY: forwarded contract.
+    let props = unsafe { instance.get_physical_device_format_properties(pd, vk_format) };
+    let features = props.optimal_tiling_features;
+    let attachment =
+        vk::FormatFeatureFlags::COLOR_ATTACHMENT | vk::FormatFeatureFlags::DEPTH_STENCIL_ATTACHMENT;
+    let sample_counts = if features.intersects(attachment) {
+        let usage = if features.contains(vk::FormatFeatureFlags::COLOR_ATTACHMENT) {
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+        } else {
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
+        };
+        // SAFETY: forwarded contract; the format and usage are valid.
+        unsafe {
+            instance.get_physical_device_image_format_properties(
+                pd,
+                vk_format,
+                vk::ImageType::TYPE_2D,
+                vk::ImageTiling::OPTIMAL,
+                usage,
+                vk::ImageCreateFlags::empty(),
+            )
+        }
+        .map(|p| p.sample_counts)
+        .unwrap_or(vk::SampleCountFlags::TYPE_1)
+    } else {
+        vk::SampleCountFlags::TYPE_1
+    };
+    conv::map_format_features(features, sample_counts)
+}

@@ -1,0 +1,250 @@
+//! Usage states → synchronization2 scopes and image layouts.
+//!
+//! The hal's barriers name *usage states* ([`BufferUses`], [`TextureUses`]);
+//! Vulkan wants pipeline stages, access masks and, for images, a layout.
+//! This file is the one table between the two. A state with several flags
+//! takes the union of their stages and accesses.
+//!
+//! Rules the encoder builds on:
+//! * the empty buffer state and [`TextureUses::UNINITIALIZED`] have no
+//!   stage and no access (`NONE`): nothing earlier needs to finish;
+//! * only *writes* need to be made available, so a barrier's source access
+//!   is the [`writes`] among the old state's accesses;
+//! * a read-only → read-only change with the same layout orders nothing
+//!   ([`buffer_needs_barrier`], [`texture_needs_barrier`]).
+//!
+//! Shader stages are `PRE_RASTERIZATION_SHADERS | FRAGMENT_SHADER |
+//! COMPUTE_SHADER`: valid without the geometry/tessellation/mesh features.
+//! [`TextureUses::PRESENT`] maps to `PRESENT_SRC_KHR`, which is only valid on
+//! a device with `VK_KHR_swapchain`; without a surface nobody presents.
+
+use ash::vk;
+
+use crate::{BufferUses, TextureUses};
+
+/// Every shader stage a keel-hal pipeline may run, as sync2 stage bits.
+const SHADER_STAGES: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::from_raw(
+    vk::PipelineStageFlags2::PRE_RASTERIZATION_SHADERS.as_raw()
+        | vk::PipelineStageFlags2::FRAGMENT_SHADER.as_raw()
+        | vk::PipelineStageFlags2::COMPUTE_SHADER.as_raw(),
+);
+
+/// Depth/stencil tests happen in both fragment-test stages.
+const FRAGMENT_TESTS: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::from_raw(
+    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS.as_raw()
+        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS.as_raw(),
+);
+
+/// The buffer states that write.
+const BUFFER_WRITES: BufferUses = BufferUses::MAP_WRITE
+    .union(BufferUses::COPY_DST)
+    .union(BufferUses::STORAGE_READ_WRITE)
+    .union(BufferUses::QUERY_RESOLVE);
+
+/// The texture states that write (or, for `UNINITIALIZED`, discard).
+const TEXTURE_WRITES: TextureUses = TextureUses::UNINITIALIZED
+    .union(TextureUses::COPY_DST)
+    .union(TextureUses::COLOR_TARGET)
+    .union(TextureUses::DEPTH_STENCIL_WRITE)
+    .union(TextureUses::STORAGE_READ_WRITE);
+
+/// Every write access the tables above produce.
+const WRITE_ACCESS: vk::AccessFlags2 = vk::AccessFlags2::from_raw(
+    vk::AccessFlags2::HOST_WRITE.as_raw()
+        | vk::AccessFlags2::TRANSFER_WRITE.as_raw()
+        | vk::AccessFlags2::SHADER_STORAGE_WRITE.as_raw()
+        | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE.as_raw()
+        | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE.as_raw(),
+);
+
+/// Stage and access of one buffer state flag.
+fn buffer_flag_scope(flag: BufferUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    use vk::AccessFlags2 as A;
+    use vk::PipelineStageFlags2 as S;
+    match flag {
+        BufferUses::MAP_READ => (S::HOST, A::HOST_READ),
+        BufferUses::MAP_WRITE => (S::HOST, A::HOST_WRITE),
+        BufferUses::COPY_SRC => (S::ALL_TRANSFER, A::TRANSFER_READ),
+        BufferUses::COPY_DST | BufferUses::QUERY_RESOLVE => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
+        BufferUses::INDEX => (S::INDEX_INPUT, A::INDEX_READ),
+        BufferUses::VERTEX => (S::VERTEX_ATTRIBUTE_INPUT, A::VERTEX_ATTRIBUTE_READ),
+        BufferUses::UNIFORM => (SHADER_STAGES, A::UNIFORM_READ),
+        BufferUses::STORAGE_READ_ONLY => (SHADER_STAGES, A::SHADER_STORAGE_READ),
+        BufferUses::STORAGE_READ_WRITE => (
+            SHADER_STAGES,
+            A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
+        ),
+        BufferUses::INDIRECT => (S::DRAW_INDIRECT, A::INDIRECT_COMMAND_READ),
+        // Unknown bits (none today) order nothing.
+        _ => (S::NONE, A::NONE),
+    }
+}
+
+/// Stage and access of one texture state flag.
+fn texture_flag_scope(flag: TextureUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    use vk::AccessFlags2 as A;
+    use vk::PipelineStageFlags2 as S;
+    match flag {
+        TextureUses::COPY_SRC => (S::ALL_TRANSFER, A::TRANSFER_READ),
+        TextureUses::COPY_DST => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
+        TextureUses::RESOURCE => (SHADER_STAGES, A::SHADER_SAMPLED_READ),
+        TextureUses::COLOR_TARGET => (
+            S::COLOR_ATTACHMENT_OUTPUT,
+            A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE,
+        ),
+        TextureUses::DEPTH_STENCIL_READ => (FRAGMENT_TESTS, A::DEPTH_STENCIL_ATTACHMENT_READ),
+        TextureUses::DEPTH_STENCIL_WRITE => (
+            FRAGMENT_TESTS,
+            A::DEPTH_STENCIL_ATTACHMENT_READ | A::DEPTH_STENCIL_ATTACHMENT_WRITE,
+        ),
+        TextureUses::STORAGE_READ_ONLY => (SHADER_STAGES, A::SHADER_STORAGE_READ),
+        TextureUses::STORAGE_READ_WRITE => (
+            SHADER_STAGES,
+            A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
+        ),
+        // UNINITIALIZED: nothing to wait for. PRESENT: the presentation
+        // engine is ordered by semaphores, not by this barrier.
+        _ => (S::NONE, A::NONE),
+    }
+}
+
+/// The stages and accesses of a buffer state (the union over its flags).
+pub(super) fn buffer_scope(usage: BufferUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    usage.iter().map(buffer_flag_scope).fold(
+        (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
+        |acc, s| (acc.0 | s.0, acc.1 | s.1),
+    )
+}
+
+/// The stages and accesses of a texture state (the union over its flags).
+pub(super) fn texture_scope(usage: TextureUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    usage.iter().map(texture_flag_scope).fold(
+        (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
+        |acc, s| (acc.0 | s.0, acc.1 | s.1),
+    )
+}
+
+/// The writes among `access`: what a barrier out of a state must make
+/// available (making reads available means nothing).
+pub(super) fn writes(access: vk::AccessFlags2) -> vk::AccessFlags2 {
+    access & WRITE_ACCESS
+}
+
+/// The image layout a texture state puts the texture in.
+///
+/// A single state has its optimal layout; sampling while bound as a
+/// read-only depth attachment shares `DEPTH_STENCIL_READ_ONLY_OPTIMAL`;
+/// storage and other mixtures use `GENERAL`.
+pub(super) fn texture_layout(usage: TextureUses) -> vk::ImageLayout {
+    use vk::ImageLayout as L;
+    const DEPTH_READ: TextureUses = TextureUses::DEPTH_STENCIL_READ.union(TextureUses::RESOURCE);
+    match usage {
+        TextureUses::UNINITIALIZED => L::UNDEFINED,
+        TextureUses::PRESENT => L::PRESENT_SRC_KHR,
+        TextureUses::COPY_SRC => L::TRANSFER_SRC_OPTIMAL,
+        TextureUses::COPY_DST => L::TRANSFER_DST_OPTIMAL,
+        TextureUses::RESOURCE => L::SHADER_READ_ONLY_OPTIMAL,
+        TextureUses::COLOR_TARGET => L::COLOR_ATTACHMENT_OPTIMAL,
+        TextureUses::DEPTH_STENCIL_WRITE => L::DEPTH_STENCIL_ATTACHMENT_OPTIMAL,
+        TextureUses::DEPTH_STENCIL_READ | DEPTH_READ => L::DEPTH_STENCIL_READ_ONLY_OPTIMAL,
+        _ => L::GENERAL,
+    }
+}
+
+/// Whether a buffer transition orders anything. Out of the empty state
+/// (no earlier GPU access; host writes before the submit are visible through
+/// the submit itself) and between read-only states it does not.
+pub(super) fn buffer_needs_barrier(from: BufferUses, to: BufferUses) -> bool {
+    !from.is_empty() && (from.intersects(BUFFER_WRITES) || to.intersects(BUFFER_WRITES))
+}
+
+/// Whether a texture transition orders anything or changes the layout.
+/// Between read-only states with the same layout it does neither.
+///
+/// A transition *to* `UNINITIALIZED` is not one Vulkan can express (no
+/// image may be moved to `UNDEFINED`) and is skipped: `UNINITIALIZED` is the
+/// state of new textures. To discard a used texture's contents, transition
+/// from its real state to the next usage.
+pub(super) fn texture_needs_barrier(from: TextureUses, to: TextureUses) -> bool {
+    if to.contains(TextureUses::UNINITIALIZED) {
+        return false;
+    }
+    from.intersects(TEXTURE_WRITES)
+        || to.intersects(TEXTURE_WRITES)
+        || texture_layout(from) != texture_layout(to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_resources_have_no_source_scope() {
+        assert_eq!(
+            buffer_scope(BufferUses::empty()),
+            (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
+        );
+        assert_eq!(
+            texture_scope(TextureUses::UNINITIALIZED),
+            (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
+        );
+        assert_eq!(
+            texture_layout(TextureUses::UNINITIALIZED),
+            vk::ImageLayout::UNDEFINED
+        );
+        assert!(!buffer_needs_barrier(
+            BufferUses::empty(),
+            BufferUses::COPY_DST
+        ));
+        assert!(texture_needs_barrier(
+            TextureUses::UNINITIALIZED,
+            TextureUses::COPY_DST
+        ));
+    }
+
+    #[test]
+    fn reads_need_no_barrier_writes_do() {
+        use BufferUses as B;
+        assert!(!buffer_needs_barrier(B::UNIFORM, B::UNIFORM));
+        assert!(!buffer_needs_barrier(B::VERTEX, B::INDEX | B::UNIFORM));
+        assert!(buffer_needs_barrier(B::COPY_DST, B::COPY_DST));
+        assert!(buffer_needs_barrier(B::UNIFORM, B::STORAGE_READ_WRITE));
+        use TextureUses as T;
+        assert!(!texture_needs_barrier(T::RESOURCE, T::RESOURCE));
+        assert!(texture_needs_barrier(T::RESOURCE, T::COPY_SRC));
+        assert!(texture_needs_barrier(
+            T::STORAGE_READ_WRITE,
+            T::STORAGE_READ_WRITE
+        ));
+        assert!(!texture_needs_barrier(T::COPY_DST, T::UNINITIALIZED));
+    }
+
+    #[test]
+    fn scopes_union_and_writes_mask() {
+        let (stage, access) = buffer_scope(BufferUses::COPY_SRC | BufferUses::INDEX);
+        assert_eq!(
+            stage,
+            vk::PipelineStageFlags2::ALL_TRANSFER | vk::PipelineStageFlags2::INDEX_INPUT
+        );
+        assert_eq!(
+            access,
+            vk::AccessFlags2::TRANSFER_READ | vk::AccessFlags2::INDEX_READ
+        );
+        assert_eq!(writes(access), vk::AccessFlags2::NONE);
+        let (_, access) = texture_scope(TextureUses::STORAGE_READ_WRITE | TextureUses::RESOURCE);
+        assert_eq!(writes(access), vk::AccessFlags2::SHADER_STORAGE_WRITE);
+    }
+
+    #[test]
+    fn layouts() {
+        use vk::ImageLayout as L;
+        use TextureUses as T;
+        assert_eq!(texture_layout(T::COPY_DST), L::TRANSFER_DST_OPTIMAL);
+        assert_eq!(
+            texture_layout(T::RESOURCE | T::DEPTH_STENCIL_READ),
+            L::DEPTH_STENCIL_READ_ONLY_OPTIMAL
+        );
+        assert_eq!(texture_layout(T::RESOURCE | T::COPY_SRC), L::GENERAL);
+        assert_eq!(texture_layout(T::STORAGE_READ_ONLY), L::GENERAL);
+    }
+}

@@ -1,0 +1,591 @@
+//! Command recording: the life cycle of command buffers, barriers, copies,
+//! debug markers and queries.
+//!
+//! An encoder owns one `VkCommandPool` and recycles its command buffers:
+//! `begin_encoding` takes a reset buffer from `free` (or allocates one),
+//! `end_encoding` hands it out, `reset_all` resets the whole pool with one
+//! `vkResetCommandPool` and puts the returned (and discarded) buffers back on
+//! `free`. Barriers and copy regions are converted into the vectors of
+//! [`Temp`], which keep their capacity, so recording allocates nothing once
+//! the encoder has warmed up. Barriers are synchronization2
+//! (`vkCmdPipelineBarrier2`); their scopes and layouts come from `barrier.rs`.
+//!
+//! Recording calls are `void` in Vulkan and stay `void` here. One that is
+//! made with no recording in progress (a broken contract) is logged and
+//! ignored rather than handed to the driver.
+
+use std::ffi::CStr;
+use std::ops::Range;
+
+use ash::vk;
+
+use super::{barrier, conv, Buffer, CommandBuffer, CommandEncoder, QuerySet, Texture};
+use crate::{
+    BufferBarrier, BufferCopy, BufferTextureCopy, DeviceError, TextureBarrier, TextureCopy,
+    TextureCopyBase, TextureUses,
+};
+
+/// Scratch vectors reused across recording calls, plus the encoder's label state.
+#[derive(Debug, Default)]
+pub(crate) struct Temp {
+    buffer_barriers: Vec<vk::BufferMemoryBarrier2<'static>>,
+    image_barriers: Vec<vk::ImageMemoryBarrier2<'static>>,
+    buffer_copies: Vec<vk::BufferCopy>,
+    buffer_image_copies: Vec<vk::BufferImageCopy>,
+    image_copies: Vec<vk::ImageCopy>,
+    /// Null-terminated copy of a label too long for the stack buffer.
+    label: Vec<u8>,
+    /// `begin_encoding` opened a debug label region that `end_encoding` closes.
+    encoding_label_open: bool,
+}
+
+// SAFETY: the only raw pointers in `Temp` are the `p_next` fields of the
+// barrier structs, which this file never sets: they are always null. Every
+// other field is plain data, and `&mut CommandEncoder` serialises all use.
+unsafe impl Send for Temp {}
+// SAFETY: as above; through a shared reference (only `Debug` uses one) the
+// fields are plain data and null pointers.
+unsafe impl Sync for Temp {}
+
+/// Labels shorter than this are terminated in a stack buffer.
+const INLINE_LABEL: usize = 64;
+
+/// Calls `f` with `label` as a C string: in a stack buffer when it is short,
+/// else in `scratch` (which keeps its capacity). An interior NUL ends the label.
+fn with_c_label<R>(scratch: &mut Vec<u8>, label: &str, f: impl FnOnce(&CStr) -> R) -> R {
+    let bytes = label.as_bytes();
+    let mut inline = [0u8; INLINE_LABEL];
+    let terminated: &[u8] = if bytes.len() < INLINE_LABEL {
+        inline[..bytes.len()].copy_from_slice(bytes);
+        &inline
+    } else {
+        scratch.clear();
+        scratch.extend_from_slice(bytes);
+        scratch.push(0);
+        scratch
+    };
+    // Both buffers hold a NUL, so this cannot fail; the empty label is a
+    // harmless answer if it ever did.
+    f(CStr::from_bytes_until_nul(terminated).unwrap_or_default())
+}
+
+/// Where one side of a texture copy lies. For D3 textures the copy's depth is
+/// depth (one layer, `origin.z` picks the slice); otherwise it is the layer
+/// count, starting at `base.array_layer`.
+fn image_side(
+    texture: &Texture,
+    base: &TextureCopyBase,
+    depth_or_layers: u32,
+) -> (vk::ImageSubresourceLayers, vk::Offset3D) {
+    let is_3d = texture.dimension == wgt::TextureDimension::D3;
+    let subresource = vk::ImageSubresourceLayers {
+        aspect_mask: conv::map_aspect(texture.format, base.aspect),
+        mip_level: base.mip_level,
+        base_array_layer: base.array_layer,
+        layer_count: if is_3d { 1 } else { depth_or_layers },
+    };
+    let origin = if is_3d {
+        base.origin
+    } else {
+        wgt::Origin3d {
+            z: 0,
+            ..base.origin
+        }
+    };
+    (subresource, conv::map_origin(origin))
+}
+
+/// The extent of a copy. Its depth is a depth only when a texture it
+/// touches is 3D (a 2D-array ↔ 3D copy maps layers to slices).
+fn copy_extent(size: wgt::Extent3d, any_3d: bool) -> vk::Extent3D {
+    vk::Extent3D {
+        depth: if any_3d {
+            size.depth_or_array_layers
+        } else {
+            1
+        },
+        ..conv::map_extent(size)
+    }
+}
+
+/// A buffer ↔ image region. `bytes_per_row` and `rows_per_image` count rows
+/// of blocks; Vulkan wants texels.
+fn buffer_image_copy(texture: &Texture, region: &BufferTextureCopy) -> vk::BufferImageCopy {
+    let base = &region.texture_base;
+    let (block_width, block_height) = texture.format.block_dimensions();
+    // wgpu-types has no size for the depth of `Depth24Plus*` (its Vulkan
+    // format varies); every Vulkan format it maps to copies depth as 4 bytes.
+    let block_size = texture
+        .format
+        .block_copy_size(Some(base.aspect))
+        .unwrap_or(4);
+    let layout = &region.buffer_layout;
+    let (image_subresource, image_offset) =
+        image_side(texture, base, region.size.depth_or_array_layers);
+    vk::BufferImageCopy {
+        buffer_offset: layout.offset,
+        buffer_row_length: layout.bytes_per_row.map_or(0, |bytes| {
+            (bytes.checked_div(block_size).unwrap_or(0)).saturating_mul(block_width)
+        }),
+        buffer_image_height: layout
+            .rows_per_image
+            .map_or(0, |rows| rows.saturating_mul(block_height)),
+        image_subresource,
+        image_offset,
+        image_extent: copy_extent(region.size, texture.dimension == wgt::TextureDimension::D3),
+    }
+}
+
+impl CommandEncoder {
+    /// The command buffer being recorded; logs and answers `None` when there
+    /// is none (the caller broke the "recording" contract).
+    fn recording(&self) -> Option<vk::CommandBuffer> {
+        if self.active.is_none() {
+            log::error!("keel-hal: command recorded with no recording in progress; ignored");
+        }
+        self.active
+    }
+
+    /// Allocates one primary command buffer from the pool.
+    fn allocate(&self) -> Result<vk::CommandBuffer, DeviceError> {
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: `self.pool` is this device's live pool (the encoder owns
+        // it until `destroy_command_encoder`), and `&self` reached through
+        // the trait's `&mut self` methods serialises access to it.
+        let raws =
+            unsafe { self.device.raw.allocate_command_buffers(&info) }.map_err(super::map_err)?;
+        raws.first().copied().ok_or(DeviceError::Unexpected)
+    }
+}
+
+impl crate::CommandEncoder for CommandEncoder {
+    type A = super::Api;
+
+    unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError> {
+        if let Some(stale) = self.active.take() {
+            log::error!("keel-hal: begin_encoding during a recording; the old one is discarded");
+            self.discarded.push(stale);
+        }
+        let raw = match self.free.pop() {
+            Some(raw) => raw,
+            None => self.allocate()?,
+        };
+        let info = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: `raw` came from `self.pool` and is in the initial state:
+        // freshly allocated, or reset by `reset_all`'s pool reset, whose
+        // contract says none of its buffers was pending.
+        if let Err(err) = unsafe { self.device.raw.begin_command_buffer(raw, &info) } {
+            // Its state after a failed begin is not specified: the next
+            // pool reset makes it reusable, so it waits in `discarded`.
+            self.discarded.push(raw);
+            return Err(super::map_err(err));
+        }
+        self.active = Some(raw);
+        self.temp.encoding_label_open = false;
+        if let (Some(debug_utils), Some(label)) = (&self.device.debug_utils, label) {
+            with_c_label(&mut self.temp.label, label, |name| {
+                let info = vk::DebugUtilsLabelEXT::default().label_name(name);
+                // SAFETY: `raw` is recording (begun above); `info` and the
+                // name it points to live across the call.
+                unsafe { debug_utils.cmd_begin_debug_utils_label(raw, &info) };
+            });
+            self.temp.encoding_label_open = true;
+        }
+        Ok(())
+    }
+
+    unsafe fn discard_encoding(&mut self) {
+        self.temp.encoding_label_open = false;
+        if let Some(raw) = self.recording() {
+            self.active = None;
+            // Reset with the pool at the next `reset_all`.
+            self.discarded.push(raw);
+        }
+    }
+
+    unsafe fn end_encoding(&mut self) -> Result<CommandBuffer, DeviceError> {
+        let Some(raw) = self.recording() else {
+            return Err(DeviceError::Unexpected);
+        };
+        self.active = None;
+        if std::mem::take(&mut self.temp.encoding_label_open) {
+            if let Some(debug_utils) = &self.device.debug_utils {
+                // SAFETY: `raw` is recording, and the region `begin_encoding`
+                // opened is the innermost one (the trait contract pairs
+                // every `begin_debug_marker` with an `end_debug_marker`).
+                unsafe { debug_utils.cmd_end_debug_utils_label(raw) };
+            }
+        }
+        // SAFETY: `raw` is in the recording state (the trait contract: a
+        // recording is in progress), and the encoder serialises its pool.
+        match unsafe { self.device.raw.end_command_buffer(raw) } {
+            Ok(()) => Ok(CommandBuffer { raw }),
+            Err(err) => {
+                // Now invalid: only a reset makes it usable again.
+                self.discarded.push(raw);
+                Err(super::map_err(err))
+            }
+        }
+    }
+
+    /// Resets the whole pool once, then reuses the returned and discarded
+    /// buffers.
+    ///
+    /// The pool reset also resets buffers of this encoder that were *not*
+    /// returned. Those are never reused (only returned ones go to `free`) and
+    /// are freed with the pool, but they can no longer be submitted and must
+    /// not be pending: like every `reset_all`, call it only when the GPU is
+    /// done with everything this encoder recorded.
+    unsafe fn reset_all<I>(&mut self, command_buffers: I)
+    where
+        I: IntoIterator<Item = CommandBuffer>,
+    {
+        if let Some(raw) = self.active.take() {
+            log::error!("keel-hal: reset_all during a recording; the recording is discarded");
+            self.temp.encoding_label_open = false;
+            self.discarded.push(raw);
+        }
+        // SAFETY: the pool is this encoder's and `&mut self` serialises it;
+        // the trait contract says no buffer from this encoder is pending.
+        let reset = unsafe {
+            self.device
+                .raw
+                .reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty())
+        };
+        match reset {
+            Ok(()) => {
+                self.free
+                    .extend(command_buffers.into_iter().map(|cb| cb.raw));
+                self.free.append(&mut self.discarded);
+            }
+            Err(err) => {
+                // Nothing was reset: keep everything for the next attempt.
+                log::error!("keel-hal: vkResetCommandPool failed: {err:?}");
+                self.discarded
+                    .extend(command_buffers.into_iter().map(|cb| cb.raw));
+            }
+        }
+    }
+
+    unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, Buffer>]) {
+        let Some(raw) = self.recording() else { return };
+        let temp = &mut self.temp.buffer_barriers;
+        temp.clear();
+        temp.extend(
+            barriers
+                .iter()
+                .filter(|b| barrier::buffer_needs_barrier(b.usage.from, b.usage.to))
+                .map(|b| {
+                    let (src_stage, src_access) = barrier::buffer_scope(b.usage.from);
+                    let (dst_stage, dst_access) = barrier::buffer_scope(b.usage.to);
+                    vk::BufferMemoryBarrier2::default()
+                        .src_stage_mask(src_stage)
+                        .src_access_mask(barrier::writes(src_access))
+                        .dst_stage_mask(dst_stage)
+                        .dst_access_mask(dst_access)
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .buffer(b.buffer.raw)
+                        .offset(0)
+                        .size(vk::WHOLE_SIZE)
+                }),
+        );
+        if temp.is_empty() {
+            return;
+        }
+        let info = vk::DependencyInfo::default().buffer_memory_barriers(temp);
+        // SAFETY: recording (checked above); every buffer is alive and in
+        // `usage.from` (the trait contract), so the scopes are the real ones.
+        unsafe { self.device.raw.cmd_pipeline_barrier2(raw, &info) };
+    }
+
+    unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Texture>]) {
+        let Some(raw) = self.recording() else { return };
+        let temp = &mut self.temp.image_barriers;
+        temp.clear();
+        temp.extend(
+            barriers
+                .iter()
+                .filter(|b| barrier::texture_needs_barrier(b.usage.from, b.usage.to))
+                .map(|b| {
+                    let (src_stage, src_access) = barrier::texture_scope(b.usage.from);
+                    let (dst_stage, dst_access) = barrier::texture_scope(b.usage.to);
+                    vk::ImageMemoryBarrier2::default()
+                        .src_stage_mask(src_stage)
+                        .src_access_mask(barrier::writes(src_access))
+                        .dst_stage_mask(dst_stage)
+                        .dst_access_mask(dst_access)
+                        .old_layout(barrier::texture_layout(b.usage.from))
+                        .new_layout(barrier::texture_layout(b.usage.to))
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .image(b.texture.raw)
+                        .subresource_range(conv::map_subresource_range(&b.range, b.texture.format))
+                }),
+        );
+        if temp.is_empty() {
+            return;
+        }
+        let info = vk::DependencyInfo::default().image_memory_barriers(temp);
+        // SAFETY: recording (checked above); every texture is alive and each
+        // range really is in `usage.from` (the trait contract), so the old
+        // layouts and source scopes are the real ones.
+        unsafe { self.device.raw.cmd_pipeline_barrier2(raw, &info) };
+    }
+
+    unsafe fn clear_buffer(&mut self, buffer: &Buffer, range: Range<u64>) {
+        let Some(raw) = self.recording() else { return };
+        if range.is_empty() {
+            return;
+        }
+        // SAFETY: recording; the buffer is alive and in `COPY_DST`, the range
+        // lies inside it and is 4-byte aligned (the trait contract).
+        unsafe {
+            self.device.raw.cmd_fill_buffer(
+                raw,
+                buffer.raw,
+                range.start,
+                range.end - range.start,
+                0,
+            )
+        };
+    }
+
+    unsafe fn copy_buffer_to_buffer(&mut self, src: &Buffer, dst: &Buffer, regions: &[BufferCopy]) {
+        let Some(raw) = self.recording() else { return };
+        let temp = &mut self.temp.buffer_copies;
+        temp.clear();
+        temp.extend(
+            regions
+                .iter()
+                .filter(|r| r.size != 0)
+                .map(|r| vk::BufferCopy {
+                    src_offset: r.src_offset,
+                    dst_offset: r.dst_offset,
+                    size: r.size,
+                }),
+        );
+        if temp.is_empty() {
+            return;
+        }
+        // SAFETY: recording; both buffers alive, `src` in `COPY_SRC`, `dst`
+        // in `COPY_DST`, regions inside both and not overlapping (the trait
+        // contract).
+        unsafe { self.device.raw.cmd_copy_buffer(raw, src.raw, dst.raw, temp) };
+    }
+
+    unsafe fn copy_buffer_to_texture(
+        &mut self,
+        src: &Buffer,
+        dst: &Texture,
+        regions: &[BufferTextureCopy],
+    ) {
+        let Some(raw) = self.recording() else { return };
+        let temp = &mut self.temp.buffer_image_copies;
+        temp.clear();
+        temp.extend(regions.iter().map(|r| buffer_image_copy(dst, r)));
+        if temp.is_empty() {
+            return;
+        }
+        let layout = barrier::texture_layout(TextureUses::COPY_DST);
+        // SAFETY: recording; `src` in `COPY_SRC`, `dst` in `COPY_DST` (so in
+        // `layout`), regions inside both and block-aligned (the trait contract).
+        unsafe {
+            self.device
+                .raw
+                .cmd_copy_buffer_to_image(raw, src.raw, dst.raw, layout, temp)
+        };
+    }
+
+    unsafe fn copy_texture_to_buffer(
+        &mut self,
+        src: &Texture,
+        src_usage: TextureUses,
+        dst: &Buffer,
+        regions: &[BufferTextureCopy],
+    ) {
+        let Some(raw) = self.recording() else { return };
+        let temp = &mut self.temp.buffer_image_copies;
+        temp.clear();
+        temp.extend(regions.iter().map(|r| buffer_image_copy(src, r)));
+        if temp.is_empty() {
+            return;
+        }
+        let layout = barrier::texture_layout(src_usage);
+        // SAFETY: recording; `src` is in `src_usage` (so in `layout`), `dst`
+        // in `COPY_DST`, regions inside both (the trait contract).
+        unsafe {
+            self.device
+                .raw
+                .cmd_copy_image_to_buffer(raw, src.raw, layout, dst.raw, temp)
+        };
+    }
+
+    unsafe fn copy_texture_to_texture(
+        &mut self,
+        src: &Texture,
+        src_usage: TextureUses,
+        dst: &Texture,
+        regions: &[TextureCopy],
+    ) {
+        let Some(raw) = self.recording() else { return };
+        let any_3d = src.dimension == wgt::TextureDimension::D3
+            || dst.dimension == wgt::TextureDimension::D3;
+        let temp = &mut self.temp.image_copies;
+        temp.clear();
+        temp.extend(regions.iter().map(|r| {
+            let layers = r.size.depth_or_array_layers;
+            let (src_subresource, src_offset) = image_side(src, &r.src_base, layers);
+            let (dst_subresource, dst_offset) = image_side(dst, &r.dst_base, layers);
+            vk::ImageCopy {
+                src_subresource,
+                src_offset,
+                dst_subresource,
+                dst_offset,
+                extent: copy_extent(r.size, any_3d),
+            }
+        }));
+        if temp.is_empty() {
+            return;
+        }
+        let src_layout = barrier::texture_layout(src_usage);
+        let dst_layout = barrier::texture_layout(TextureUses::COPY_DST);
+        // SAFETY: recording; `src` in `src_usage`, `dst` in `COPY_DST` (so in
+        // the layouts given), formats copy-compatible, regions inside both
+        // (the trait contract).
+        unsafe {
+            self.device
+                .raw
+                .cmd_copy_image(raw, src.raw, src_layout, dst.raw, dst_layout, temp)
+        };
+    }
+
+    unsafe fn begin_debug_marker(&mut self, label: &str) {
+        let Some(raw) = self.recording() else { return };
+        let Some(debug_utils) = &self.device.debug_utils else {
+            return;
+        };
+        with_c_label(&mut self.temp.label, label, |name| {
+            let info = vk::DebugUtilsLabelEXT::default().label_name(name);
+            // SAFETY: recording; `info` and its name live across the call.
+            unsafe { debug_utils.cmd_begin_debug_utils_label(raw, &info) };
+        });
+    }
+
+    unsafe fn end_debug_marker(&mut self) {
+        let Some(raw) = self.recording() else { return };
+        if let Some(debug_utils) = &self.device.debug_utils {
+            // SAFETY: recording, with a region open (the trait contract).
+            unsafe { debug_utils.cmd_end_debug_utils_label(raw) };
+        }
+    }
+
+    unsafe fn insert_debug_marker(&mut self, label: &str) {
+        let Some(raw) = self.recording() else { return };
+        let Some(debug_utils) = &self.device.debug_utils else {
+            return;
+        };
+        with_c_label(&mut self.temp.label, label, |name| {
+            let info = vk::DebugUtilsLabelEXT::default().label_name(name);
+            // SAFETY: recording; `info` and its name live across the call.
+            unsafe { debug_utils.cmd_insert_debug_utils_label(raw, &info) };
+        });
+    }
+
+    unsafe fn reset_queries(&mut self, set: &QuerySet, range: Range<u32>) {
+        let Some(raw) = self.recording() else { return };
+        if range.is_empty() {
+            return;
+        }
+        // SAFETY: recording; the set is alive and the range lies in it (the
+        // trait contract).
+        unsafe {
+            self.device
+                .raw
+                .cmd_reset_query_pool(raw, set.raw, range.start, range.end - range.start)
+        };
+    }
+
+    unsafe fn begin_query(&mut self, set: &QuerySet, index: u32) {
+        let Some(raw) = self.recording() else { return };
+        // SAFETY: recording; an occlusion set, the query reset and not active
+        // (the trait contract).
+        unsafe {
+            self.device
+                .raw
+                .cmd_begin_query(raw, set.raw, index, vk::QueryControlFlags::empty())
+        };
+    }
+
+    unsafe fn end_query(&mut self, set: &QuerySet, index: u32) {
+        let Some(raw) = self.recording() else { return };
+        // SAFETY: recording; the query is active (the trait contract).
+        unsafe { self.device.raw.cmd_end_query(raw, set.raw, index) };
+    }
+
+    unsafe fn write_timestamp(&mut self, set: &QuerySet, index: u32) {
+        let Some(raw) = self.recording() else { return };
+        // SAFETY: recording; a timestamp set whose query was reset (the
+        // trait contract).
+        unsafe {
+            self.device.raw.cmd_write_timestamp2(
+                raw,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                set.raw,
+                index,
+            )
+        };
+    }
+
+    unsafe fn copy_query_results(
+        &mut self,
+        set: &QuerySet,
+        range: Range<u32>,
+        buffer: &Buffer,
+        offset: u64,
+        stride: u64,
+    ) {
+        let Some(raw) = self.recording() else { return };
+        if range.is_empty() {
+            return;
+        }
+        // SAFETY: recording; every query in the range was written, the buffer
+        // is in `QUERY_RESOLVE`/`COPY_DST` with room, `offset` and `stride`
+        // are multiples of 8 (the trait contract).
+        unsafe {
+            self.device.raw.cmd_copy_query_pool_results(
+                raw,
+                set.raw,
+                range.start,
+                range.end - range.start,
+                buffer.raw,
+                offset,
+                stride,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+            )
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_nul_terminated_short_and_long() {
+        let mut scratch = Vec::new();
+        with_c_label(&mut scratch, "short", |c| {
+            assert_eq!(c.to_bytes(), b"short")
+        });
+        assert!(scratch.is_empty(), "short labels stay on the stack");
+        let long = "x".repeat(INLINE_LABEL);
+        with_c_label(&mut scratch, &long, |c| {
+            assert_eq!(c.to_bytes(), long.as_bytes())
+        });
+        with_c_label(&mut scratch, "a\0b", |c| assert_eq!(c.to_bytes(), b"a"));
+    }
+}

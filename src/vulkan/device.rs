@@ -1,0 +1,709 @@
+//! Resource creation and destruction on a Vulkan device.
+//!
+//! Each `create_*` checks what is cheap to check (design §1), then makes
+//! the driver calls; a raw handle is released on every error path after it
+//! exists. Every create and destroy updates the device's live counters.
+
+use std::ffi::CString;
+use std::time::Duration;
+
+use ash::vk;
+
+use super::{conv, map_err, memory::AllocError, DeviceShared};
+use crate::{
+    BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, DeviceError,
+    FenceValue, LiveCounts, MapError, Memory, QuerySetDescriptor, QuerySetError, SamplerDescriptor,
+    SamplerError, TextureDescriptor, TextureError, TextureViewDescriptor,
+};
+
+impl Drop for DeviceShared {
+    fn drop(&mut self) {
+        // SAFETY: this is the last owner of the device: no encoder, queue or
+        // device handle remains, and the caller destroyed every resource
+        // (contract of `Device`). VMA's blocks go before the device.
+        unsafe {
+            self.memory.destroy();
+            self.raw.destroy_device(None);
+        }
+    }
+}
+
+/// Attaches a debug name to an object, when debug utils are on.
+///
+/// # Safety
+/// `handle` is a live object of this device.
+pub(super) unsafe fn set_object_name<H: vk::Handle>(shared: &DeviceShared, handle: H, label: &str) {
+    let Some(du) = &shared.debug_utils else {
+        return;
+    };
+    // A label with a NUL byte is cut there rather than rejected.
+    let text = label.split('\0').next().unwrap_or_default();
+    let Ok(name) = CString::new(text) else {
+        return;
+    };
+    let info = vk::DebugUtilsObjectNameInfoEXT::default()
+        .object_handle(handle)
+        .object_name(&name);
+    // SAFETY: forwarded contract; names are advisory, so failure is ignored.
+    if let Err(e) = unsafe { du.set_debug_utils_object_name(&info) } {
+        log::debug!("vkSetDebugUtilsObjectNameEXT failed: {e:?}");
+    }
+}
+
+impl From<AllocError> for TextureError {
+    fn from(e: AllocError) -> Self {
+        match e {
+            AllocError::NoSuitableMemory => TextureError::NoSuitableMemory,
+            AllocError::Device(d) => TextureError::Device(d),
+        }
+    }
+}
+
+/// The most mip levels an extent allows.
+fn max_mips(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> u32 {
+    let largest = match dimension {
+        wgt::TextureDimension::D1 => size.width,
+        wgt::TextureDimension::D2 => size.width.max(size.height),
+        wgt::TextureDimension::D3 => size.width.max(size.height).max(size.depth_or_array_layers),
+    };
+    u32::BITS - largest.max(1).leading_zeros()
+}
+
+/// Array layers of a texture (1 for D3, whose third size is depth).
+fn layer_count(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> u32 {
+    match dimension {
+        wgt::TextureDimension::D3 => 1,
+        _ => size.depth_or_array_layers,
+    }
+}
+
+/// Whether a texture is created cube-compatible (square 2D with ≥ 6 layers).
+fn cube_compatible(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> bool {
+    dimension == wgt::TextureDimension::D2
+        && size.width == size.height
+        && size.depth_or_array_layers >= 6
+}
+
+/// Checks a texture's extent against the device limits.
+fn check_extent(desc: &TextureDescriptor, limits: &wgt::Limits) -> Result<(), TextureError> {
+    let s = desc.size;
+    if s.width == 0 || s.height == 0 || s.depth_or_array_layers == 0 {
+        return Err(TextureError::ZeroExtent(s));
+    }
+    let too_large = |max: u32| TextureError::TooLarge { extent: s, max };
+    let layers = limits.max_texture_array_layers;
+    match desc.dimension {
+        wgt::TextureDimension::D1 => {
+            let max = limits.max_texture_dimension_1d;
+            if s.width > max {
+                return Err(too_large(max));
+            }
+            if s.height != 1 {
+                return Err(too_large(1));
+            }
+            if s.depth_or_array_layers > layers {
+                return Err(too_large(layers));
+            }
+        }
+        wgt::TextureDimension::D2 => {
+            let max = limits.max_texture_dimension_2d;
+            if s.width > max || s.height > max {
+                return Err(too_large(max));
+            }
+            if s.depth_or_array_layers > layers {
+                return Err(too_large(layers));
+            }
+        }
+        wgt::TextureDimension::D3 => {
+            let max = limits.max_texture_dimension_3d;
+            if s.width > max || s.height > max || s.depth_or_array_layers > max {
+                return Err(too_large(max));
+            }
+        }
+    }
+    let max = max_mips(desc.dimension, s);
+    if desc.mip_level_count == 0 || desc.mip_level_count > max {
+        return Err(TextureError::InvalidMipCount {
+            requested: desc.mip_level_count,
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// Resolves a view's range against its texture: `(mip base, mip count, layer base, layer count)`.
+fn resolve_range(
+    texture: &super::Texture,
+    range: &wgt::ImageSubresourceRange,
+) -> Result<(u32, u32, u32, u32), TextureError> {
+    let mips = texture.mip_level_count;
+    let layers = layer_count(texture.dimension, texture.size);
+    let resolve = |base: u32, count: Option<u32>, total: u32| {
+        let count = count.unwrap_or(total.saturating_sub(base));
+        match base.checked_add(count) {
+            Some(end) if count > 0 && end <= total => Ok(count),
+            _ => Err(TextureError::InvalidRange),
+        }
+    };
+    let mip_count = resolve(range.base_mip_level, range.mip_level_count, mips)?;
+    let layer_count = resolve(range.base_array_layer, range.array_layer_count, layers)?;
+    Ok((
+        range.base_mip_level,
+        mip_count,
+        range.base_array_layer,
+        layer_count,
+    ))
+}
+
+/// Checks a view dimension against its texture and layer count.
+fn check_view_dimension(
+    texture: &super::Texture,
+    dim: wgt::TextureViewDimension,
+    layers: u32,
+    cube_arrays: bool,
+) -> Result<(), TextureError> {
+    use wgt::TextureDimension as T;
+    use wgt::TextureViewDimension as V;
+    let cube = cube_compatible(texture.dimension, texture.size);
+    match (dim, texture.dimension) {
+        (V::D1, T::D1) | (V::D2, T::D2) if layers == 1 => Ok(()),
+        (V::D1 | V::D2, _) if layers != 1 => Err(TextureError::IncompatibleView(
+            "a 1D or 2D view covers exactly one layer",
+        )),
+        (V::D2Array, T::D2) | (V::D3, T::D3) => Ok(()),
+        (V::Cube, T::D2) if cube && layers == 6 => Ok(()),
+        (V::CubeArray, T::D2) if cube && layers % 6 == 0 && cube_arrays => Ok(()),
+        (V::CubeArray, T::D2) if !cube_arrays => Err(TextureError::IncompatibleView(
+            "cube arrays are not supported by this device",
+        )),
+        (V::Cube | V::CubeArray, _) => Err(TextureError::IncompatibleView(
+            "cube views need a square 2D texture and a multiple of 6 layers",
+        )),
+        _ => Err(TextureError::IncompatibleView(
+            "view dimension does not match the texture dimension",
+        )),
+    }
+}
+
+impl crate::Device for super::Device {
+    type A = super::Api;
+
+    unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<super::Buffer, BufferError> {
+        let shared = &*self.shared;
+        if desc.size == 0 {
+            return Err(BufferError::ZeroSize);
+        }
+        let max = shared.limits.max_buffer_size;
+        if desc.size > max {
+            return Err(BufferError::TooLarge {
+                size: desc.size,
+                max,
+            });
+        }
+        let map = wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE;
+        if desc.usage.intersects(map) && !desc.memory.is_mappable() {
+            return Err(BufferError::MapUsageNeedsHostMemory {
+                usage: desc.usage,
+                memory: desc.memory,
+            });
+        }
+        let accel = shared
+            .hal_features
+            .contains(crate::HalFeatures::ACCELERATION_STRUCTURE);
+        let mut usage = conv::map_buffer_usage(desc.usage, accel);
+        if usage.is_empty() {
+            // Vulkan needs some usage; a buffer only mapped can still be copied.
+            usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        }
+        let info = vk::BufferCreateInfo::default()
+            .size(desc.size)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: `info` is valid: non-zero size within maxBufferSize, usage non-empty.
+        let created = unsafe {
+            shared
+                .memory
+                .create_buffer(&info, desc.memory, &shared.counters.memory_allocations)
+        };
+        let (raw, block, mapped) = created.map_err(|e| match e {
+            AllocError::NoSuitableMemory => BufferError::NoSuitableMemory {
+                memory: desc.memory,
+            },
+            AllocError::Device(d) => BufferError::Device(d),
+        })?;
+        shared.counters.buffers.add();
+        if let Some(label) = desc.label {
+            // SAFETY: `raw` is live.
+            unsafe { set_object_name(shared, raw, label) };
+        }
+        Ok(super::Buffer {
+            raw,
+            block,
+            size: desc.size,
+            memory: desc.memory,
+            mapped,
+        })
+    }
+
+    unsafe fn destroy_buffer(&self, buffer: super::Buffer) {
+        let shared = &*self.shared;
+        // SAFETY: the caller guarantees the buffer is ours and idle.
+        unsafe {
+            shared.memory.destroy_buffer(
+                buffer.raw,
+                buffer.block,
+                &shared.counters.memory_allocations,
+            )
+        };
+        shared.counters.buffers.sub();
+    }
+
+    unsafe fn map_buffer(&self, buffer: &super::Buffer) -> Result<BufferMapping, MapError> {
+        match buffer.mapped {
+            Some(ptr) => Ok(BufferMapping {
+                ptr,
+                size: buffer.size,
+            }),
+            None => Err(MapError::NotMappable(buffer.memory)),
+        }
+    }
+
+    unsafe fn unmap_buffer(&self, _buffer: &super::Buffer) {
+        // Mappings are persistent and coherent: nothing to do.
+    }
+
+    unsafe fn create_texture(
+        &self,
+        desc: &TextureDescriptor,
+    ) -> Result<super::Texture, TextureError> {
+        let shared = &*self.shared;
+        if desc.memory != Memory::Device {
+            return Err(TextureError::UnsupportedMemory(desc.memory));
+        }
+        check_extent(desc, &shared.limits)?;
+        let unsupported = TextureError::UnsupportedFormat {
+            format: desc.format,
+            usage: desc.usage,
+        };
+        let format = conv::map_texture_format(desc.format);
+        if format == vk::Format::UNDEFINED {
+            return Err(unsupported);
+        }
+        let samples = conv::map_sample_count(desc.sample_count)
+            .ok_or(TextureError::InvalidSampleCount(desc.sample_count))?;
+        if desc.sample_count > 1
+            && (desc.dimension != wgt::TextureDimension::D2 || desc.mip_level_count != 1)
+        {
+            return Err(TextureError::InvalidSampleCount(desc.sample_count));
+        }
+        let mut usage = conv::map_texture_usage(desc.usage, desc.format);
+        if usage.is_empty() {
+            // Vulkan needs some usage; an unused texture can still be a copy target.
+            usage = vk::ImageUsageFlags::TRANSFER_DST;
+        }
+        let instance = &shared.instance.raw;
+        // SAFETY: the physical device belongs to this instance.
+        let props = unsafe {
+            instance.get_physical_device_format_properties(shared.physical_device, format)
+        };
+        let needed = conv::usage_format_features(usage);
+        if !props.optimal_tiling_features.contains(needed) {
+            return Err(unsupported);
+        }
+
+        let mut flags = vk::ImageCreateFlags::empty();
+        let mut format_list: Vec<vk::Format> = Vec::new();
+        if desc.view_formats.iter().any(|f| *f != desc.format) {
+            flags |= vk::ImageCreateFlags::MUTABLE_FORMAT;
+            format_list.push(format);
+            for f in desc.view_formats {
+                let vf = conv::map_texture_format(*f);
+                if vf == vk::Format::UNDEFINED
+                    || f.remove_srgb_suffix() != desc.format.remove_srgb_suffix()
+                {
+                    return Err(TextureError::IncompatibleView(
+                        "view formats may differ from the texture format only in sRGB-ness",
+                    ));
+                }
+                if !format_list.contains(&vf) {
+                    format_list.push(vf);
+                }
+            }
+        }
+        if cube_compatible(desc.dimension, desc.size) {
+            flags |= vk::ImageCreateFlags::CUBE_COMPATIBLE;
+        }
+        let image_type = conv::map_texture_dimension(desc.dimension);
+        // SAFETY: as above; the arguments are valid enum values.
+        let image_props = unsafe {
+            instance.get_physical_device_image_format_properties(
+                shared.physical_device,
+                format,
+                image_type,
+                vk::ImageTiling::OPTIMAL,
+                usage,
+                flags,
+            )
+        }
+        .map_err(|e| match e {
+            vk::Result::ERROR_FORMAT_NOT_SUPPORTED => unsupported.clone(),
+            other => TextureError::Device(map_err(other)),
+        })?;
+        let layers = layer_count(desc.dimension, desc.size);
+        let extent = match desc.dimension {
+            wgt::TextureDimension::D3 => conv::map_extent(desc.size),
+            _ => vk::Extent3D {
+                width: desc.size.width,
+                height: desc.size.height,
+                depth: 1,
+            },
+        };
+        let m = image_props.max_extent;
+        for (size, max) in [
+            (extent.width, m.width),
+            (extent.height, m.height),
+            (extent.depth, m.depth),
+        ] {
+            if size > max {
+                return Err(TextureError::TooLarge {
+                    extent: desc.size,
+                    max,
+                });
+            }
+        }
+        if layers > image_props.max_array_layers {
+            return Err(TextureError::TooLarge {
+                extent: desc.size,
+                max: image_props.max_array_layers,
+            });
+        }
+        if desc.mip_level_count > image_props.max_mip_levels {
+            return Err(TextureError::InvalidMipCount {
+                requested: desc.mip_level_count,
+                max: image_props.max_mip_levels,
+            });
+        }
+        if !image_props.sample_counts.contains(samples) {
+            return Err(TextureError::InvalidSampleCount(desc.sample_count));
+        }
+
+        let mut list_info = vk::ImageFormatListCreateInfo::default().view_formats(&format_list);
+        let mut info = vk::ImageCreateInfo::default()
+            .flags(flags)
+            .image_type(image_type)
+            .format(format)
+            .extent(extent)
+            .mip_levels(desc.mip_level_count)
+            .array_layers(layers)
+            .samples(samples)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        if !format_list.is_empty() {
+            info = info.push_next(&mut list_info);
+        }
+        // SAFETY: `info` was checked against the format's image properties.
+        let (raw, block) = unsafe {
+            shared
+                .memory
+                .create_image(&info, &shared.counters.memory_allocations)
+        }?;
+        shared.counters.textures.add();
+        if let Some(label) = desc.label {
+            // SAFETY: `raw` is live.
+            unsafe { set_object_name(shared, raw, label) };
+        }
+        Ok(super::Texture {
+            raw,
+            block,
+            format: desc.format,
+            dimension: desc.dimension,
+            size: desc.size,
+            mip_level_count: desc.mip_level_count,
+            sample_count: desc.sample_count,
+            usage: desc.usage,
+            view_formats: desc.view_formats.to_vec(),
+        })
+    }
+
+    unsafe fn destroy_texture(&self, texture: super::Texture) {
+        let shared = &*self.shared;
+        // SAFETY: the caller guarantees the texture is ours, idle and viewless.
+        unsafe {
+            shared.memory.destroy_image(
+                texture.raw,
+                texture.block,
+                &shared.counters.memory_allocations,
+            )
+        };
+        shared.counters.textures.sub();
+    }
+
+    unsafe fn create_texture_view(
+        &self,
+        texture: &super::Texture,
+        desc: &TextureViewDescriptor,
+    ) -> Result<super::TextureView, TextureError> {
+        let shared = &*self.shared;
+        let aspect = conv::map_aspect(texture.format, desc.range.aspect);
+        if aspect.is_empty() {
+            return Err(TextureError::InvalidRange);
+        }
+        let view_format = desc.format.unwrap_or(texture.format);
+        let vk_format = if view_format == texture.format
+            || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
+        {
+            // Depth or stencil views of a combined format use the combined format.
+            conv::map_texture_format(texture.format)
+        } else if texture.view_formats.contains(&view_format) {
+            conv::map_texture_format(view_format)
+        } else {
+            return Err(TextureError::IncompatibleView(
+                "format is neither the texture's nor one of its view formats",
+            ));
+        };
+        let (base_mip, mips, base_layer, layers) = resolve_range(texture, &desc.range)?;
+        let dimension = desc.dimension.unwrap_or(match texture.dimension {
+            wgt::TextureDimension::D1 => wgt::TextureViewDimension::D1,
+            wgt::TextureDimension::D2 if layers == 1 => wgt::TextureViewDimension::D2,
+            wgt::TextureDimension::D2 => wgt::TextureViewDimension::D2Array,
+            wgt::TextureDimension::D3 => wgt::TextureViewDimension::D3,
+        });
+        check_view_dimension(
+            texture,
+            dimension,
+            layers,
+            shared.physical.features.image_cube_array,
+        )?;
+        let info = vk::ImageViewCreateInfo::default()
+            .image(texture.raw)
+            .view_type(conv::map_view_dimension(dimension))
+            .format(vk_format)
+            .subresource_range(vk::ImageSubresourceRange {
+                aspect_mask: aspect,
+                base_mip_level: base_mip,
+                level_count: mips,
+                base_array_layer: base_layer,
+                layer_count: layers,
+            });
+        // SAFETY: the range, dimension and format were checked against the texture.
+        let raw = unsafe { shared.raw.create_image_view(&info, None) }.map_err(map_err)?;
+        shared.counters.texture_views.add();
+        if let Some(label) = desc.label {
+            // SAFETY: `raw` is live.
+            unsafe { set_object_name(shared, raw, label) };
+        }
+        Ok(super::TextureView {
+            raw,
+            format: view_format,
+            range: wgt::ImageSubresourceRange {
+                aspect: desc.range.aspect,
+                base_mip_level: base_mip,
+                mip_level_count: Some(mips),
+                base_array_layer: base_layer,
+                array_layer_count: Some(layers),
+            },
+        })
+    }
+
+    unsafe fn destroy_texture_view(&self, view: super::TextureView) {
+        // SAFETY: the caller guarantees the view is ours and idle.
+        unsafe { self.shared.raw.destroy_image_view(view.raw, None) };
+        self.shared.counters.texture_views.sub();
+    }
+
+    unsafe fn create_sampler(
+        &self,
+        desc: &SamplerDescriptor,
+    ) -> Result<super::Sampler, SamplerError> {
+        let shared = &*self.shared;
+        let lod = &desc.lod_clamp;
+        if !(lod.start >= 0.0 && lod.end >= lod.start) {
+            return Err(SamplerError::InvalidLodClamp);
+        }
+        let aniso = desc.anisotropy_clamp;
+        let all_linear = desc.mag_filter == wgt::FilterMode::Linear
+            && desc.min_filter == wgt::FilterMode::Linear
+            && desc.mipmap_filter == wgt::MipmapFilterMode::Linear;
+        if aniso == 0
+            || (aniso > 1 && (!all_linear || !shared.physical.features.sampler_anisotropy))
+        {
+            return Err(SamplerError::InvalidAnisotropy(aniso));
+        }
+        let max_aniso = shared.physical.properties.limits.max_sampler_anisotropy;
+        let [u, v, w] = desc.address_modes.map(conv::map_address_mode);
+        let mut info = vk::SamplerCreateInfo::default()
+            .mag_filter(conv::map_filter(desc.mag_filter))
+            .min_filter(conv::map_filter(desc.min_filter))
+            .mipmap_mode(conv::map_mipmap_filter(desc.mipmap_filter))
+            .address_mode_u(u)
+            .address_mode_v(v)
+            .address_mode_w(w)
+            .min_lod(lod.start)
+            .max_lod(lod.end)
+            .border_color(conv::map_border_color(
+                desc.border_color
+                    .unwrap_or(wgt::SamplerBorderColor::TransparentBlack),
+            ));
+        if aniso > 1 {
+            info = info
+                .anisotropy_enable(true)
+                .max_anisotropy(f32::from(aniso).min(max_aniso));
+        }
+        if let Some(compare) = desc.compare {
+            info = info
+                .compare_enable(true)
+                .compare_op(conv::map_compare_function(compare));
+        }
+        // SAFETY: the description was checked above.
+        let raw = unsafe { shared.raw.create_sampler(&info, None) }.map_err(map_err)?;
+        shared.counters.samplers.add();
+        if let Some(label) = desc.label {
+            // SAFETY: `raw` is live.
+            unsafe { set_object_name(shared, raw, label) };
+        }
+        Ok(super::Sampler { raw })
+    }
+
+    unsafe fn destroy_sampler(&self, sampler: super::Sampler) {
+        // SAFETY: the caller guarantees the sampler is ours and idle.
+        unsafe { self.shared.raw.destroy_sampler(sampler.raw, None) };
+        self.shared.counters.samplers.sub();
+    }
+
+    unsafe fn create_command_encoder(
+        &self,
+        desc: &CommandEncoderDescriptor,
+    ) -> Result<super::CommandEncoder, DeviceError> {
+        let shared = &self.shared;
+        // Transient: command buffers are short-lived and recycled by resetting the pool.
+        let info = vk::CommandPoolCreateInfo::default()
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT)
+            .queue_family_index(shared.queue_family_index);
+        // SAFETY: valid description for this device's queue family.
+        let pool = unsafe { shared.raw.create_command_pool(&info, None) }.map_err(map_err)?;
+        shared.counters.command_encoders.add();
+        if let Some(label) = desc.label {
+            // SAFETY: `pool` is live.
+            unsafe { set_object_name(shared, pool, label) };
+        }
+        Ok(super::CommandEncoder {
+            device: shared.clone(),
+            pool,
+            active: None,
+            free: Vec::new(),
+            discarded: Vec::new(),
+            temp: Default::default(),
+        })
+    }
+
+    unsafe fn destroy_command_encoder(&self, encoder: super::CommandEncoder) {
+        // SAFETY: the caller guarantees none of the pool's command buffers is
+        // pending; destroying the pool frees them all.
+        unsafe { self.shared.raw.destroy_command_pool(encoder.pool, None) };
+        self.shared.counters.command_encoders.sub();
+    }
+
+    unsafe fn create_query_set(
+        &self,
+        desc: &QuerySetDescriptor,
+    ) -> Result<super::QuerySet, QuerySetError> {
+        let shared = &*self.shared;
+        if desc.count == 0 || desc.count > crate::MAX_QUERIES {
+            return Err(QuerySetError::InvalidCount(desc.count));
+        }
+        let query_type = match desc.ty {
+            wgt::QueryType::Occlusion => vk::QueryType::OCCLUSION,
+            wgt::QueryType::Timestamp => {
+                if !shared.features.contains(wgt::Features::TIMESTAMP_QUERY) {
+                    return Err(QuerySetError::MissingFeature(
+                        wgt::Features::TIMESTAMP_QUERY,
+                    ));
+                }
+                vk::QueryType::TIMESTAMP
+            }
+            wgt::QueryType::PipelineStatistics(_) => {
+                return Err(QuerySetError::MissingFeature(
+                    wgt::Features::PIPELINE_STATISTICS_QUERY,
+                ))
+            }
+        };
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(query_type)
+            .query_count(desc.count);
+        // SAFETY: valid description; timestamp support was checked.
+        let raw = unsafe { shared.raw.create_query_pool(&info, None) }.map_err(map_err)?;
+        shared.counters.query_sets.add();
+        if let Some(label) = desc.label {
+            // SAFETY: `raw` is live.
+            unsafe { set_object_name(shared, raw, label) };
+        }
+        Ok(super::QuerySet {
+            raw,
+            ty: desc.ty,
+            count: desc.count,
+        })
+    }
+
+    unsafe fn destroy_query_set(&self, set: super::QuerySet) {
+        // SAFETY: the caller guarantees the set is ours and idle.
+        unsafe { self.shared.raw.destroy_query_pool(set.raw, None) };
+        self.shared.counters.query_sets.sub();
+    }
+
+    unsafe fn create_fence(&self) -> Result<super::Fence, DeviceError> {
+        let mut ty = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+        // SAFETY: timeline semaphores are enabled on every keel-hal device.
+        let raw = unsafe { self.shared.raw.create_semaphore(&info, None) }.map_err(map_err)?;
+        self.shared.counters.fences.add();
+        Ok(super::Fence { raw })
+    }
+
+    unsafe fn destroy_fence(&self, fence: super::Fence) {
+        // SAFETY: the caller guarantees no pending submission signals it.
+        unsafe { self.shared.raw.destroy_semaphore(fence.raw, None) };
+        self.shared.counters.fences.sub();
+    }
+
+    unsafe fn get_fence_value(&self, fence: &super::Fence) -> Result<FenceValue, DeviceError> {
+        // SAFETY: the fence is a timeline semaphore of this device.
+        unsafe { self.shared.raw.get_semaphore_counter_value(fence.raw) }.map_err(map_err)
+    }
+
+    unsafe fn wait(
+        &self,
+        fence: &super::Fence,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, DeviceError> {
+        let timeout_ns = timeout.map_or(u64::MAX, |d| {
+            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+        });
+        let semaphores = [fence.raw];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&semaphores)
+            .values(&values);
+        // SAFETY: the fence is a timeline semaphore of this device.
+        match unsafe { self.shared.raw.wait_semaphores(&info, timeout_ns) } {
+            Ok(()) => Ok(true),
+            Err(vk::Result::TIMEOUT) => Ok(false),
+            Err(e) => Err(map_err(e)),
+        }
+    }
+
+    unsafe fn wait_idle(&self) -> Result<(), DeviceError> {
+        // vkDeviceWaitIdle needs the queue externally synchronised.
+        let _queue = self.shared.queue_lock.lock();
+        // SAFETY: live device; the queue lock is held.
+        unsafe { self.shared.raw.device_wait_idle() }.map_err(map_err)
+    }
+
+    fn live_counts(&self) -> LiveCounts {
+        self.shared.counters.snapshot()
+    }
+}

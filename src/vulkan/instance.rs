@@ -1,0 +1,330 @@
+//! The Vulkan instance: loader, layers, the debug messenger, adapter enumeration.
+//!
+//! keel-hal asks the loader for Vulkan 1.3. `VK_EXT_debug_utils` is enabled
+//! wherever it exists (object names and command-buffer labels use it);
+//! [`crate::InstanceFlags::VALIDATION`] adds `VK_LAYER_KHRONOS_validation`
+//! and a messenger that routes every message to `log` and counts errors.
+
+use std::ffi::{c_void, CStr, CString};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::{ExposedAdapter, InstanceDescriptor, InstanceError, InstanceFlags};
+
+/// The Vulkan version keel-hal requests and requires.
+pub(crate) const API_VERSION: u32 = vk::API_VERSION_1_3;
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// Validation messages that are not counted as errors, each with the reason.
+///
+/// The validation layer available here (1.3.239) is older than the driver
+/// (lavapipe 25, Vulkan 1.4); it can report structures or extensions it does
+/// not know as errors. An entry is added only for such a false report, keyed
+/// by the message's id name or its id number (as text), with the reason.
+/// Ignored messages are still logged, at `debug` level.
+const IGNORED_VALIDATION_MESSAGES: &[(&str, &str)] = &[];
+
+/// State the debug messenger's callback reads, at a stable address.
+#[derive(Debug, Default)]
+pub(crate) struct MessengerState {
+    /// ERROR-severity messages seen (not counting ignored ones).
+    errors: AtomicU64,
+}
+
+/// `VK_EXT_debug_utils` at instance level, and the messenger if validation is on.
+pub(crate) struct DebugUtils {
+    pub(crate) fns: ash::ext::debug_utils::Instance,
+    messenger: vk::DebugUtilsMessengerEXT,
+}
+
+/// What a Vulkan instance owns; shared by the instance, its adapters and devices.
+pub(crate) struct InstanceShared {
+    /// Function table of the instance (wrapped by fault injection when that is on).
+    pub(crate) raw: ash::Instance,
+    /// `VK_EXT_debug_utils`, when the loader has it.
+    pub(crate) debug_utils: Option<DebugUtils>,
+    /// Messenger state; boxed so the callback's pointer stays valid.
+    messenger_state: Box<MessengerState>,
+    /// The flags the instance was created with.
+    pub(crate) flags: InstanceFlags,
+    /// The `apiVersion` the instance was created with.
+    pub(crate) api_version: u32,
+    /// Whether `VK_LAYER_KHRONOS_validation` is enabled.
+    pub(crate) validation: bool,
+    /// The loader. Declared last: it must outlive the instance.
+    pub(crate) entry: ash::Entry,
+}
+
+impl std::fmt::Debug for InstanceShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceShared")
+            .field("raw", &self.raw.handle())
+            .field("flags", &self.flags)
+            .field("validation", &self.validation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for InstanceShared {
+    fn drop(&mut self) {
+        // SAFETY: every adapter and device holds an `Arc` to this, so none is
+        // alive; the messenger was created from this instance and goes first.
+        unsafe {
+            if let Some(du) = &self.debug_utils {
+                if du.messenger != vk::DebugUtilsMessengerEXT::null() {
+                    du.fns.destroy_debug_utils_messenger(du.messenger, None);
+                }
+            }
+            self.raw.destroy_instance(None);
+        }
+    }
+}
+
+/// A Vulkan instance.
+#[derive(Debug)]
+pub struct Instance {
+    pub(crate) shared: Arc<InstanceShared>,
+}
+
+impl Instance {
+    /// The raw `VkInstance`. The hal still owns it: do not destroy it.
+    pub fn raw(&self) -> vk::Instance {
+        self.shared.raw.handle()
+    }
+
+    /// Whether `VK_LAYER_KHRONOS_validation` is on. It is off when
+    /// [`InstanceFlags::VALIDATION`] was not asked for or the layer is not
+    /// installed (a warning is logged then); tests that rely on validation
+    /// should insist on this.
+    pub fn validation_enabled(&self) -> bool {
+        self.shared.validation
+    }
+}
+
+/// Whether `name` is among the extension properties.
+pub(crate) fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
+    list.iter().any(|e| e.extension_name_as_c_str() == Ok(name))
+}
+
+impl crate::Instance for Instance {
+    type A = super::Api;
+
+    unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
+        // SAFETY: the caller vouches for the system's loader.
+        let entry = unsafe { ash::Entry::load() }
+            .map_err(|e| InstanceError::NotAvailable(format!("no Vulkan loader: {e}")))?;
+        // SAFETY: `entry` is a loaded loader; this is a global command.
+        let loader_version = match unsafe { entry.try_enumerate_instance_version() } {
+            Ok(v) => v.unwrap_or(vk::API_VERSION_1_0),
+            Err(e) => return Err(InstanceError::Device(super::map_err(e))),
+        };
+        if loader_version < API_VERSION {
+            return Err(InstanceError::NotAvailable(format!(
+                "the Vulkan loader is {}.{}, keel-hal needs 1.3",
+                vk::api_version_major(loader_version),
+                vk::api_version_minor(loader_version)
+            )));
+        }
+
+        // SAFETY: global commands on a loaded loader.
+        let layers = unsafe { entry.enumerate_instance_layer_properties() }
+            .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+        // SAFETY: as above.
+        let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
+            .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+
+        let want_validation = desc.flags.contains(InstanceFlags::VALIDATION);
+        let validation = want_validation
+            && layers
+                .iter()
+                .any(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER));
+        if want_validation && !validation {
+            log::warn!("validation asked for, but {VALIDATION_LAYER:?} is not installed");
+        }
+        let mut debug_utils = has_extension(&extensions, ash::ext::debug_utils::NAME);
+        if !debug_utils && validation {
+            // SAFETY: global command; the layer name is valid.
+            let from_layer =
+                unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
+                    .unwrap_or_default();
+            debug_utils = has_extension(&from_layer, ash::ext::debug_utils::NAME);
+        }
+
+        let mut layer_names = Vec::new();
+        if validation {
+            layer_names.push(VALIDATION_LAYER.as_ptr());
+        }
+        let mut extension_names = Vec::new();
+        if debug_utils {
+            extension_names.push(ash::ext::debug_utils::NAME.as_ptr());
+        }
+
+        let app_name = CString::new(desc.name).unwrap_or_else(|_| c"keel-hal".to_owned());
+        let app_info = vk::ApplicationInfo::default()
+            .application_name(&app_name)
+            .engine_name(c"keel-hal")
+            .engine_version(vk::make_api_version(0, 0, 1, 0))
+            .api_version(API_VERSION);
+
+        let messenger_state = Box::<MessengerState>::default();
+        let mut messenger_info = messenger_create_info(&messenger_state);
+        let mut create_info = vk::InstanceCreateInfo::default()
+            .application_info(&app_info)
+            .enabled_layer_names(&layer_names)
+            .enabled_extension_names(&extension_names);
+        if debug_utils && validation {
+            // Also catch messages from vkCreateInstance/vkDestroyInstance.
+            create_info = create_info.push_next(&mut messenger_info);
+        }
+
+        // SAFETY: every pointer in `create_info` outlives the call.
+        let raw = unsafe { entry.create_instance(&create_info, None) }.map_err(|e| match e {
+            vk::Result::ERROR_INCOMPATIBLE_DRIVER => {
+                InstanceError::NotAvailable("no Vulkan 1.3 driver".into())
+            }
+            vk::Result::ERROR_LAYER_NOT_PRESENT | vk::Result::ERROR_EXTENSION_NOT_PRESENT => {
+                InstanceError::MissingExtension(format!("{e:?}"))
+            }
+            other => InstanceError::Device(super::map_err(other)),
+        })?;
+        #[cfg(feature = "fault-injection")]
+        // SAFETY: `raw` was just created from `entry`.
+        let raw = unsafe { super::fault::wrap_instance(&entry, raw.handle()) };
+
+        // From here on, `shared`'s Drop destroys the instance on any error.
+        let mut shared = InstanceShared {
+            raw,
+            debug_utils: None,
+            messenger_state,
+            flags: desc.flags,
+            api_version: API_VERSION,
+            validation,
+            entry,
+        };
+        if debug_utils {
+            let fns = ash::ext::debug_utils::Instance::new(&shared.entry, &shared.raw);
+            let mut messenger = vk::DebugUtilsMessengerEXT::null();
+            if validation {
+                let info = messenger_create_info(&shared.messenger_state);
+                // SAFETY: the instance has debug utils enabled; the user data
+                // (boxed state) lives as long as the instance.
+                messenger = unsafe { fns.create_debug_utils_messenger(&info, None) }
+                    .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+            }
+            shared.debug_utils = Some(DebugUtils { fns, messenger });
+        }
+        Ok(Instance {
+            shared: Arc::new(shared),
+        })
+    }
+
+    unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<super::Api>> {
+        // SAFETY: live instance.
+        let physical_devices = match unsafe { self.shared.raw.enumerate_physical_devices() } {
+            Ok(list) => list,
+            Err(e) => {
+                log::warn!("vkEnumeratePhysicalDevices failed: {e:?}");
+                return Vec::new();
+            }
+        };
+        let mut exposed: Vec<_> = physical_devices
+            .into_iter()
+            // SAFETY: each handle was just enumerated from this instance.
+            .filter_map(|pd| unsafe { super::adapter::expose(&self.shared, pd) })
+            .collect();
+        exposed.sort_by_key(|e| device_type_rank(e.info.device_type));
+        exposed
+    }
+
+    fn validation_error_count(&self) -> u64 {
+        self.shared.messenger_state.errors.load(Ordering::Relaxed)
+    }
+}
+
+/// Order of preference: discrete, integrated, virtual, CPU, other.
+fn device_type_rank(ty: wgt::DeviceType) -> u8 {
+    match ty {
+        wgt::DeviceType::DiscreteGpu => 0,
+        wgt::DeviceType::IntegratedGpu => 1,
+        wgt::DeviceType::VirtualGpu => 2,
+        wgt::DeviceType::Cpu => 3,
+        wgt::DeviceType::Other => 4,
+    }
+}
+
+/// The messenger description: every severity and type, to [`debug_callback`].
+fn messenger_create_info(state: &MessengerState) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
+    let user_data = std::ptr::from_ref(state).cast_mut().cast::<c_void>();
+    vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::VERBOSE
+                | vk::DebugUtilsMessageSeverityFlagsEXT::INFO
+                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+                | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(debug_callback))
+        .user_data(user_data)
+}
+
+/// Whether a message is on the allow-list, by id name or id number.
+fn is_ignored(id_name: &str, id_number: i32) -> bool {
+    IGNORED_VALIDATION_MESSAGES
+        .iter()
+        .any(|(key, _reason)| *key == id_name || key.parse::<i32>().ok() == Some(id_number))
+}
+
+/// Routes a driver or layer message to `log` and counts errors.
+///
+/// # Safety
+/// Called by the loader with valid callback data and the `MessengerState`
+/// pointer given at creation, which outlives the messenger.
+unsafe extern "system" fn debug_callback(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user_data: *mut c_void,
+) -> vk::Bool32 {
+    // SAFETY: the loader passes valid callback data or null.
+    let Some(data) = (unsafe { data.as_ref() }) else {
+        return vk::FALSE;
+    };
+    let text = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            String::new()
+        } else {
+            // SAFETY: non-null strings in callback data are NUL-terminated.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    let id_name = text(data.p_message_id_name);
+    let message = text(data.p_message);
+    let level = if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+        log::Level::Error
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
+        log::Level::Warn
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::INFO) {
+        log::Level::Info
+    } else {
+        log::Level::Trace
+    };
+    if is_ignored(&id_name, data.message_id_number) {
+        log::debug!("[vulkan, ignored] {types:?} {id_name}: {message}");
+        return vk::FALSE;
+    }
+    log::log!(level, "[vulkan] {types:?} {id_name}: {message}");
+    if level == log::Level::Error {
+        // SAFETY: `user_data` is the `MessengerState` given at creation.
+        if let Some(state) = unsafe { user_data.cast::<MessengerState>().as_ref() } {
+            state.errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    vk::FALSE
+}
