@@ -19,7 +19,9 @@ pub struct LiveCounts {
     pub fences: isize,
     /// Command encoders.
     pub command_encoders: isize,
-    /// Backend memory allocations (Vulkan: `VkDeviceMemory` blocks held, by VMA or dedicated).
+    /// Live memory allocations handed out by the backend's memory layer: one per
+    /// buffer or texture (Vulkan: VMA allocations, which sub-allocate `VkDeviceMemory`
+    /// blocks; VMA may keep an emptied block, which this does not count).
     pub memory_allocations: isize,
 }
 

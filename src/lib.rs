@@ -176,7 +176,8 @@ pub trait Adapter: Send + Sync + std::fmt::Debug + 'static {
     unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<OpenDevice<Self::A>, OpenError>;
 
     /// What a texture format supports on this adapter.
-    fn texture_format_capabilities(&self, format: wgt::TextureFormat) -> wgt::TextureFormatFeatures;
+    fn texture_format_capabilities(&self, format: wgt::TextureFormat)
+        -> wgt::TextureFormatFeatures;
 }
 
 /// A logical device: creates and destroys resources.
@@ -210,7 +211,10 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// The buffer came from this device. The caller must not access bytes
     /// through the pointer while pending GPU work writes them (or, for
     /// writes, reads them), nor after the buffer is destroyed.
-    unsafe fn map_buffer(&self, buffer: &<Self::A as Api>::Buffer) -> Result<BufferMapping, MapError>;
+    unsafe fn map_buffer(
+        &self,
+        buffer: &<Self::A as Api>::Buffer,
+    ) -> Result<BufferMapping, MapError>;
     /// Ends the CPU's use of a mapping. A no-op for persistent mappings,
     /// kept so callers can state intent.
     ///
@@ -397,7 +401,10 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     ///
     /// # Safety
     /// Recording; each buffer is really in `usage.from`.
-    unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, <Self::A as Api>::Buffer>]);
+    unsafe fn transition_buffers(
+        &mut self,
+        barriers: &[BufferBarrier<'_, <Self::A as Api>::Buffer>],
+    );
     /// Orders texture accesses and changes layouts.
     ///
     /// # Safety
