@@ -196,6 +196,11 @@ mod vulkan {
             }
         };
         check_validation(&instance, flags)?;
+        if flags.contains(InstanceFlags::VALIDATION) && !instance.validation_enabled() {
+            println!(
+                "vulkan: validation layer not active; KEEL_ALLOW_NO_VALIDATION=1, going on without"
+            );
+        }
         // SAFETY: live instance.
         let adapters: Vec<String> = unsafe { instance.enumerate_adapters() }
             .into_iter()

@@ -276,7 +276,7 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
     }
     if validation_errors != 0 {
         problems.push(format!(
-            "{validation_errors} validation error(s) (run with RUST_LOG=warn to see them)"
+            "{validation_errors} validation error(s), logged above"
         ));
     }
     match outcome {
