@@ -1,0 +1,52 @@
+//! The conformance suite: every test is written once, generic over
+//! `A: keel_hal::Api`, and runs on every configuration found:
+//!
+//! * `noop` — the noop backend, statically typed;
+//! * `noop (dyn)` — the noop backend through [`keel_hal::DynApi`];
+//! * with feature `vulkan`: `vulkan <adapter>` and `vulkan <adapter> (dyn)`
+//!   for every Vulkan adapter, with the validation layer on.
+//!
+//! After each configuration the harness checks that the device's live
+//! object counts are back where they started and that the validation layer
+//! reported no error. Environment:
+//!
+//! * `KEEL_BACKENDS=noop` or `vulkan` (comma-separated) restricts the backends;
+//! * `KEEL_ALLOW_NO_VALIDATION=1` lets Vulkan configurations run where the
+//!   Khronos validation layer is not installed (otherwise they fail).
+//!
+//! Run with `cargo test --test conformance -- --nocapture` to see each
+//! configuration's `ok` / `skipped: <reason>` line.
+
+#![warn(unsafe_op_in_unsafe_fn)]
+
+// Test modules live in tests/conformance/; a test crate's root looks for
+// its modules next to itself, hence the paths.
+
+#[macro_use]
+#[path = "conformance/harness.rs"]
+mod harness;
+#[path = "conformance/configs.rs"]
+mod configs;
+#[path = "conformance/helpers.rs"]
+mod helpers;
+
+#[path = "conformance/buffer_errors.rs"]
+mod buffer_errors;
+#[path = "conformance/buffers.rs"]
+mod buffers;
+#[path = "conformance/encoders.rs"]
+mod encoders;
+#[path = "conformance/lifecycle.rs"]
+mod lifecycle;
+#[path = "conformance/queries.rs"]
+mod queries;
+#[path = "conformance/samplers.rs"]
+mod samplers;
+#[path = "conformance/sync.rs"]
+mod sync;
+#[path = "conformance/texture_errors.rs"]
+mod texture_errors;
+#[path = "conformance/textures.rs"]
+mod textures;
+#[path = "conformance/views.rs"]
+mod views;

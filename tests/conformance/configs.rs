@@ -1,0 +1,265 @@
+//! The configurations a test runs on, and how each creates its instance.
+//!
+//! A configuration is a backend, a path (static type set or [`DynApi`]) and
+//! an adapter index. Vulkan configurations are found once per process: one
+//! probe instance is created with validation, checked, and its adapters listed.
+
+use std::sync::Arc;
+
+use keel_hal::{Api, Backend, BackendChoice, DynApi, Instance, InstanceDescriptor, InstanceFlags};
+
+/// Creates an instance of a configuration's backend from a descriptor.
+pub type MakeInstance<A> =
+    Arc<dyn Fn(&InstanceDescriptor) -> Result<<A as Api>::Instance, String> + Send + Sync>;
+
+/// One configuration: a backend, a path and an adapter.
+pub struct Config<A: Api> {
+    /// Printed name, e.g. `vulkan llvmpipe (dyn)`.
+    pub name: String,
+    /// The backend the objects really belong to.
+    pub backend: Backend,
+    /// Whether the objects travel through [`DynApi`].
+    pub is_dyn: bool,
+    /// Which of the instance's adapters to open.
+    pub adapter_index: usize,
+    /// The descriptor the configuration's instance is made with.
+    pub desc: InstanceDescriptor<'static>,
+    /// Makes an instance (tests use it for instances with other descriptors).
+    pub make_instance: MakeInstance<A>,
+}
+
+/// Whether `KEEL_BACKENDS` (comma-separated; unset or empty = all) selects `backend`.
+pub fn selected(backend: Backend) -> bool {
+    match std::env::var("KEEL_BACKENDS") {
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .any(|b| b.trim().eq_ignore_ascii_case(&backend.to_string())),
+        _ => true,
+    }
+}
+
+/// Whether `KEEL_ALLOW_NO_VALIDATION=1` lets Vulkan run without the validation layer.
+#[cfg(feature = "vulkan")]
+fn allow_no_validation() -> bool {
+    std::env::var("KEEL_ALLOW_NO_VALIDATION").is_ok_and(|v| v == "1")
+}
+
+/// The descriptor every configuration starts from: validation and debug labels on.
+pub fn base_desc(flags: InstanceFlags) -> InstanceDescriptor<'static> {
+    InstanceDescriptor {
+        name: "keel-hal conformance",
+        flags,
+        noop_memory_budget: None,
+    }
+}
+
+/// The noop backend, statically typed.
+pub fn noop_static() -> Config<keel_hal::noop::Api> {
+    Config {
+        name: "noop".into(),
+        backend: Backend::Noop,
+        is_dyn: false,
+        adapter_index: 0,
+        desc: base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
+        make_instance: Arc::new(|desc| {
+            // SAFETY: the noop backend loads no runtime library.
+            unsafe { <keel_hal::noop::Instance as Instance>::init(desc) }.map_err(|e| e.to_string())
+        }),
+    }
+}
+
+/// The noop backend through [`DynApi`].
+pub fn noop_dyn() -> Config<DynApi> {
+    Config {
+        name: "noop (dyn)".into(),
+        backend: Backend::Noop,
+        is_dyn: true,
+        adapter_index: 0,
+        desc: base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
+        make_instance: Arc::new(|desc| dyn_instance(BackendChoice::Noop, Backend::Noop, desc)),
+    }
+}
+
+/// An instance from [`keel_hal::instance`], checked to be of the expected backend.
+pub fn dyn_instance(
+    choice: BackendChoice,
+    expected: Backend,
+    desc: &InstanceDescriptor,
+) -> Result<<DynApi as Api>::Instance, String> {
+    let chosen = keel_hal::instance(choice, desc).map_err(|e| e.to_string())?;
+    if chosen.backend != expected {
+        return Err(format!(
+            "asked for {choice:?}, got {} ({})",
+            chosen.backend, chosen.reason
+        ));
+    }
+    Ok(chosen.instance)
+}
+
+/// A device of another backend than a configuration's, for foreign-resource tests.
+/// Fields drop in order: device, queue, instance.
+pub struct OtherBackend {
+    /// The other backend's device, through the dyn path.
+    pub device: <DynApi as Api>::Device,
+    /// Its queue.
+    pub queue: <DynApi as Api>::Queue,
+    /// Its instance.
+    pub instance: <DynApi as Api>::Instance,
+}
+
+/// Opens a device of a backend other than `backend`, if this build and
+/// machine have one (noop for Vulkan configurations, Vulkan for noop ones).
+pub fn other_backend(backend: Backend) -> Result<Option<OtherBackend>, String> {
+    let instance = match backend {
+        Backend::Vulkan => dyn_instance(
+            BackendChoice::Noop,
+            Backend::Noop,
+            &base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
+        )?,
+        Backend::Noop => {
+            #[cfg(feature = "vulkan")]
+            if selected(Backend::Vulkan) {
+                if let Ok(setup) = vulkan_setup() {
+                    let desc = base_desc(setup.flags);
+                    let instance = dyn_instance(BackendChoice::Vulkan, Backend::Vulkan, &desc)?;
+                    return open_first(instance).map(Some);
+                }
+            }
+            return Ok(None);
+        }
+    };
+    open_first(instance).map(Some)
+}
+
+fn open_first(instance: <DynApi as Api>::Instance) -> Result<OtherBackend, String> {
+    use keel_hal::Adapter;
+    // SAFETY: live instance.
+    let exposed = unsafe { instance.enumerate_adapters() }
+        .into_iter()
+        .next()
+        .ok_or("the other backend has no adapter")?;
+    // SAFETY: the adapter comes from the live instance.
+    let open = unsafe { exposed.adapter.open(&Default::default()) }.map_err(|e| e.to_string())?;
+    Ok(OtherBackend {
+        device: open.device,
+        queue: open.queue,
+        instance,
+    })
+}
+
+#[cfg(feature = "vulkan")]
+pub use vulkan::*;
+
+#[cfg(feature = "vulkan")]
+mod vulkan {
+    use std::sync::{Arc, OnceLock};
+
+    use keel_hal::{
+        Backend, BackendChoice, DynApi, Instance, InstanceDescriptor, InstanceError, InstanceFlags,
+    };
+
+    use super::{allow_no_validation, base_desc, dyn_instance, Config};
+
+    /// What the probe found: the flags to use and the adapters.
+    pub struct VulkanSetup {
+        /// `VALIDATION | DEBUG`, or `DEBUG` alone where the layer is missing and allowed to be.
+        pub flags: InstanceFlags,
+        /// Adapter names, in enumeration order.
+        pub adapters: Vec<String>,
+    }
+
+    /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
+    pub fn vulkan_setup() -> Result<&'static VulkanSetup, String> {
+        static SETUP: OnceLock<Result<VulkanSetup, String>> = OnceLock::new();
+        SETUP.get_or_init(probe).as_ref().map_err(Clone::clone)
+    }
+
+    const HINT: &str = "set KEEL_BACKENDS=noop to test the noop backend only";
+
+    fn probe() -> Result<VulkanSetup, String> {
+        let mut flags = InstanceFlags::VALIDATION | InstanceFlags::DEBUG;
+        // SAFETY: the system's Vulkan loader is trusted to be conforming.
+        let instance = match unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) } {
+            Ok(instance) => instance,
+            Err(InstanceError::MissingExtension(what)) if allow_no_validation() => {
+                println!("vulkan: validation unavailable ({what}); KEEL_ALLOW_NO_VALIDATION=1, going on without");
+                flags = InstanceFlags::DEBUG;
+                // SAFETY: as above.
+                unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) }
+                    .map_err(|e| format!("cannot create a Vulkan instance: {e} ({HINT})"))?
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot create a Vulkan instance with validation: {e} \
+                     ({HINT}, or KEEL_ALLOW_NO_VALIDATION=1 where the layer is missing)"
+                ))
+            }
+        };
+        check_validation(&instance, flags)?;
+        if flags.contains(InstanceFlags::VALIDATION) && !instance.validation_enabled() {
+            println!(
+                "vulkan: validation layer not active; KEEL_ALLOW_NO_VALIDATION=1, going on without"
+            );
+        }
+        // SAFETY: live instance.
+        let adapters: Vec<String> = unsafe { instance.enumerate_adapters() }
+            .into_iter()
+            .map(|a| a.info.name)
+            .collect();
+        if adapters.is_empty() {
+            return Err(format!(
+                "no Vulkan adapter meets the Vulkan 1.3 baseline ({HINT})"
+            ));
+        }
+        Ok(VulkanSetup { flags, adapters })
+    }
+
+    /// Fails when validation was asked for but the layer is not really on.
+    fn check_validation(
+        instance: &keel_hal::vulkan::Instance,
+        flags: InstanceFlags,
+    ) -> Result<(), String> {
+        if flags.contains(InstanceFlags::VALIDATION)
+            && !instance.validation_enabled()
+            && !allow_no_validation()
+        {
+            return Err("VK_LAYER_KHRONOS_validation is not active: install it \
+                        (scripts/setup.sh) or set KEEL_ALLOW_NO_VALIDATION=1"
+                .into());
+        }
+        Ok(())
+    }
+
+    /// Vulkan adapter `index`, statically typed.
+    pub fn vulkan_static(setup: &VulkanSetup, index: usize) -> Config<keel_hal::vulkan::Api> {
+        Config {
+            name: format!("vulkan {}", setup.adapters[index]),
+            backend: Backend::Vulkan,
+            is_dyn: false,
+            adapter_index: index,
+            desc: base_desc(setup.flags),
+            make_instance: Arc::new(|desc| {
+                // SAFETY: the system's Vulkan loader is trusted to be conforming.
+                let instance =
+                    unsafe { keel_hal::vulkan::Instance::init(desc) }.map_err(|e| e.to_string())?;
+                check_validation(&instance, desc.flags)?;
+                Ok(instance)
+            }),
+        }
+    }
+
+    /// Vulkan adapter `index` through [`DynApi`]. The probe has checked
+    /// that the validation layer is on for instances made with these flags.
+    pub fn vulkan_dyn(setup: &VulkanSetup, index: usize) -> Config<DynApi> {
+        Config {
+            name: format!("vulkan {} (dyn)", setup.adapters[index]),
+            backend: Backend::Vulkan,
+            is_dyn: true,
+            adapter_index: index,
+            desc: base_desc(setup.flags),
+            make_instance: Arc::new(|desc: &InstanceDescriptor| {
+                dyn_instance(BackendChoice::Vulkan, Backend::Vulkan, desc)
+            }),
+        }
+    }
+}

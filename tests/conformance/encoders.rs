@@ -1,0 +1,173 @@
+//! Command encoders: reuse across cycles, discarded recordings, debug markers.
+
+use keel_hal::{
+    Api, BufferCopy, BufferUses, CommandEncoder, CommandEncoderDescriptor, Device, Queue,
+};
+
+use crate::harness::{Ctx, Failure, Outcome, TestResult};
+use crate::helpers::{
+    buffer_barrier, compare, pattern, read_mapped, readback_buffer, submit, submit_with,
+    upload_buffer, SENTINEL,
+};
+
+conformance_tests!(
+    encoder_reused_for_three_cycles,
+    discarded_recording_leaves_no_trace,
+    debug_markers_are_accepted,
+);
+
+fn whole(size: u64, dst_offset: u64) -> [BufferCopy; 1] {
+    [BufferCopy {
+        src_offset: 0,
+        dst_offset,
+        size,
+    }]
+}
+
+fn encoder_reused_for_three_cycles<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const SIZE: u64 = 256;
+    // SAFETY: objects come from ctx.device; each cycle's command buffer is
+    // waited on before reset_all; everything is destroyed at the end.
+    unsafe {
+        let readback = readback_buffer(ctx, SIZE)?;
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&CommandEncoderDescriptor {
+                label: Some("reused"),
+            })?;
+        let fence = ctx.device.create_fence()?;
+        let result = (|| -> Result<(), Failure> {
+            let mut state = BufferUses::empty();
+            for cycle in 1..=3u64 {
+                let source = pattern(SIZE as usize, 50 + cycle);
+                let upload = upload_buffer(ctx, &source)?;
+                encoder.begin_encoding(Some("cycle"))?;
+                encoder.transition_buffers(&[
+                    buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                    buffer_barrier(&readback, state, BufferUses::COPY_DST),
+                ]);
+                encoder.copy_buffer_to_buffer(&upload, &readback, &whole(SIZE, 0));
+                encoder.transition_buffers(&[buffer_barrier(
+                    &readback,
+                    BufferUses::COPY_DST,
+                    BufferUses::MAP_READ,
+                )]);
+                state = BufferUses::MAP_READ;
+                let commands = encoder.end_encoding()?;
+                let done = ctx
+                    .queue
+                    .submit(&[&commands], &fence, cycle)
+                    .and_then(|()| ctx.device.wait(&fence, cycle, None));
+                encoder.reset_all([commands]);
+                ctx.device.destroy_buffer(upload);
+                check!(done?, "cycle {cycle}: unbounded wait returned false");
+                check_eq!(
+                    ctx.device.get_fence_value(&fence)?,
+                    cycle,
+                    "fence after cycle {cycle}"
+                );
+                compare(
+                    &read_mapped(ctx, &readback)?,
+                    &source,
+                    &format!("cycle {cycle}"),
+                )?;
+            }
+            Ok(())
+        })();
+        ctx.device.destroy_fence(fence);
+        ctx.device.destroy_command_encoder(encoder);
+        ctx.device.destroy_buffer(readback);
+        result?;
+    }
+    Ok(Outcome::Pass)
+}
+
+fn discarded_recording_leaves_no_trace<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const HALF: u64 = 256;
+    let discarded = pattern(HALF as usize, 60);
+    let kept = pattern(HALF as usize, 61);
+    // SAFETY: objects come from ctx.device and are destroyed after the wait;
+    // the discarded recording is never submitted.
+    unsafe {
+        let upload_discarded = upload_buffer(ctx, &discarded)?;
+        let upload_kept = upload_buffer(ctx, &kept)?;
+        let readback = readback_buffer(ctx, 2 * HALF)?;
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&CommandEncoderDescriptor::default())?;
+        let got = (|| -> Result<Vec<u8>, Failure> {
+            encoder.begin_encoding(Some("to be discarded"))?;
+            encoder.transition_buffers(&[
+                buffer_barrier(&upload_discarded, BufferUses::empty(), BufferUses::COPY_SRC),
+                buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+            ]);
+            encoder.copy_buffer_to_buffer(&upload_discarded, &readback, &whole(HALF, 0));
+            encoder.discard_encoding();
+            submit_with(ctx, &mut encoder, |enc| {
+                enc.transition_buffers(&[
+                    buffer_barrier(&upload_kept, BufferUses::empty(), BufferUses::COPY_SRC),
+                    buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+                ]);
+                enc.copy_buffer_to_buffer(&upload_kept, &readback, &whole(HALF, HALF));
+                enc.transition_buffers(&[buffer_barrier(
+                    &readback,
+                    BufferUses::COPY_DST,
+                    BufferUses::MAP_READ,
+                )]);
+            })?;
+            read_mapped(ctx, &readback)
+        })();
+        ctx.device.destroy_command_encoder(encoder);
+        ctx.device.destroy_buffer(upload_discarded);
+        ctx.device.destroy_buffer(upload_kept);
+        ctx.device.destroy_buffer(readback);
+        let got = got?;
+        compare(
+            &got[..HALF as usize],
+            &[SENTINEL; HALF as usize],
+            "range only the discarded recording wrote",
+        )?;
+        compare(
+            &got[HALF as usize..],
+            &kept,
+            "range the submitted recording wrote",
+        )?;
+    }
+    Ok(Outcome::Pass)
+}
+
+fn debug_markers_are_accepted<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const SIZE: u64 = 128;
+    let source = pattern(SIZE as usize, 70);
+    // SAFETY: objects come from ctx.device and are destroyed after the wait;
+    // markers are balanced.
+    unsafe {
+        let upload = upload_buffer(ctx, &source)?;
+        let readback = readback_buffer(ctx, SIZE)?;
+        let got = submit(ctx, |enc| {
+            enc.begin_debug_marker("outer region");
+            enc.insert_debug_marker("before the copy");
+            enc.begin_debug_marker("inner region ✓ with non-ASCII");
+            enc.transition_buffers(&[
+                buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+            ]);
+            enc.copy_buffer_to_buffer(&upload, &readback, &whole(SIZE, 0));
+            enc.end_debug_marker();
+            enc.insert_debug_marker("");
+            // Not representable as a C string: must be tolerated, not panic.
+            enc.insert_debug_marker("nul\0inside");
+            enc.transition_buffers(&[buffer_barrier(
+                &readback,
+                BufferUses::COPY_DST,
+                BufferUses::MAP_READ,
+            )]);
+            enc.end_debug_marker();
+        })
+        .and_then(|()| read_mapped(ctx, &readback));
+        ctx.device.destroy_buffer(upload);
+        ctx.device.destroy_buffer(readback);
+        compare(&got?, &source, "copy inside debug regions")?;
+    }
+    Ok(Outcome::Pass)
+}

@@ -1,0 +1,286 @@
+//! The harness: the per-configuration context a test receives, the runner
+//! that checks leaks and validation errors around it, and the macros that
+//! turn one generic test function into one `#[test]` over every configuration.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use keel_hal::wgt;
+use keel_hal::{
+    Adapter, Api, Backend, Capabilities, Device, DeviceDescriptor, DynApi, ExposedAdapter,
+    Instance, InstanceDescriptor,
+};
+
+use crate::configs::{self, Config, MakeInstance};
+
+/// A test failure: any error, hal errors included (so `?` works).
+pub type Failure = Box<dyn std::error::Error>;
+
+/// What a test did on one configuration.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Every assertion held.
+    Pass,
+    /// The configuration lacks something the test needs.
+    Skip(String),
+}
+
+/// The result of a test function.
+pub type TestResult = Result<Outcome, Failure>;
+
+/// A test function, instantiated for one type set.
+pub type TestFn<A> = fn(&Ctx<A>) -> TestResult;
+
+/// Skips the test on this configuration with a reason.
+pub fn skip(reason: impl Into<String>) -> TestResult {
+    Ok(Outcome::Skip(reason.into()))
+}
+
+/// Fails the test unless `cond` holds.
+macro_rules! check {
+    ($cond:expr, $($fmt:tt)+) => {{
+        let held: bool = $cond;
+        if !held {
+            return Err(format!($($fmt)+).into());
+        }
+    }};
+}
+
+/// Fails the test unless `left == right`, printing both.
+macro_rules! check_eq {
+    ($left:expr, $right:expr, $($fmt:tt)+) => {{
+        let (left, right) = (&$left, &$right);
+        if left != right {
+            return Err(format!(
+                "{}: expected {:?}, got {:?}",
+                format!($($fmt)+),
+                right,
+                left
+            )
+            .into());
+        }
+    }};
+}
+
+/// Declares `#[test]`s, one per generic test function named, in a `run`
+/// submodule: `buffers::run::round_trip_4b` runs `buffers::round_trip_4b`
+/// on every configuration.
+macro_rules! conformance_tests {
+    ($($name:ident),* $(,)?) => {
+        mod run {
+            $(
+                #[test]
+                fn $name() {
+                    $crate::harness::run_everywhere(
+                        stringify!($name),
+                        $crate::harness::Fns {
+                            noop: super::$name::<keel_hal::noop::Api>,
+                            dynamic: super::$name::<keel_hal::DynApi>,
+                            #[cfg(feature = "vulkan")]
+                            vulkan: super::$name::<keel_hal::vulkan::Api>,
+                        },
+                    );
+                }
+            )*
+        }
+    };
+}
+
+/// One test function, instantiated for every type set.
+pub struct Fns {
+    /// On the noop backend's own types.
+    pub noop: TestFn<keel_hal::noop::Api>,
+    /// Through the dyn path (noop and Vulkan devices alike).
+    pub dynamic: TestFn<DynApi>,
+    /// On the Vulkan backend's own types.
+    #[cfg(feature = "vulkan")]
+    pub vulkan: TestFn<keel_hal::vulkan::Api>,
+}
+
+/// What a test receives: an open device on one configuration.
+///
+/// Fields drop in order: device, queue, adapter.
+pub struct Ctx<A: Api> {
+    /// Printed configuration name.
+    pub name: String,
+    /// The device, opened with [`Ctx::features`].
+    pub device: A::Device,
+    /// Its queue.
+    pub queue: A::Queue,
+    /// The adapter the device was opened on (tests may open more devices).
+    pub adapter: A::Adapter,
+    /// What the adapter can do.
+    pub caps: Capabilities,
+    /// Features the device was opened with (`TIMESTAMP_QUERY` where the adapter has it).
+    pub features: wgt::Features,
+    /// The backend the objects belong to.
+    pub backend: Backend,
+    /// Whether the objects travel through [`DynApi`].
+    pub is_dyn: bool,
+    /// Which adapter of the instance this is.
+    pub adapter_index: usize,
+    /// The descriptor this configuration's instance was made with.
+    pub instance_desc: InstanceDescriptor<'static>,
+    make_instance: MakeInstance<A>,
+}
+
+impl<A: Api> Ctx<A> {
+    /// The device's limits (the adapter's: the device asks for no others).
+    pub fn limits(&self) -> &wgt::Limits {
+        &self.caps.limits
+    }
+
+    /// Prints a line under this configuration's name.
+    pub fn note(&self, msg: impl std::fmt::Display) {
+        println!("    [{}] {msg}", self.name);
+    }
+
+    /// A new instance of this configuration's backend and path, with
+    /// another descriptor, and its adapter at this configuration's index.
+    pub fn new_instance(
+        &self,
+        desc: &InstanceDescriptor,
+    ) -> Result<(A::Instance, ExposedAdapter<A>), Failure> {
+        let instance = (self.make_instance)(desc)?;
+        // SAFETY: live instance.
+        let exposed = unsafe { instance.enumerate_adapters() }
+            .into_iter()
+            .nth(self.adapter_index)
+            .ok_or("the new instance lacks this configuration's adapter")?;
+        Ok((instance, exposed))
+    }
+}
+
+/// Runs `test` on every selected configuration; panics listing the failures.
+pub fn run_everywhere(test: &str, fns: Fns) {
+    // Validation messages go to `log`; RUST_LOG=warn shows them.
+    let _ = env_logger::builder().is_test(true).try_init();
+    let mut results: Vec<(String, Result<Outcome, String>)> = Vec::new();
+    if configs::selected(Backend::Noop) {
+        let cfg = configs::noop_static();
+        results.push((cfg.name.clone(), run_config(&cfg, fns.noop)));
+        let cfg = configs::noop_dyn();
+        results.push((cfg.name.clone(), run_config(&cfg, fns.dynamic)));
+    }
+    #[cfg(feature = "vulkan")]
+    if configs::selected(Backend::Vulkan) {
+        match configs::vulkan_setup() {
+            Ok(setup) => {
+                for index in 0..setup.adapters.len() {
+                    let cfg = configs::vulkan_static(setup, index);
+                    results.push((cfg.name.clone(), run_config(&cfg, fns.vulkan)));
+                    let cfg = configs::vulkan_dyn(setup, index);
+                    results.push((cfg.name.clone(), run_config(&cfg, fns.dynamic)));
+                }
+            }
+            Err(e) => results.push(("vulkan".into(), Err(e))),
+        }
+    }
+    assert!(
+        !results.is_empty(),
+        "{test}: KEEL_BACKENDS selects no backend this build has"
+    );
+
+    let mut failed = Vec::new();
+    for (name, result) in &results {
+        match result {
+            Ok(Outcome::Pass) => println!("[{name}] ok"),
+            Ok(Outcome::Skip(reason)) => println!("[{name}] skipped: {reason}"),
+            Err(e) => {
+                println!("[{name}] FAILED: {e}");
+                failed.push(format!("[{name}] {e}"));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{test} failed on {} of {} configurations:\n{}",
+        failed.len(),
+        results.len(),
+        failed.join("\n")
+    );
+}
+
+/// Runs `test` on one configuration, then checks that every object it
+/// made is gone and that validation reported nothing.
+fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, String> {
+    let instance = (cfg.make_instance)(&cfg.desc)?;
+    // SAFETY: live instance.
+    let exposed = unsafe { instance.enumerate_adapters() }
+        .into_iter()
+        .nth(cfg.adapter_index)
+        .ok_or_else(|| format!("adapter {} is gone", cfg.adapter_index))?;
+    let features = if exposed
+        .capabilities
+        .features
+        .contains(wgt::Features::TIMESTAMP_QUERY)
+    {
+        wgt::Features::TIMESTAMP_QUERY
+    } else {
+        wgt::Features::empty()
+    };
+    let desc = DeviceDescriptor {
+        label: Some("conformance"),
+        required_features: features,
+        ..Default::default()
+    };
+    // SAFETY: the adapter comes from the live instance above.
+    let open = unsafe { exposed.adapter.open(&desc) }.map_err(|e| format!("open: {e}"))?;
+    let ctx: Ctx<A> = Ctx {
+        name: cfg.name.clone(),
+        device: open.device,
+        queue: open.queue,
+        adapter: exposed.adapter,
+        caps: exposed.capabilities,
+        features,
+        backend: cfg.backend,
+        is_dyn: cfg.is_dyn,
+        adapter_index: cfg.adapter_index,
+        instance_desc: cfg.desc.clone(),
+        make_instance: cfg.make_instance.clone(),
+    };
+
+    let start = ctx.device.live_counts();
+    let outcome = catch_unwind(AssertUnwindSafe(|| test(&ctx)));
+    // SAFETY: live device; waiting has no other precondition.
+    let idle = unsafe { ctx.device.wait_idle() };
+    let end = ctx.device.live_counts();
+    drop(ctx);
+    // Read after the device is gone: destroying a device with live
+    // children is itself a validation error.
+    let validation_errors = instance.validation_error_count();
+
+    let mut problems = Vec::new();
+    let outcome = match outcome {
+        Ok(Ok(outcome)) => Some(outcome),
+        Ok(Err(e)) => {
+            problems.push(e.to_string());
+            None
+        }
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "non-text panic".into());
+            problems.push(format!("panicked: {msg}"));
+            None
+        }
+    };
+    if let Err(e) = idle {
+        problems.push(format!("wait_idle: {e}"));
+    }
+    if end != start {
+        problems.push(format!(
+            "live objects not back to the start: start {start:?}, end {end:?}"
+        ));
+    }
+    if validation_errors != 0 {
+        problems.push(format!(
+            "{validation_errors} validation error(s), logged above"
+        ));
+    }
+    match outcome {
+        Some(outcome) if problems.is_empty() => Ok(outcome),
+        _ => Err(problems.join("; ")),
+    }
+}

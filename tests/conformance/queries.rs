@@ -1,0 +1,216 @@
+//! Query sets: timestamps, occlusion without draws, and the typed errors of
+//! query set creation.
+
+use keel_hal::wgt;
+use keel_hal::{
+    Adapter, Api, BufferCopy, BufferUses, CommandEncoder, Device, DeviceDescriptor,
+    QuerySetDescriptor, QuerySetError, Queue, MAX_QUERIES,
+};
+
+use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
+use crate::helpers::{
+    buffer_barrier, device_buffer, pattern, read_mapped, readback_buffer, submit, upload_buffer,
+    SENTINEL,
+};
+
+conformance_tests!(
+    timestamps_increase_across_a_copy,
+    occlusion_query_without_draws_is_zero,
+    query_count_out_of_range,
+    pipeline_statistics_need_a_feature,
+    timestamp_set_needs_the_feature,
+);
+
+fn u64_at(bytes: &[u8], offset: usize) -> u64 {
+    let mut le = [0; 8];
+    le.copy_from_slice(&bytes[offset..offset + 8]);
+    u64::from_le_bytes(le)
+}
+
+fn query_set_desc(ty: wgt::QueryType, count: u32) -> QuerySetDescriptor<'static> {
+    QuerySetDescriptor {
+        label: Some("conformance queries"),
+        ty,
+        count,
+    }
+}
+
+fn timestamps_increase_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if !ctx.features.contains(wgt::Features::TIMESTAMP_QUERY) {
+        return skip("the adapter lacks TIMESTAMP_QUERY");
+    }
+    let period = ctx.queue.timestamp_period();
+    check!(period > 0.0, "timestamp period {period} ns is not positive");
+    const COPY: u64 = 1 << 20;
+    // SAFETY: objects come from ctx.device and are destroyed after the wait.
+    unsafe {
+        let set = ctx
+            .device
+            .create_query_set(&query_set_desc(wgt::QueryType::Timestamp, 2))?;
+        let upload = upload_buffer(ctx, &pattern(COPY as usize, 41))?;
+        let target = device_buffer(ctx, COPY)?;
+        let readback = readback_buffer(ctx, 16)?;
+        let got = submit(ctx, |enc| {
+            enc.reset_queries(&set, 0..2);
+            enc.transition_buffers(&[
+                buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                buffer_barrier(&target, BufferUses::empty(), BufferUses::COPY_DST),
+                buffer_barrier(&readback, BufferUses::empty(), BufferUses::QUERY_RESOLVE),
+            ]);
+            enc.write_timestamp(&set, 0);
+            enc.copy_buffer_to_buffer(
+                &upload,
+                &target,
+                &[BufferCopy {
+                    src_offset: 0,
+                    dst_offset: 0,
+                    size: COPY,
+                }],
+            );
+            enc.write_timestamp(&set, 1);
+            enc.copy_query_results(&set, 0..2, &readback, 0, 8);
+            enc.transition_buffers(&[buffer_barrier(
+                &readback,
+                BufferUses::QUERY_RESOLVE,
+                BufferUses::MAP_READ,
+            )]);
+        })
+        .and_then(|()| read_mapped(ctx, &readback));
+        ctx.device.destroy_query_set(set);
+        ctx.device.destroy_buffer(upload);
+        ctx.device.destroy_buffer(target);
+        ctx.device.destroy_buffer(readback);
+        let got = got?;
+        let (t0, t1) = (u64_at(&got, 0), u64_at(&got, 8));
+        let untouched = u64::from_le_bytes([SENTINEL; 8]);
+        check!(
+            t0 != untouched && t1 != untouched,
+            "timestamps not written: {t0:#x}, {t1:#x}"
+        );
+        check!(
+            t1 > t0,
+            "timestamp after a 1 MiB copy ({t1}) is not after the one before ({t0})"
+        );
+        ctx.note(format!(
+            "1 MiB copy: {:.1} µs",
+            (t1 - t0) as f64 * period as f64 / 1000.0
+        ));
+    }
+    Ok(Outcome::Pass)
+}
+
+fn occlusion_query_without_draws_is_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    // SAFETY: objects come from ctx.device and are destroyed after the wait.
+    unsafe {
+        let set = ctx
+            .device
+            .create_query_set(&query_set_desc(wgt::QueryType::Occlusion, 4))?;
+        let readback = readback_buffer(ctx, 32)?;
+        let got = submit(ctx, |enc| {
+            enc.reset_queries(&set, 0..4);
+            enc.transition_buffers(&[buffer_barrier(
+                &readback,
+                BufferUses::empty(),
+                BufferUses::QUERY_RESOLVE,
+            )]);
+            enc.begin_query(&set, 1);
+            enc.end_query(&set, 1);
+            enc.begin_query(&set, 2);
+            enc.end_query(&set, 2);
+            // Queries 1 and 2 land at bytes 8..24; 0..8 and 24..32 stay untouched.
+            enc.copy_query_results(&set, 1..3, &readback, 8, 8);
+            enc.transition_buffers(&[buffer_barrier(
+                &readback,
+                BufferUses::QUERY_RESOLVE,
+                BufferUses::MAP_READ,
+            )]);
+        })
+        .and_then(|()| read_mapped(ctx, &readback));
+        ctx.device.destroy_query_set(set);
+        ctx.device.destroy_buffer(readback);
+        let got = got?;
+        check_eq!(u64_at(&got, 8), 0, "occlusion query 1 without draws");
+        check_eq!(u64_at(&got, 16), 0, "occlusion query 2 without draws");
+        check_eq!(got[..8], [SENTINEL; 8], "bytes before the resolve offset");
+        check_eq!(got[24..], [SENTINEL; 8], "bytes after the resolved range");
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Creates a query set that must fail with `expected` on `device`; checks nothing was left alive.
+fn expect_query_error<A: Api>(
+    device: &A::Device,
+    desc: &QuerySetDescriptor,
+    expected: QuerySetError,
+) -> Result<(), Failure> {
+    let before = device.live_counts();
+    // SAFETY: live device; a set that should not exist is destroyed at once.
+    match unsafe { device.create_query_set(desc) } {
+        Ok(set) => {
+            // SAFETY: never used.
+            unsafe { device.destroy_query_set(set) };
+            return Err(format!("{desc:?} was created; expected {expected:?}").into());
+        }
+        Err(e) => check_eq!(e, expected, "create_query_set({desc:?})"),
+    }
+    check_eq!(
+        device.live_counts(),
+        before,
+        "live objects after the failed create_query_set"
+    );
+    Ok(())
+}
+
+fn query_count_out_of_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    for count in [0, MAX_QUERIES + 1] {
+        let desc = query_set_desc(wgt::QueryType::Occlusion, count);
+        expect_query_error::<A>(&ctx.device, &desc, QuerySetError::InvalidCount(count))?;
+    }
+    // The largest count is accepted.
+    // SAFETY: live device; the set is destroyed at once.
+    unsafe {
+        let set = ctx
+            .device
+            .create_query_set(&query_set_desc(wgt::QueryType::Occlusion, MAX_QUERIES))?;
+        ctx.device.destroy_query_set(set);
+    }
+    Ok(Outcome::Pass)
+}
+
+fn pipeline_statistics_need_a_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let ty =
+        wgt::QueryType::PipelineStatistics(wgt::PipelineStatisticsTypes::VERTEX_SHADER_INVOCATIONS);
+    expect_query_error::<A>(
+        &ctx.device,
+        &query_set_desc(ty, 4),
+        QuerySetError::MissingFeature(wgt::Features::PIPELINE_STATISTICS_QUERY),
+    )?;
+    Ok(Outcome::Pass)
+}
+
+fn timestamp_set_needs_the_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    // A second device, opened without TIMESTAMP_QUERY.
+    // SAFETY: the adapter is live; the device is dropped empty.
+    let open = unsafe { ctx.adapter.open(&DeviceDescriptor::default()) }?;
+    let desc = query_set_desc(wgt::QueryType::Timestamp, 2);
+    expect_query_error::<A>(
+        &open.device,
+        &desc,
+        QuerySetError::MissingFeature(wgt::Features::TIMESTAMP_QUERY),
+    )?;
+    check_eq!(
+        open.device.live_counts(),
+        keel_hal::LiveCounts::default(),
+        "live objects of the second device"
+    );
+    drop(open);
+    if ctx.features.contains(wgt::Features::TIMESTAMP_QUERY) {
+        // The suite's device was opened with the feature: the same set is accepted.
+        // SAFETY: live device; the set is destroyed at once.
+        unsafe {
+            let set = ctx.device.create_query_set(&desc)?;
+            ctx.device.destroy_query_set(set);
+        }
+    }
+    Ok(Outcome::Pass)
+}
