@@ -224,9 +224,9 @@ mod tests {
     #[test]
     fn budget_charges_and_returns() {
         let budget = Arc::new(Budget::new(Some(100)));
-        let a = budget.charge(60).unwrap();
+        let a = budget.charge(60).expect("test fixture");
         assert_eq!(budget.charge(41).unwrap_err(), DeviceError::OutOfMemory);
-        let b = budget.charge(40).unwrap();
+        let b = budget.charge(40).expect("test fixture");
         assert_eq!(budget.used(), 100);
         drop(a);
         drop(b);
@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn host_bytes_bounds() {
-        let bytes = HostBytes::new_zeroed(16).unwrap();
+        let bytes = HostBytes::new_zeroed(16).expect("test fixture");
         assert_eq!(bytes.as_ptr().as_ptr() as usize % ALLOCATION_ALIGNMENT, 0);
         assert!(bytes.write(12, &[1, 2, 3, 4]).is_ok());
         assert_eq!(bytes.write(13, &[1, 2, 3, 4]), Err(OutOfBounds));

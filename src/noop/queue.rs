@@ -147,7 +147,7 @@ mod tests {
         let signaller = Arc::clone(&fence);
         let thread = std::thread::spawn(move || signaller.signal(3));
         assert!(fence.wait(2, None));
-        thread.join().unwrap();
+        thread.join().expect("test fixture");
         fence.signal(2);
         assert_eq!(fence.value(), 3);
     }

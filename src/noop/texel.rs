@@ -532,7 +532,7 @@ mod tests {
             height: h,
             depth_or_array_layers: d,
         };
-        TexelLayout::new(format, dim, size, mips, 1).unwrap()
+        TexelLayout::new(format, dim, size, mips, 1).expect("test fixture")
     }
 
     fn runs(plan: &CopyPlan) -> Vec<(u64, u64, u64)> {
@@ -600,7 +600,7 @@ mod tests {
                 depth_or_array_layers: 1,
             },
         };
-        let plan = plan_buffer_texture(&l, &region, true).unwrap();
+        let plan = plan_buffer_texture(&l, &region, true).expect("test fixture");
         // Layer 1 starts at 64; row 1 at +16; column 2 at +8.
         assert_eq!(runs(&plan), vec![(8, 88, 8), (264, 104, 8)]);
         assert_eq!(plan.check(8 + 256 + 8, 128), Ok(()));
@@ -623,7 +623,7 @@ mod tests {
                 depth_or_array_layers: 2,
             },
         };
-        let plan = plan_buffer_texture(&l, &region, false).unwrap();
+        let plan = plan_buffer_texture(&l, &region, false).expect("test fixture");
         assert_eq!(runs(&plan), vec![(32, 0, 4), (36, 4, 4)]);
     }
 
@@ -643,7 +643,7 @@ mod tests {
                     depth_or_array_layers: 3,
                 },
             )
-            .unwrap();
+            .expect("test fixture");
         assert_eq!(span.walk.start, 4);
         assert_eq!(span.walk.image_pitch, 4);
         let too_deep = Extent3d {
@@ -682,7 +682,9 @@ mod tests {
             Err(CopyError::NotCopyable)
         );
         // The stencil plane follows the 4x4x4-byte depth plane.
-        let stencil = ds.locate(&at(TextureAspect::StencilOnly), size).unwrap();
+        let stencil = ds
+            .locate(&at(TextureAspect::StencilOnly), size)
+            .expect("test fixture");
         assert_eq!(stencil.walk.start, 64);
 
         let bc = layout(
@@ -737,7 +739,7 @@ mod tests {
                 depth_or_array_layers: 1,
             },
         };
-        let plan = plan_texture_texture(&a, &b, &region).unwrap();
+        let plan = plan_texture_texture(&a, &b, &region).expect("test fixture");
         assert_eq!(runs(&plan), vec![(0, 20, 12), (16, 36, 12), (32, 52, 12)]);
         assert_eq!(
             plan_texture_texture(&a, &c, &region),

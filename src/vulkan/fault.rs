@@ -14,7 +14,7 @@
 //! parallel do not disturb one another; VMA runs on the caller's thread.
 //! Without the feature, none of this is compiled: normal builds pay nothing.
 //!
-//! ```ignore
+//! ```text
 //! keel_hal::vulkan::fault::arm(3, ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
 //! let result = device.create_buffer(&desc); // the 3rd fallible call fails
 //! let report = keel_hal::vulkan::fault::disarm();
