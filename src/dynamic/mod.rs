@@ -49,7 +49,36 @@ resource_traits!(
     DynFence,
     /// A command buffer of some backend.
     DynCommandBuffer,
+    /// A bind group layout of some backend.
+    DynBindGroupLayout,
+    /// A bind group of some backend.
+    DynBindGroup,
+    /// A pipeline layout of some backend.
+    DynPipelineLayout,
+    /// A shader module of some backend.
+    DynShaderModule,
+    /// A render pipeline of some backend.
+    DynRenderPipeline,
+    /// A compute pipeline of some backend.
+    DynComputePipeline,
+    /// A texture acquired from a surface of some backend.
+    DynSurfaceTexture,
 );
+
+/// The dyn path's [`crate::Resources`]: descriptors that name `dyn` resources.
+#[derive(Clone, Copy, Debug)]
+pub struct DynResources;
+
+impl crate::Resources for DynResources {
+    type Buffer = dyn DynBuffer;
+    type Texture = dyn DynTexture;
+    type TextureView = dyn DynTextureView;
+    type Sampler = dyn DynSampler;
+    type QuerySet = dyn DynQuerySet;
+    type BindGroupLayout = dyn DynBindGroupLayout;
+    type PipelineLayout = dyn DynPipelineLayout;
+    type ShaderModule = dyn DynShaderModule;
+}
 
 /// Downcasts a dyn resource reference to the backend's concrete type.
 #[inline]
