@@ -108,10 +108,10 @@ use std::ops::Range;
 use std::time::Duration;
 
 /// A backend: the set of types that make it up.
+///
+/// Which backend an object belongs to is a run-time property (the dyn path,
+/// [`DynApi`], carries any backend): ask the instance, [`Instance::backend`].
 pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
-    /// Which backend this is.
-    const VARIANT: Backend;
-
     /// Entry point; owns the driver connection.
     type Instance: Instance<A = Self>;
     /// A physical device.
@@ -149,6 +149,10 @@ pub trait Instance: Sized + Send + Sync + std::fmt::Debug + 'static {
     /// The backend's runtime library, if loaded, must be a conforming
     /// implementation (for Vulkan: a real Vulkan loader).
     unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError>;
+
+    /// Which backend this instance drives. For [`DynApi`] this is the backend
+    /// chosen at run time, never a fixed tag.
+    fn backend(&self) -> Backend;
 
     /// Lists the adapters this instance can open, best first. Adapters below
     /// keel-hal's baseline are logged with their version and left out.

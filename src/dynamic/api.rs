@@ -20,9 +20,6 @@ use crate::*;
 pub struct DynApi;
 
 impl Api for DynApi {
-    // The dyn path reports the backend of each object at run time
-    // (`DynInstance::backend`); this constant is only the type set's own tag.
-    const VARIANT: Backend = Backend::Noop;
     type Instance = Box<dyn DynInstance>;
     type Adapter = Box<dyn DynAdapter>;
     type Device = Box<dyn DynDevice>;
@@ -49,6 +46,9 @@ impl Instance for Box<dyn DynInstance> {
     type A = DynApi;
     unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
         Ok(crate::instance(BackendChoice::Auto, desc)?.instance)
+    }
+    fn backend(&self) -> Backend {
+        DynInstance::backend(&**self)
     }
     unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<DynApi>> {
         // SAFETY: forwarded contract.

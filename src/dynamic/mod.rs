@@ -110,7 +110,7 @@ pub trait DynAdapter: Send + Sync + Debug {
 
 impl<I: crate::Instance> DynInstance for I {
     fn backend(&self) -> Backend {
-        <I::A as crate::Api>::VARIANT
+        crate::Instance::backend(self)
     }
     unsafe fn enumerate_adapters(&self) -> Vec<DynExposedAdapter> {
         // SAFETY: forwarded contract.

@@ -35,6 +35,10 @@ impl crate::Instance for Instance {
         })
     }
 
+    fn backend(&self) -> crate::Backend {
+        crate::Backend::Noop
+    }
+
     unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<Api>> {
         vec![ExposedAdapter {
             adapter: Adapter {

@@ -55,7 +55,6 @@ use memory::{Budget, Charge, HostBytes};
 pub struct Api;
 
 impl crate::Api for Api {
-    const VARIANT: crate::Backend = crate::Backend::Noop;
     type Instance = Instance;
     type Adapter = Adapter;
     type Device = Device;
