@@ -68,7 +68,7 @@
 //!     let out = device.map_buffer(dst.as_ref())?;
 //!     assert_eq!(*out.ptr.as_ptr().add(15), 7);
 //!
-//!     encoder.reset_all(vec![commands]);
+//!     encoder.reset_all(&mut [commands].into_iter());
 //!     device.destroy_command_encoder(encoder);
 //!     device.destroy_fence(fence);
 //!     device.destroy_buffer(src);
