@@ -112,6 +112,10 @@ pub(crate) fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bo
 impl crate::Instance for Instance {
     type A = super::Api;
 
+    fn backend(&self) -> crate::Backend {
+        crate::Backend::Vulkan
+    }
+
     unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
         // SAFETY: the caller vouches for the system's loader.
         let entry = unsafe { ash::Entry::load() }
