@@ -515,7 +515,9 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Recording; every query in the range was written; the buffer is in
     /// `QUERY_RESOLVE`/`COPY_DST` and has room; `offset` and `stride` are
-    /// multiples of 8.
+    /// multiples of 8, and `stride >= 8` when the range holds more than one
+    /// query (results must not overlap; backends log and skip the copy
+    /// otherwise).
     unsafe fn copy_query_results(
         &mut self,
         set: &<Self::A as Api>::QuerySet,
