@@ -386,7 +386,8 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// Finishes the recording and returns it as a command buffer.
     ///
     /// # Safety
-    /// A recording is in progress.
+    /// A recording is in progress. (Without one, every backend logs and
+    /// returns [`DeviceError::Unexpected`]; the rule stays a contract.)
     unsafe fn end_encoding(&mut self) -> Result<<Self::A as Api>::CommandBuffer, DeviceError>;
     /// Takes back command buffers for reuse. Backends may reset all of the
     /// encoder's memory at once (Vulkan resets its command pool), so this
@@ -394,9 +395,10 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// returned.
     ///
     /// # Safety
-    /// No recording is in progress; no command buffer of this encoder (returned
-    /// or not) is pending on the GPU; buffers not returned are never submitted
-    /// again; every returned buffer came from this encoder.
+    /// No recording is in progress (a recording that is, every backend logs
+    /// and discards); no command buffer of this encoder (returned or not) is
+    /// pending on the GPU; buffers not returned are never submitted again;
+    /// every returned buffer came from this encoder.
     unsafe fn reset_all<I>(&mut self, command_buffers: I)
     where
         I: IntoIterator<Item = <Self::A as Api>::CommandBuffer>;

@@ -214,10 +214,10 @@ impl crate::CommandEncoder for CommandEncoder {
                 self.open_markers
             );
         }
-        let commands = self.active.take().unwrap_or_else(|| {
-            log::error!("noop: end_encoding without begin_encoding; empty command buffer");
-            Vec::new()
-        });
+        let Some(commands) = self.active.take() else {
+            log::error!("noop: end_encoding without begin_encoding");
+            return Err(DeviceError::Unexpected);
+        };
         if std::mem::take(&mut self.out_of_memory) {
             self.recycle(commands);
             return Err(DeviceError::OutOfMemory);
@@ -229,6 +229,10 @@ impl crate::CommandEncoder for CommandEncoder {
     where
         I: IntoIterator<Item = CommandBuffer>,
     {
+        if let Some(list) = self.active.take() {
+            log::error!("noop: reset_all during a recording; the recording is discarded");
+            self.recycle(list);
+        }
         for buffer in command_buffers {
             self.recycle(buffer.commands);
         }
