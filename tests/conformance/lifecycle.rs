@@ -74,7 +74,8 @@ fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
             query_sets: 1,
             fences: 1,
             command_encoders: 1,
-            memory_allocations: live.memory_allocations,
+            // One per buffer or texture (the documented meaning).
+            memory_allocations: 2,
         };
 
         device.destroy_command_encoder(encoder);
@@ -87,11 +88,6 @@ fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
         let after = device.live_counts();
 
         check_eq!(live, ones, "counts with one object of each kind alive");
-        check!(
-            live.memory_allocations >= 0,
-            "negative memory allocation count {}",
-            live.memory_allocations
-        );
         check_eq!(
             after,
             LiveCounts::default(),
