@@ -154,9 +154,7 @@ pub use vulkan::*;
 mod vulkan {
     use std::sync::{Arc, OnceLock};
 
-    use keel_hal::{
-        Backend, BackendChoice, DynApi, Instance, InstanceDescriptor, InstanceError, InstanceFlags,
-    };
+    use keel_hal::{Backend, BackendChoice, DynApi, Instance, InstanceDescriptor, InstanceFlags};
 
     use super::{allow_no_validation, base_desc, dyn_instance, Config};
 
@@ -179,27 +177,16 @@ mod vulkan {
     fn probe() -> Result<VulkanSetup, String> {
         let mut flags = InstanceFlags::VALIDATION | InstanceFlags::DEBUG;
         // SAFETY: the system's Vulkan loader is trusted to be conforming.
-        let instance = match unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) } {
-            Ok(instance) => instance,
-            Err(InstanceError::MissingExtension(what)) if allow_no_validation() => {
-                println!("vulkan: validation unavailable ({what}); KEEL_ALLOW_NO_VALIDATION=1, going on without");
-                flags = InstanceFlags::DEBUG;
-                // SAFETY: as above.
-                unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) }
-                    .map_err(|e| format!("cannot create a Vulkan instance: {e} ({HINT})"))?
-            }
-            Err(e) => {
-                return Err(format!(
-                    "cannot create a Vulkan instance with validation: {e} \
-                     ({HINT}, or KEEL_ALLOW_NO_VALIDATION=1 where the layer is missing)"
-                ))
-            }
-        };
+        // A missing validation layer does not fail `init`: the instance
+        // reports it through `validation_enabled`, checked below.
+        let instance = unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) }
+            .map_err(|e| format!("cannot create a Vulkan instance: {e} ({HINT})"))?;
         check_validation(&instance, flags)?;
-        if flags.contains(InstanceFlags::VALIDATION) && !instance.validation_enabled() {
+        if !instance.validation_enabled() {
             println!(
                 "vulkan: validation layer not active; KEEL_ALLOW_NO_VALIDATION=1, going on without"
             );
+            flags = InstanceFlags::DEBUG;
         }
         // SAFETY: live instance.
         let adapters: Vec<String> = unsafe { instance.enumerate_adapters() }
