@@ -77,12 +77,44 @@ fn layer_count(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> u32 {
     }
 }
 
-/// Whether a texture is created cube-compatible (square 2D with ≥ 6 layers).
-fn cube_compatible(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> bool {
+/// Whether a texture is created cube-compatible: a square, single-sampled
+/// 2D texture with ≥ 6 layers that can be sampled (cube views are only for
+/// sampling; `CUBE_COMPATIBLE` on a multisampled image would make the
+/// format query report one sample).
+pub(super) fn cube_compatible(
+    dimension: wgt::TextureDimension,
+    size: wgt::Extent3d,
+    sample_count: u32,
+    usage: wgt::TextureUsages,
+) -> bool {
     dimension == wgt::TextureDimension::D2
         && size.width == size.height
         && size.depth_or_array_layers >= 6
+        && sample_count == 1
+        && usage.contains(wgt::TextureUsages::TEXTURE_BINDING)
 }
+
+/// The usages a view may have: those of its image (`image_usage`) whose
+/// format features the view's format has. An sRGB view of a storage
+/// texture, for one, drops `STORAGE` (VUID-VkImageViewCreateInfo-usage-02275).
+fn view_usage(
+    image_usage: vk::ImageUsageFlags,
+    view_features: vk::FormatFeatureFlags,
+) -> vk::ImageUsageFlags {
+    let mut usage = vk::ImageUsageFlags::empty();
+    for bit in 0..u32::BITS {
+        let flag = vk::ImageUsageFlags::from_raw(image_usage.as_raw() & (1 << bit));
+        if !flag.is_empty() && view_features.contains(conv::usage_format_features(flag)) {
+            usage |= flag;
+        }
+    }
+    usage
+}
+
+/// The usages that make a texture viewable.
+const VIEWABLE: wgt::TextureUsages = wgt::TextureUsages::TEXTURE_BINDING
+    .union(wgt::TextureUsages::STORAGE_BINDING)
+    .union(wgt::TextureUsages::RENDER_ATTACHMENT);
 
 /// Checks a texture's extent against the device limits.
 fn check_extent(desc: &TextureDescriptor, limits: &wgt::Limits) -> Result<(), TextureError> {
@@ -164,7 +196,12 @@ fn check_view_dimension(
 ) -> Result<(), TextureError> {
     use wgt::TextureDimension as T;
     use wgt::TextureViewDimension as V;
-    let cube = cube_compatible(texture.dimension, texture.size);
+    let cube = cube_compatible(
+        texture.dimension,
+        texture.size,
+        texture.sample_count,
+        texture.usage,
+    );
     match (dim, texture.dimension) {
         (V::D1, T::D1) | (V::D2, T::D2) if layers == 1 => Ok(()),
         (V::D1 | V::D2, _) if layers != 1 => Err(TextureError::IncompatibleView(
@@ -240,6 +277,7 @@ impl crate::Device for super::Device {
             raw,
             block,
             size: desc.size,
+            usage: desc.usage,
             memory: desc.memory,
             mapped,
         })
@@ -286,13 +324,20 @@ impl crate::Device for super::Device {
             usage: desc.usage,
         };
         let format = conv::map_texture_format(desc.format);
-        if format == vk::Format::UNDEFINED {
+        // BC/ETC2/ASTC, 16-bit norm, … need their feature enabled on the device.
+        if format == vk::Format::UNDEFINED
+            || !shared.features.contains(desc.format.required_features())
+        {
             return Err(unsupported);
         }
         let samples = conv::map_sample_count(desc.sample_count)
             .ok_or(TextureError::InvalidSampleCount(desc.sample_count))?;
+        // Multisampled storage needs shaderStorageImageMultisample, which
+        // keel-hal does not enable.
         if desc.sample_count > 1
-            && (desc.dimension != wgt::TextureDimension::D2 || desc.mip_level_count != 1)
+            && (desc.dimension != wgt::TextureDimension::D2
+                || desc.mip_level_count != 1
+                || desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING))
         {
             return Err(TextureError::InvalidSampleCount(desc.sample_count));
         }
@@ -302,10 +347,9 @@ impl crate::Device for super::Device {
             usage = vk::ImageUsageFlags::TRANSFER_DST;
         }
         let instance = &shared.instance.raw;
+        let pd = shared.physical_device;
         // SAFETY: the physical device belongs to this instance.
-        let props = unsafe {
-            instance.get_physical_device_format_properties(shared.physical_device, format)
-        };
+        let props = unsafe { shared.formats.format_properties(instance, pd, format) };
         let needed = conv::usage_format_features(usage);
         if !props.optimal_tiling_features.contains(needed) {
             return Err(unsupported);
@@ -330,25 +374,18 @@ impl crate::Device for super::Device {
                 }
             }
         }
-        if cube_compatible(desc.dimension, desc.size) {
+        if cube_compatible(desc.dimension, desc.size, desc.sample_count, desc.usage) {
             flags |= vk::ImageCreateFlags::CUBE_COMPATIBLE;
         }
         let image_type = conv::map_texture_dimension(desc.dimension);
         // SAFETY: as above; the arguments are valid enum values.
         let image_props = unsafe {
-            instance.get_physical_device_image_format_properties(
-                shared.physical_device,
-                format,
-                image_type,
-                vk::ImageTiling::OPTIMAL,
-                usage,
-                flags,
-            )
+            shared
+                .formats
+                .image_properties(instance, pd, (format, image_type, usage, flags))
         }
-        .map_err(|e| match e {
-            vk::Result::ERROR_FORMAT_NOT_SUPPORTED => unsupported.clone(),
-            other => TextureError::Device(map_err(other)),
-        })?;
+        .map_err(|e| TextureError::Device(map_err(e)))?
+        .ok_or(unsupported)?;
         let layers = layer_count(desc.dimension, desc.size);
         let extent = match desc.dimension {
             wgt::TextureDimension::D3 => conv::map_extent(desc.size),
@@ -446,18 +483,47 @@ impl crate::Device for super::Device {
         desc: &TextureViewDescriptor,
     ) -> Result<super::TextureView, TextureError> {
         let shared = &*self.shared;
+        if !texture.usage.intersects(VIEWABLE) {
+            return Err(TextureError::IncompatibleView(
+                "the texture has no usage a view can serve (texture binding, storage binding \
+                 or render attachment)",
+            ));
+        }
         let aspect = conv::map_aspect(texture.format, desc.range.aspect);
         if aspect.is_empty() {
             return Err(TextureError::InvalidRange);
         }
         let view_format = desc.format.unwrap_or(texture.format);
+        // Set for a view in another format whose features lack some of the
+        // image's usages: the view is restricted to the usages it supports.
+        let mut restricted_usage = None;
         let vk_format = if view_format == texture.format
             || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
         {
             // Depth or stencil views of a combined format use the combined format.
             conv::map_texture_format(texture.format)
         } else if texture.view_formats.contains(&view_format) {
-            conv::map_texture_format(view_format)
+            let vk_format = conv::map_texture_format(view_format);
+            let image_usage = conv::map_texture_usage(texture.usage, texture.format);
+            // SAFETY: the physical device belongs to this instance.
+            let features = unsafe {
+                shared.formats.format_properties(
+                    &shared.instance.raw,
+                    shared.physical_device,
+                    vk_format,
+                )
+            }
+            .optimal_tiling_features;
+            let usage = view_usage(image_usage, features);
+            if usage.is_empty() {
+                return Err(TextureError::IncompatibleView(
+                    "the view format supports none of the texture's usages",
+                ));
+            }
+            if usage != image_usage {
+                restricted_usage = Some(usage);
+            }
+            vk_format
         } else {
             return Err(TextureError::IncompatibleView(
                 "format is neither the texture's nor one of its view formats",
@@ -476,7 +542,9 @@ impl crate::Device for super::Device {
             layers,
             shared.physical.features.image_cube_array,
         )?;
-        let info = vk::ImageViewCreateInfo::default()
+        let mut usage_info =
+            vk::ImageViewUsageCreateInfo::default().usage(restricted_usage.unwrap_or_default());
+        let mut info = vk::ImageViewCreateInfo::default()
             .image(texture.raw)
             .view_type(conv::map_view_dimension(dimension))
             .format(vk_format)
@@ -487,7 +555,10 @@ impl crate::Device for super::Device {
                 base_array_layer: base_layer,
                 layer_count: layers,
             });
-        // SAFETY: the range, dimension and format were checked against the texture.
+        if restricted_usage.is_some() {
+            info = info.push_next(&mut usage_info);
+        }
+        // SAFETY: the range, dimension, format and usage were checked against the texture.
         let raw = unsafe { shared.raw.create_image_view(&info, None) }.map_err(map_err)?;
         shared.counters.texture_views.add();
         if let Some(label) = desc.label {
@@ -593,7 +664,7 @@ impl crate::Device for super::Device {
             pool,
             active: None,
             free: Vec::new(),
-            discarded: Vec::new(),
+            allocated: Vec::new(),
             temp: Default::default(),
         })
     }
@@ -705,5 +776,41 @@ impl crate::Device for super::Device {
 
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn srgb_views_of_storage_textures_drop_storage() {
+        use vk::FormatFeatureFlags as F;
+        use vk::ImageUsageFlags as U;
+        let image = U::SAMPLED | U::STORAGE | U::TRANSFER_DST;
+        let srgb = F::SAMPLED_IMAGE | F::TRANSFER_DST | F::COLOR_ATTACHMENT;
+        assert_eq!(view_usage(image, srgb), U::SAMPLED | U::TRANSFER_DST);
+        assert_eq!(view_usage(image, srgb | F::STORAGE_IMAGE), image);
+    }
+
+    #[test]
+    fn only_sampled_single_sampled_squares_are_cube_compatible() {
+        let size = wgt::Extent3d {
+            width: 8,
+            height: 8,
+            depth_or_array_layers: 6,
+        };
+        let d2 = wgt::TextureDimension::D2;
+        let sampled = wgt::TextureUsages::TEXTURE_BINDING;
+        assert!(cube_compatible(d2, size, 1, sampled));
+        assert!(!cube_compatible(
+            d2,
+            size,
+            4,
+            sampled | wgt::TextureUsages::RENDER_ATTACHMENT
+        ));
+        assert!(!cube_compatible(d2, size, 1, wgt::TextureUsages::COPY_DST));
+        let narrow = wgt::Extent3d { width: 4, ..size };
+        assert!(!cube_compatible(d2, narrow, 1, sampled));
     }
 }
