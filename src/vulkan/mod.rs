@@ -44,7 +44,7 @@ use std::sync::Arc;
 use ash::vk;
 
 pub use adapter::Adapter;
-pub use instance::Instance;
+pub use instance::{Instance, ValidationCounter};
 
 /// The Vulkan backend's type set.
 #[derive(Clone, Debug)]
