@@ -121,11 +121,22 @@ pub struct CommandEncoder {
     open_markers: u32,
     /// A command could not be stored (host memory ran out); `end_encoding` fails.
     out_of_memory: bool,
+    /// Command lists made so far (see [`Self::allocated_command_buffers`]).
+    allocated: usize,
 }
 
 impl CommandEncoder {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// How many command lists the encoder has made. Discarded recordings and
+    /// command buffers handed back through `reset_all` are reused, so this
+    /// grows only past the most recordings alive at once (a command buffer
+    /// dropped instead of handed back is lost, not reused). The counterpart
+    /// of the Vulkan encoder's `allocated_command_buffers`.
+    pub fn allocated_command_buffers(&self) -> usize {
+        self.allocated
     }
 
     /// Appends a command to the recording in progress.
@@ -147,6 +158,8 @@ impl CommandEncoder {
         list.clear();
         if self.free.try_reserve(1).is_ok() {
             self.free.push(list);
+        } else {
+            self.allocated -= 1;
         }
     }
 
@@ -195,7 +208,14 @@ impl crate::CommandEncoder for CommandEncoder {
             log::error!("noop: begin_encoding during a recording; the previous one is discarded");
             self.recycle(previous);
         }
-        self.active = Some(self.free.pop().unwrap_or_default());
+        let list = match self.free.pop() {
+            Some(list) => list,
+            None => {
+                self.allocated += 1;
+                Vec::new()
+            }
+        };
+        self.active = Some(list);
         self.open_markers = 0;
         self.out_of_memory = false;
         Ok(())
