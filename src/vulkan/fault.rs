@@ -16,7 +16,7 @@
 //!
 //! `vkCreateInstance` and `vkCreateDebugUtilsMessengerEXT` do not come from
 //! a table keel-hal builds (the loader's global table and ash's extension
-//! loader), so the instance code asks [`intercept`] right before calling
+//! loader), so the instance code asks `intercept` right before calling
 //! them: they are injection points like the rest.
 //!
 //! Leak accounting: the hooks also keep a per-thread *net create count*

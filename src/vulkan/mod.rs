@@ -8,6 +8,7 @@
 //! | `instance.rs` | loader, layers, debug messenger, adapter enumeration |
 //! | `adapter.rs` | physical-device capabilities, device open |
 //! | `device.rs` | resource creation and destruction |
+//! | `texture_checks.rs` | cheap checks of texture and view descriptions |
 //! | `memory.rs` | VMA behind our `Memory` enum (the only file that names `vk_mem`) |
 //! | `queue.rs` | submission, timeline-semaphore fences |
 //! | `command.rs` | command recording: barriers, copies, queries, markers |
@@ -37,6 +38,7 @@ mod instance;
 mod memory;
 mod queue;
 mod raw;
+mod texture_checks;
 
 use std::ptr::NonNull;
 use std::sync::Arc;
