@@ -45,10 +45,10 @@ mod queries;
 mod samplers;
 #[path = "conformance/sync.rs"]
 mod sync;
-#[path = "conformance/texture_kinds.rs"]
-mod texture_kinds;
 #[path = "conformance/texture_errors.rs"]
 mod texture_errors;
+#[path = "conformance/texture_kinds.rs"]
+mod texture_kinds;
 #[path = "conformance/textures.rs"]
 mod textures;
 #[path = "conformance/views.rs"]
