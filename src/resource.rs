@@ -82,6 +82,11 @@ impl Default for TextureDescriptor<'_> {
 }
 
 /// Describes a view of a texture.
+///
+/// Only textures with `TEXTURE_BINDING`, `STORAGE_BINDING` or
+/// `RENDER_ATTACHMENT` usage can be viewed, and cube (array) views need a
+/// square, single-sampled texture with `TEXTURE_BINDING`; otherwise
+/// creation fails with `TextureError::IncompatibleView`.
 #[derive(Clone, Debug, Default)]
 pub struct TextureViewDescriptor<'a> {
     /// Debug label.

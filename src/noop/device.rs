@@ -13,8 +13,10 @@
 //!   format does not allow or a multi-planar format (`UnsupportedFormat`),
 //!   a view format differing from the format in more than sRGB-ness
 //!   (`IncompatibleView`);
-//! - views: range outside the texture (`InvalidRange`), format, aspect or
-//!   dimension not compatible (`IncompatibleView`);
+//! - views: a texture without texture-binding, storage or render-attachment
+//!   usage, format, aspect or dimension not compatible, cube views of a
+//!   texture that is not square, single-sampled and sampleable
+//!   (`IncompatibleView`); range outside the texture (`InvalidRange`);
 //! - samplers: anisotropy 0, or above 1 without linear filters everywhere
 //!   (`InvalidAnisotropy`); LOD clamp not `0 <= min <= max` (`InvalidLodClamp`);
 //! - query sets: count 0 or above `MAX_QUERIES` (`InvalidCount`); pipeline
@@ -109,6 +111,7 @@ impl crate::Device for Device {
             bytes: Arc::new(bytes),
             layout,
             view_formats,
+            usage: desc.usage,
             _charge: charge,
         })
     }
@@ -337,6 +340,15 @@ fn resolve_view(
     use wgt::TextureViewDimension as V;
     let layout = &texture.layout;
     let r = &desc.range;
+    let viewable = wgt::TextureUsages::TEXTURE_BINDING
+        | wgt::TextureUsages::STORAGE_BINDING
+        | wgt::TextureUsages::RENDER_ATTACHMENT;
+    if !texture.usage.intersects(viewable) {
+        return Err(TextureError::IncompatibleView(
+            "the texture has no usage a view can serve (texture binding, storage binding \
+             or render attachment)",
+        ));
+    }
 
     // The range, with its counts resolved.
     let resolve = |base: u32, count: Option<u32>, total: u32| -> Result<u32, TextureError> {
@@ -386,12 +398,16 @@ fn resolve_view(
             "dimension does not match the texture's",
         ));
     }
-    let square = layout.size.width == layout.size.height;
+    // Cube views are for sampling: a square, single-sampled texture with
+    // texture-binding usage.
+    let cube = layout.size.width == layout.size.height
+        && layout.sample_count == 1
+        && texture.usage.contains(wgt::TextureUsages::TEXTURE_BINDING);
     let layers_ok = match dimension {
         V::D1 | V::D2 | V::D3 => layers == 1,
         V::D2Array => true,
-        V::Cube => layers == 6 && square,
-        V::CubeArray => layers % 6 == 0 && square,
+        V::Cube => layers == 6 && cube,
+        V::CubeArray => layers % 6 == 0 && cube,
     };
     if !layers_ok {
         return Err(TextureError::IncompatibleView(

@@ -125,6 +125,8 @@ pub struct Texture {
     pub(crate) layout: texel::TexelLayout,
     /// Formats views may use besides the texture's own.
     pub(crate) view_formats: Vec<wgt::TextureFormat>,
+    /// What the texture may be used for.
+    pub(crate) usage: wgt::TextureUsages,
     /// This texture's share of the memory budget.
     pub(crate) _charge: Charge,
 }
