@@ -68,7 +68,7 @@
 //!     let out = device.map_buffer(dst.as_ref())?;
 //!     assert_eq!(*out.ptr.as_ptr().add(15), 7);
 //!
-//!     encoder.reset_all(vec![commands]);
+//!     encoder.reset_all(&mut [commands].into_iter());
 //!     device.destroy_command_encoder(encoder);
 //!     device.destroy_fence(fence);
 //!     device.destroy_buffer(src);
@@ -117,10 +117,10 @@ use std::ops::Range;
 use std::time::Duration;
 
 /// A backend: the set of types that make it up.
+///
+/// Which backend an object belongs to is a run-time property (the dyn path,
+/// [`DynApi`], carries any backend): ask the instance, [`Instance::backend`].
 pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
-    /// Which backend this is.
-    const VARIANT: Backend;
-
     /// Entry point; owns the driver connection.
     type Instance: Instance<A = Self>;
     /// A physical device.
@@ -207,6 +207,10 @@ pub trait Instance: Sized + Send + Sync + std::fmt::Debug + 'static {
     /// The backend's runtime library, if loaded, must be a conforming
     /// implementation (for Vulkan: a real Vulkan loader).
     unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError>;
+
+    /// Which backend this instance drives. For [`DynApi`] this is the backend
+    /// chosen at run time, never a fixed tag.
+    fn backend(&self) -> Backend;
 
     /// Lists the adapters this instance can open, best first. Adapters below
     /// keel-hal's baseline are logged with their version and left out.
@@ -593,7 +597,8 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// Finishes the recording and returns it as a command buffer.
     ///
     /// # Safety
-    /// A recording is in progress.
+    /// A recording is in progress. (Without one, every backend logs and
+    /// returns [`DeviceError::Unexpected`]; the rule stays a contract.)
     unsafe fn end_encoding(&mut self) -> Result<<Self::A as Api>::CommandBuffer, DeviceError>;
     /// Takes back command buffers for reuse. Backends may reset all of the
     /// encoder's memory at once (Vulkan resets its command pool), so this
@@ -601,9 +606,10 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// returned.
     ///
     /// # Safety
-    /// No recording is in progress; no command buffer of this encoder (returned
-    /// or not) is pending on the GPU; buffers not returned are never submitted
-    /// again; every returned buffer came from this encoder.
+    /// No recording is in progress (a recording that is, every backend logs
+    /// and discards); no command buffer of this encoder (returned or not) is
+    /// pending on the GPU; buffers not returned are never submitted again;
+    /// every returned buffer came from this encoder.
     unsafe fn reset_all<I>(&mut self, command_buffers: I)
     where
         I: IntoIterator<Item = <Self::A as Api>::CommandBuffer>;
@@ -722,7 +728,9 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Recording; every query in the range was written; the buffer is in
     /// `QUERY_RESOLVE`/`COPY_DST` and has room; `offset` and `stride` are
-    /// multiples of 8.
+    /// multiples of 8, and `stride >= 8` when the range holds more than one
+    /// query (results must not overlap; backends log and skip the copy
+    /// otherwise).
     unsafe fn copy_query_results(
         &mut self,
         set: &<Self::A as Api>::QuerySet,

@@ -36,11 +36,16 @@ impl Default for BufferDescriptor<'_> {
 pub struct TextureDescriptor<'a> {
     /// Debug label.
     pub label: Option<&'a str>,
-    /// Extent; `depth_or_array_layers` is depth for D3 and layers otherwise.
+    /// Extent; `depth_or_array_layers` is depth for D3 and layers otherwise
+    /// (1D textures may have layers; their height is 1).
     pub size: wgt::Extent3d,
-    /// Number of mip levels, at least 1.
+    /// Number of mip levels, at least 1 and at most the full chain of the
+    /// largest dimension (for 1D: of the width).
     pub mip_level_count: u32,
-    /// Samples per texel: 1, or a multisample count the format supports.
+    /// Samples per texel: 1, or a count the format supports on the adapter
+    /// ([`Adapter::texture_format_capabilities`](crate::Adapter::texture_format_capabilities)).
+    /// Above 1 the texture must be 2D with one mip level and without
+    /// `STORAGE_BINDING` usage, else `TextureError::InvalidSampleCount`.
     pub sample_count: u32,
     /// 1D, 2D or 3D.
     pub dimension: wgt::TextureDimension,
@@ -50,7 +55,9 @@ pub struct TextureDescriptor<'a> {
     pub usage: wgt::TextureUsages,
     /// Where its memory lives (only `Memory::Device` for now).
     pub memory: Memory,
-    /// Other formats views of this texture may use (srgb ↔ linear).
+    /// Other formats views of this texture may use. Each may differ from
+    /// `format` only in sRGB-ness (`Rgba8Unorm` ↔ `Rgba8UnormSrgb`); any other
+    /// is `TextureError::IncompatibleView`.
     pub view_formats: &'a [wgt::TextureFormat],
 }
 
@@ -75,6 +82,11 @@ impl Default for TextureDescriptor<'_> {
 }
 
 /// Describes a view of a texture.
+///
+/// Only textures with `TEXTURE_BINDING`, `STORAGE_BINDING` or
+/// `RENDER_ATTACHMENT` usage can be viewed, and cube (array) views need a
+/// square, single-sampled texture with `TEXTURE_BINDING`; otherwise
+/// creation fails with `TextureError::IncompatibleView`.
 #[derive(Clone, Debug, Default)]
 pub struct TextureViewDescriptor<'a> {
     /// Debug label.

@@ -8,7 +8,8 @@
 //!
 //! After each configuration the harness checks that the device's live
 //! object counts are back where they started and that the validation layer
-//! reported no error. Environment:
+//! reported no error, counted until after the device and the instance are
+//! dropped (so objects leaked until then are seen too). Environment:
 //!
 //! * `KEEL_BACKENDS=noop` or `vulkan` (comma-separated) restricts the backends;
 //! * `KEEL_ALLOW_NO_VALIDATION=1` lets Vulkan configurations run where the
@@ -46,6 +47,8 @@ mod samplers;
 mod sync;
 #[path = "conformance/texture_errors.rs"]
 mod texture_errors;
+#[path = "conformance/texture_kinds.rs"]
+mod texture_kinds;
 #[path = "conformance/textures.rs"]
 mod textures;
 #[path = "conformance/views.rs"]

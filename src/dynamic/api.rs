@@ -20,9 +20,6 @@ use crate::*;
 pub struct DynApi;
 
 impl Api for DynApi {
-    // The dyn path reports the backend of each object at run time
-    // (`DynInstance::backend`); this constant is only the type set's own tag.
-    const VARIANT: Backend = Backend::Noop;
     type Instance = Box<dyn DynInstance>;
     type Adapter = Box<dyn DynAdapter>;
     type Device = Box<dyn DynDevice>;
@@ -49,6 +46,9 @@ impl Instance for Box<dyn DynInstance> {
     type A = DynApi;
     unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
         Ok(crate::instance(BackendChoice::Auto, desc)?.instance)
+    }
+    fn backend(&self) -> Backend {
+        DynInstance::backend(&**self)
     }
     unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<DynApi>> {
         // SAFETY: forwarded contract.
@@ -201,9 +201,15 @@ impl Queue for Box<dyn DynQueue> {
         fence: &Box<dyn DynFence>,
         value: FenceValue,
     ) -> Result<(), DeviceError> {
-        let buffers: Vec<&dyn DynCommandBuffer> = command_buffers.iter().map(|cb| &***cb).collect();
-        // SAFETY: forwarded contract.
-        unsafe { DynQueue::submit(&**self, &buffers, &**fence, value) }
+        let queue = &**self;
+        super::map_inline(
+            command_buffers,
+            |cb| Some::<&dyn DynCommandBuffer>(&***cb),
+            // SAFETY: forwarded contract.
+            |buffers| unsafe { DynQueue::submit(queue, buffers, &**fence, value) },
+        )
+        // The mapping above never fails, so this fallback is never taken.
+        .unwrap_or(Err(DeviceError::ForeignResource))
     }
     fn timestamp_period(&self) -> f32 {
         DynQueue::timestamp_period(&**self)
@@ -229,30 +235,36 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
         I: IntoIterator<Item = Box<dyn DynCommandBuffer>>,
     {
         // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::reset_all(&mut **self, command_buffers.into_iter().collect()) }
+        unsafe { DynCommandEncoder::reset_all(&mut **self, &mut command_buffers.into_iter()) }
     }
     unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, Box<dyn DynBuffer>>]) {
-        let barriers: Vec<BufferBarrier<'_, dyn DynBuffer>> = barriers
-            .iter()
-            .map(|b| BufferBarrier {
-                buffer: &**b.buffer,
-                usage: b.usage,
-            })
-            .collect();
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::transition_buffers(&mut **self, &barriers) }
+        let encoder = &mut **self;
+        super::map_inline(
+            barriers,
+            |b| {
+                Some(BufferBarrier::<'_, dyn DynBuffer> {
+                    buffer: &**b.buffer,
+                    usage: b.usage,
+                })
+            },
+            // SAFETY: forwarded contract.
+            |own| unsafe { DynCommandEncoder::transition_buffers(encoder, own) },
+        );
     }
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Box<dyn DynTexture>>]) {
-        let barriers: Vec<TextureBarrier<'_, dyn DynTexture>> = barriers
-            .iter()
-            .map(|b| TextureBarrier {
-                texture: &**b.texture,
-                range: b.range,
-                usage: b.usage,
-            })
-            .collect();
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::transition_textures(&mut **self, &barriers) }
+        let encoder = &mut **self;
+        super::map_inline(
+            barriers,
+            |b| {
+                Some(TextureBarrier::<'_, dyn DynTexture> {
+                    texture: &**b.texture,
+                    range: b.range,
+                    usage: b.usage,
+                })
+            },
+            // SAFETY: forwarded contract.
+            |own| unsafe { DynCommandEncoder::transition_textures(encoder, own) },
+        );
     }
     unsafe fn clear_buffer(&mut self, buffer: &Box<dyn DynBuffer>, range: Range<u64>) {
         // SAFETY: forwarded contract.

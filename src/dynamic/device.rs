@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::encoder::DynEncoder;
 use super::{
-    cast, cast_box, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynFence, DynQuerySet,
-    DynSampler, DynTexture, DynTextureView,
+    cast, cast_box, map_inline, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynFence,
+    DynQuerySet, DynSampler, DynTexture, DynTextureView,
 };
 use crate::{
     Api, BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, Device,
@@ -19,62 +19,115 @@ const FOREIGN: DeviceError = DeviceError::ForeignResource;
 
 /// A device of some backend. Methods mirror [`crate::Device`]; see there for
 /// each contract.
-#[allow(clippy::missing_safety_doc)] // each method's contract is its `Device` twin's
 pub trait DynDevice: Send + Sync + Debug {
     /// See [`Device::create_buffer`].
+    ///
+    /// # Safety
+    /// As [`Device::create_buffer`].
     unsafe fn create_buffer(
         &self,
         desc: &BufferDescriptor,
     ) -> Result<Box<dyn DynBuffer>, BufferError>;
     /// See [`Device::destroy_buffer`]. A foreign buffer is logged and leaked.
+    ///
+    /// # Safety
+    /// As [`Device::destroy_buffer`].
     unsafe fn destroy_buffer(&self, buffer: Box<dyn DynBuffer>);
     /// See [`Device::map_buffer`].
+    ///
+    /// # Safety
+    /// As [`Device::map_buffer`].
     unsafe fn map_buffer(&self, buffer: &dyn DynBuffer) -> Result<BufferMapping, MapError>;
     /// See [`Device::unmap_buffer`].
+    ///
+    /// # Safety
+    /// As [`Device::unmap_buffer`].
     unsafe fn unmap_buffer(&self, buffer: &dyn DynBuffer);
     /// See [`Device::create_texture`].
+    ///
+    /// # Safety
+    /// As [`Device::create_texture`].
     unsafe fn create_texture(
         &self,
         desc: &TextureDescriptor,
     ) -> Result<Box<dyn DynTexture>, TextureError>;
     /// See [`Device::destroy_texture`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_texture`].
     unsafe fn destroy_texture(&self, texture: Box<dyn DynTexture>);
     /// See [`Device::create_texture_view`].
+    ///
+    /// # Safety
+    /// As [`Device::create_texture_view`].
     unsafe fn create_texture_view(
         &self,
         texture: &dyn DynTexture,
         desc: &TextureViewDescriptor,
     ) -> Result<Box<dyn DynTextureView>, TextureError>;
     /// See [`Device::destroy_texture_view`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_texture_view`].
     unsafe fn destroy_texture_view(&self, view: Box<dyn DynTextureView>);
     /// See [`Device::create_sampler`].
+    ///
+    /// # Safety
+    /// As [`Device::create_sampler`].
     unsafe fn create_sampler(
         &self,
         desc: &SamplerDescriptor,
     ) -> Result<Box<dyn DynSampler>, SamplerError>;
     /// See [`Device::destroy_sampler`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_sampler`].
     unsafe fn destroy_sampler(&self, sampler: Box<dyn DynSampler>);
     /// See [`Device::create_command_encoder`].
+    ///
+    /// # Safety
+    /// As [`Device::create_command_encoder`].
     unsafe fn create_command_encoder(
         &self,
         desc: &CommandEncoderDescriptor,
     ) -> Result<Box<dyn DynCommandEncoder>, DeviceError>;
     /// See [`Device::destroy_command_encoder`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_command_encoder`].
     unsafe fn destroy_command_encoder(&self, encoder: Box<dyn DynCommandEncoder>);
     /// See [`Device::create_query_set`].
+    ///
+    /// # Safety
+    /// As [`Device::create_query_set`].
     unsafe fn create_query_set(
         &self,
         desc: &QuerySetDescriptor,
     ) -> Result<Box<dyn DynQuerySet>, QuerySetError>;
     /// See [`Device::destroy_query_set`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_query_set`].
     unsafe fn destroy_query_set(&self, set: Box<dyn DynQuerySet>);
     /// See [`Device::create_fence`].
+    ///
+    /// # Safety
+    /// As [`Device::create_fence`].
     unsafe fn create_fence(&self) -> Result<Box<dyn DynFence>, DeviceError>;
     /// See [`Device::destroy_fence`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_fence`].
     unsafe fn destroy_fence(&self, fence: Box<dyn DynFence>);
     /// See [`Device::get_fence_value`].
+    ///
+    /// # Safety
+    /// As [`Device::get_fence_value`].
     unsafe fn get_fence_value(&self, fence: &dyn DynFence) -> Result<FenceValue, DeviceError>;
     /// See [`Device::wait`].
+    ///
+    /// # Safety
+    /// As [`Device::wait`].
     unsafe fn wait(
         &self,
         fence: &dyn DynFence,
@@ -82,6 +135,9 @@ pub trait DynDevice: Send + Sync + Debug {
         timeout: Option<Duration>,
     ) -> Result<bool, DeviceError>;
     /// See [`Device::wait_idle`].
+    ///
+    /// # Safety
+    /// As [`Device::wait_idle`].
     unsafe fn wait_idle(&self) -> Result<(), DeviceError>;
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
@@ -249,12 +305,13 @@ impl<Q: Queue> DynQueue for Q {
         value: FenceValue,
     ) -> Result<(), DeviceError> {
         let fence = cast::<<Q::A as Api>::Fence>(fence).ok_or(FOREIGN)?;
-        let buffers = command_buffers
-            .iter()
-            .map(|&cb| cast::<<Q::A as Api>::CommandBuffer>(cb).ok_or(FOREIGN))
-            .collect::<Result<Vec<_>, _>>()?;
-        // SAFETY: forwarded contract.
-        unsafe { Queue::submit(self, &buffers, fence, value) }
+        map_inline(
+            command_buffers,
+            |&cb| cast::<<Q::A as Api>::CommandBuffer>(cb),
+            // SAFETY: forwarded contract.
+            |buffers| unsafe { Queue::submit(self, buffers, fence, value) },
+        )
+        .ok_or(FOREIGN)?
     }
     fn timestamp_period(&self) -> f32 {
         Queue::timestamp_period(self)

@@ -7,7 +7,7 @@
 use std::fmt::Debug;
 use std::ops::Range;
 
-use super::{cast, cast_box, DynBuffer, DynCommandBuffer, DynQuerySet, DynTexture};
+use super::{cast, cast_box, map_inline, DynBuffer, DynCommandBuffer, DynQuerySet, DynTexture};
 use crate::{
     Api, BufferBarrier, BufferCopy, BufferTextureCopy, CommandEncoder, DeviceError, TextureBarrier,
     TextureCopy, TextureUses,
@@ -15,24 +15,52 @@ use crate::{
 
 /// A command encoder of some backend. Methods mirror [`CommandEncoder`];
 /// see there for each contract.
-#[allow(clippy::missing_safety_doc)] // each method's contract is its `CommandEncoder` twin's
 pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
     /// See [`CommandEncoder::begin_encoding`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::begin_encoding`].
     unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError>;
     /// See [`CommandEncoder::discard_encoding`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::discard_encoding`].
     unsafe fn discard_encoding(&mut self);
     /// See [`CommandEncoder::end_encoding`]; also reports foreign resources
     /// handed to this recording.
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::end_encoding`].
     unsafe fn end_encoding(&mut self) -> Result<Box<dyn DynCommandBuffer>, DeviceError>;
-    /// See [`CommandEncoder::reset_all`]; foreign command buffers are logged and leaked.
-    unsafe fn reset_all(&mut self, command_buffers: Vec<Box<dyn DynCommandBuffer>>);
+    /// See [`CommandEncoder::reset_all`]; foreign command buffers are logged
+    /// and leaked. Takes an iterator so that handing buffers back allocates
+    /// nothing: `encoder.reset_all(&mut [commands].into_iter())`.
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::reset_all`].
+    unsafe fn reset_all(
+        &mut self,
+        command_buffers: &mut dyn Iterator<Item = Box<dyn DynCommandBuffer>>,
+    );
     /// See [`CommandEncoder::transition_buffers`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::transition_buffers`].
     unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, dyn DynBuffer>]);
     /// See [`CommandEncoder::transition_textures`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::transition_textures`].
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, dyn DynTexture>]);
     /// See [`CommandEncoder::clear_buffer`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::clear_buffer`].
     unsafe fn clear_buffer(&mut self, buffer: &dyn DynBuffer, range: Range<u64>);
     /// See [`CommandEncoder::copy_buffer_to_buffer`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::copy_buffer_to_buffer`].
     unsafe fn copy_buffer_to_buffer(
         &mut self,
         src: &dyn DynBuffer,
@@ -40,6 +68,9 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         regions: &[BufferCopy],
     );
     /// See [`CommandEncoder::copy_buffer_to_texture`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::copy_buffer_to_texture`].
     unsafe fn copy_buffer_to_texture(
         &mut self,
         src: &dyn DynBuffer,
@@ -47,6 +78,9 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         regions: &[BufferTextureCopy],
     );
     /// See [`CommandEncoder::copy_texture_to_buffer`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::copy_texture_to_buffer`].
     unsafe fn copy_texture_to_buffer(
         &mut self,
         src: &dyn DynTexture,
@@ -55,6 +89,9 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         regions: &[BufferTextureCopy],
     );
     /// See [`CommandEncoder::copy_texture_to_texture`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::copy_texture_to_texture`].
     unsafe fn copy_texture_to_texture(
         &mut self,
         src: &dyn DynTexture,
@@ -63,20 +100,44 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         regions: &[TextureCopy],
     );
     /// See [`CommandEncoder::begin_debug_marker`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::begin_debug_marker`].
     unsafe fn begin_debug_marker(&mut self, label: &str);
     /// See [`CommandEncoder::end_debug_marker`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::end_debug_marker`].
     unsafe fn end_debug_marker(&mut self);
     /// See [`CommandEncoder::insert_debug_marker`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::insert_debug_marker`].
     unsafe fn insert_debug_marker(&mut self, label: &str);
     /// See [`CommandEncoder::reset_queries`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::reset_queries`].
     unsafe fn reset_queries(&mut self, set: &dyn DynQuerySet, range: Range<u32>);
     /// See [`CommandEncoder::begin_query`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::begin_query`].
     unsafe fn begin_query(&mut self, set: &dyn DynQuerySet, index: u32);
     /// See [`CommandEncoder::end_query`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::end_query`].
     unsafe fn end_query(&mut self, set: &dyn DynQuerySet, index: u32);
     /// See [`CommandEncoder::write_timestamp`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::write_timestamp`].
     unsafe fn write_timestamp(&mut self, set: &dyn DynQuerySet, index: u32);
     /// See [`CommandEncoder::copy_query_results`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::copy_query_results`].
     unsafe fn copy_query_results(
         &mut self,
         set: &dyn DynQuerySet,
@@ -132,8 +193,11 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
         // SAFETY: forwarded contract.
         Ok(Box::new(unsafe { self.inner.end_encoding() }?))
     }
-    unsafe fn reset_all(&mut self, command_buffers: Vec<Box<dyn DynCommandBuffer>>) {
-        let own = command_buffers.into_iter().filter_map(|cb| {
+    unsafe fn reset_all(
+        &mut self,
+        command_buffers: &mut dyn Iterator<Item = Box<dyn DynCommandBuffer>>,
+    ) {
+        let own = command_buffers.filter_map(|cb| {
             let cb = cast_box::<A::CommandBuffer>(cb);
             if cb.is_none() {
                 log::error!("reset_all: a command buffer belongs to another backend; leaked");
@@ -144,33 +208,35 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
         unsafe { self.inner.reset_all(own) }
     }
     unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, dyn DynBuffer>]) {
-        let mut own = Vec::with_capacity(barriers.len());
-        for b in barriers {
-            let Some(buffer) = self.get::<A::Buffer>(b.buffer) else {
-                return;
-            };
-            own.push(BufferBarrier {
-                buffer,
-                usage: b.usage,
-            });
-        }
-        // SAFETY: forwarded contract.
-        unsafe { self.inner.transition_buffers(&own) }
+        let inner = &mut self.inner;
+        let done = map_inline(
+            barriers,
+            |b| {
+                Some(BufferBarrier {
+                    buffer: cast::<A::Buffer>(b.buffer)?,
+                    usage: b.usage,
+                })
+            },
+            // SAFETY: forwarded contract.
+            |own| unsafe { inner.transition_buffers(own) },
+        );
+        self.foreign |= done.is_none();
     }
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, dyn DynTexture>]) {
-        let mut own = Vec::with_capacity(barriers.len());
-        for b in barriers {
-            let Some(texture) = self.get::<A::Texture>(b.texture) else {
-                return;
-            };
-            own.push(TextureBarrier {
-                texture,
-                range: b.range,
-                usage: b.usage,
-            });
-        }
-        // SAFETY: forwarded contract.
-        unsafe { self.inner.transition_textures(&own) }
+        let inner = &mut self.inner;
+        let done = map_inline(
+            barriers,
+            |b| {
+                Some(TextureBarrier {
+                    texture: cast::<A::Texture>(b.texture)?,
+                    range: b.range,
+                    usage: b.usage,
+                })
+            },
+            // SAFETY: forwarded contract.
+            |own| unsafe { inner.transition_textures(own) },
+        );
+        self.foreign |= done.is_none();
     }
     unsafe fn clear_buffer(&mut self, buffer: &dyn DynBuffer, range: Range<u64>) {
         if let Some(buffer) = self.get::<A::Buffer>(buffer) {

@@ -81,15 +81,90 @@ impl crate::Resources for DynResources {
 }
 
 /// Downcasts a dyn resource reference to the backend's concrete type.
+///
+/// `DynApi`'s resources are themselves `Box<dyn Dyn*>`, and such a box is a
+/// `Dyn*` object too, so `&boxed` coerces to a doubly boxed object. When the
+/// first downcast fails, one such box layer is peeled and the downcast
+/// retried; only the failure path pays for it.
 #[inline]
 pub(crate) fn cast<T: 'static>(r: &dyn Any) -> Option<&T> {
-    r.downcast_ref::<T>()
+    match r.downcast_ref::<T>() {
+        Some(t) => Some(t),
+        None => peel_ref(r).and_then(|inner| inner.downcast_ref::<T>()),
+    }
 }
 
-/// Downcasts an owned dyn resource to the backend's concrete type.
+/// Downcasts an owned dyn resource to the backend's concrete type, peeling
+/// one `Box<dyn Dyn*>` layer as [`cast`] does. The object is dropped (not
+/// destroyed) when it is of another backend.
 #[inline]
 pub(crate) fn cast_box<T: 'static>(r: Box<dyn Any>) -> Option<T> {
-    r.downcast::<T>().ok().map(|b| *b)
+    match r.downcast::<T>() {
+        Ok(t) => Some(*t),
+        Err(r) => peel_box(r).and_then(|inner| inner.downcast::<T>().ok().map(|t| *t)),
+    }
+}
+
+macro_rules! peelers {
+    ($($name:ident),* $(,)?) => {
+        /// The object inside `r` when `r` is a `Box<dyn Dyn*>`.
+        #[cold]
+        fn peel_ref(r: &dyn Any) -> Option<&dyn Any> {
+            $(if let Some(inner) = r.downcast_ref::<Box<dyn $name>>() {
+                let inner: &dyn Any = &**inner;
+                return Some(inner);
+            })*
+            None
+        }
+
+        /// The object inside `r` when `r` is a `Box<dyn Dyn*>`.
+        #[cold]
+        fn peel_box(r: Box<dyn Any>) -> Option<Box<dyn Any>> {
+            $(let r = match r.downcast::<Box<dyn $name>>() {
+                Ok(inner) => {
+                    let inner: Box<dyn Any> = *inner;
+                    return Some(inner);
+                }
+                Err(r) => r,
+            };)*
+            drop(r);
+            None
+        }
+    };
+}
+peelers!(
+    DynBuffer,
+    DynTexture,
+    DynTextureView,
+    DynSampler,
+    DynQuerySet,
+    DynFence,
+    DynCommandBuffer,
+);
+
+/// How many items the per-call lists of the dyn path (submitted command
+/// buffers, barriers) hold without touching the heap.
+const INLINE: usize = 8;
+
+/// Maps every item through `f` into a list, kept on the stack for up to
+/// [`INLINE`] items (a `Vec` beyond), and hands the list to `then`.
+/// Returns `None`, without calling `then`, as soon as `f` does.
+#[inline]
+pub(crate) fn map_inline<'a, T, U, R>(
+    items: &'a [T],
+    mut f: impl FnMut(&'a T) -> Option<U>,
+    then: impl FnOnce(&[U]) -> R,
+) -> Option<R> {
+    if items.len() <= INLINE {
+        let mut list = arrayvec::ArrayVec::<U, INLINE>::new();
+        for item in items {
+            list.push(f(item)?);
+        }
+        Some(then(&list))
+    } else {
+        let list = items.iter().map(f).collect::<Option<Vec<U>>>()?;
+        Some(then(&list))
+    }
 }
 
 /// An instance of some backend.
@@ -139,7 +214,7 @@ pub trait DynAdapter: Send + Sync + Debug {
 
 impl<I: crate::Instance> DynInstance for I {
     fn backend(&self) -> Backend {
-        <I::A as crate::Api>::VARIANT
+        crate::Instance::backend(self)
     }
     unsafe fn enumerate_adapters(&self) -> Vec<DynExposedAdapter> {
         // SAFETY: forwarded contract.
@@ -250,6 +325,37 @@ pub fn instance(
             }
             #[cfg(not(feature = "vulkan"))]
             noop("built without the `vulkan` feature".into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BufferDescriptor, Memory};
+
+    /// `&boxed` where `boxed: Box<dyn DynBuffer>` is itself a `dyn DynBuffer`
+    /// (a doubly boxed object); the device must still find its buffer, and
+    /// destroy it, instead of reporting a foreign resource.
+    #[test]
+    fn doubly_boxed_resources_are_peeled() {
+        let chosen = instance(BackendChoice::Noop, &InstanceDescriptor::default()).unwrap();
+        // SAFETY: the adapter comes from this instance; the buffer is
+        // destroyed before the device is dropped; no GPU work is pending.
+        unsafe {
+            let adapter = chosen.instance.enumerate_adapters().remove(0).adapter;
+            let device = adapter.open(&DeviceDescriptor::default()).unwrap().device;
+            let desc = BufferDescriptor {
+                size: 16,
+                memory: Memory::Upload,
+                ..Default::default()
+            };
+            let boxed: Box<dyn DynBuffer> = device.create_buffer(&desc).unwrap();
+            let doubly: &dyn DynBuffer = &boxed;
+            assert!(device.map_buffer(doubly).is_ok());
+            let owned_twice: Box<dyn DynBuffer> = Box::new(boxed);
+            device.destroy_buffer(owned_twice);
+            assert_eq!(device.live_counts().buffers, 0);
         }
     }
 }

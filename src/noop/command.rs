@@ -121,11 +121,22 @@ pub struct CommandEncoder {
     open_markers: u32,
     /// A command could not be stored (host memory ran out); `end_encoding` fails.
     out_of_memory: bool,
+    /// Command lists made so far (see [`Self::allocated_command_buffers`]).
+    allocated: usize,
 }
 
 impl CommandEncoder {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// How many command lists the encoder has made. Discarded recordings and
+    /// command buffers handed back through `reset_all` are reused, so this
+    /// grows only past the most recordings alive at once (a command buffer
+    /// dropped instead of handed back is lost, not reused). The counterpart
+    /// of the Vulkan encoder's `allocated_command_buffers`.
+    pub fn allocated_command_buffers(&self) -> usize {
+        self.allocated
     }
 
     /// Appends a command to the recording in progress.
@@ -147,6 +158,8 @@ impl CommandEncoder {
         list.clear();
         if self.free.try_reserve(1).is_ok() {
             self.free.push(list);
+        } else {
+            self.allocated -= 1;
         }
     }
 
@@ -195,7 +208,14 @@ impl crate::CommandEncoder for CommandEncoder {
             log::error!("noop: begin_encoding during a recording; the previous one is discarded");
             self.recycle(previous);
         }
-        self.active = Some(self.free.pop().unwrap_or_default());
+        let list = match self.free.pop() {
+            Some(list) => list,
+            None => {
+                self.allocated += 1;
+                Vec::new()
+            }
+        };
+        self.active = Some(list);
         self.open_markers = 0;
         self.out_of_memory = false;
         Ok(())
@@ -214,10 +234,10 @@ impl crate::CommandEncoder for CommandEncoder {
                 self.open_markers
             );
         }
-        let commands = self.active.take().unwrap_or_else(|| {
-            log::error!("noop: end_encoding without begin_encoding; empty command buffer");
-            Vec::new()
-        });
+        let Some(commands) = self.active.take() else {
+            log::error!("noop: end_encoding without begin_encoding");
+            return Err(DeviceError::Unexpected);
+        };
         if std::mem::take(&mut self.out_of_memory) {
             self.recycle(commands);
             return Err(DeviceError::OutOfMemory);
@@ -229,6 +249,10 @@ impl crate::CommandEncoder for CommandEncoder {
     where
         I: IntoIterator<Item = CommandBuffer>,
     {
+        if let Some(list) = self.active.take() {
+            log::error!("noop: reset_all during a recording; the recording is discarded");
+            self.recycle(list);
+        }
         for buffer in command_buffers {
             self.recycle(buffer.commands);
         }

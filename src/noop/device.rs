@@ -7,12 +7,16 @@
 //!   `MAP_READ`/`MAP_WRITE` on unmappable memory (`MapUsageNeedsHostMemory`);
 //! - textures: memory other than `Device` (`UnsupportedMemory`), a zero
 //!   dimension (`ZeroExtent`), a dimension over its limit (`TooLarge`), mip
-//!   count 0 or past the full chain (`InvalidMipCount`), sample count not 1
-//!   or 4, or 4 on anything but a single-mip 2D render-attachment texture
-//!   of a multisample-capable format (`InvalidSampleCount`), a usage the
-//!   format does not allow or a multi-planar format (`UnsupportedFormat`);
-//! - views: range outside the texture (`InvalidRange`), format, aspect or
-//!   dimension not compatible (`IncompatibleView`);
+//!   count 0 or past the full chain (`InvalidMipCount`), a sample count the
+//!   format does not support, or above 1 on anything but a single-mip 2D
+//!   texture without storage usage (`InvalidSampleCount`), a usage the
+//!   format does not allow or a multi-planar format (`UnsupportedFormat`),
+//!   a view format differing from the format in more than sRGB-ness
+//!   (`IncompatibleView`);
+//! - views: a texture without texture-binding, storage or render-attachment
+//!   usage, format, aspect or dimension not compatible, cube views of a
+//!   texture that is not square, single-sampled and sampleable
+//!   (`IncompatibleView`); range outside the texture (`InvalidRange`);
 //! - samplers: anisotropy 0, or above 1 without linear filters everywhere
 //!   (`InvalidAnisotropy`); LOD clamp not `0 <= min <= max` (`InvalidLodClamp`);
 //! - query sets: count 0 or above `MAX_QUERIES` (`InvalidCount`); pipeline
@@ -107,6 +111,7 @@ impl crate::Device for Device {
             bytes: Arc::new(bytes),
             layout,
             view_formats,
+            usage: desc.usage,
             _charge: charge,
         })
     }
@@ -267,7 +272,11 @@ fn check_texture(
     }
     // Per dimension: the limits on width, height and depth/layers.
     let maxima = match desc.dimension {
-        D::D1 => [limits.max_texture_dimension_1d, 1, 1],
+        D::D1 => [
+            limits.max_texture_dimension_1d,
+            1,
+            limits.max_texture_array_layers,
+        ],
         D::D2 => [
             limits.max_texture_dimension_2d,
             limits.max_texture_dimension_2d,
@@ -279,7 +288,17 @@ fn check_texture(
     if let Some((_, &max)) = sizes.iter().zip(&maxima).find(|(size, max)| size > max) {
         return Err(TextureError::TooLarge { extent, max });
     }
-    let max_mips = extent.max_mips(desc.dimension);
+    // The full chain of the largest dimension (wgt counts 1D as one mip;
+    // Vulkan, and so keel-hal, allows a chain there too).
+    let largest = match desc.dimension {
+        D::D1 => extent.width,
+        D::D2 => extent.width.max(extent.height),
+        D::D3 => extent
+            .width
+            .max(extent.height)
+            .max(extent.depth_or_array_layers),
+    };
+    let max_mips = u32::BITS - largest.leading_zeros();
     if desc.mip_level_count == 0 || desc.mip_level_count > max_mips {
         return Err(TextureError::InvalidMipCount {
             requested: desc.mip_level_count,
@@ -289,10 +308,10 @@ fn check_texture(
     let caps = super::instance::format_features(desc.format, features);
     match desc.sample_count {
         1 => {}
-        4 if desc.dimension == D::D2
+        n if desc.dimension == D::D2
             && desc.mip_level_count == 1
-            && desc.usage.contains(wgt::TextureUsages::RENDER_ATTACHMENT)
-            && caps.flags.sample_count_supported(4) => {}
+            && !desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING)
+            && caps.flags.sample_count_supported(n) => {}
         other => return Err(TextureError::InvalidSampleCount(other)),
     }
     if caps.allowed_usages.is_empty() || !caps.allowed_usages.contains(desc.usage) {
@@ -300,6 +319,16 @@ fn check_texture(
             format: desc.format,
             usage: desc.usage,
         });
+    }
+    let linear = desc.format.remove_srgb_suffix();
+    if desc
+        .view_formats
+        .iter()
+        .any(|f| f.remove_srgb_suffix() != linear)
+    {
+        return Err(TextureError::IncompatibleView(
+            "view formats may differ from the texture format only in sRGB-ness",
+        ));
     }
     Ok(())
 }
@@ -311,6 +340,15 @@ fn resolve_view(
     use wgt::TextureViewDimension as V;
     let layout = &texture.layout;
     let r = &desc.range;
+    let viewable = wgt::TextureUsages::TEXTURE_BINDING
+        | wgt::TextureUsages::STORAGE_BINDING
+        | wgt::TextureUsages::RENDER_ATTACHMENT;
+    if !texture.usage.intersects(viewable) {
+        return Err(TextureError::IncompatibleView(
+            "the texture has no usage a view can serve (texture binding, storage binding \
+             or render attachment)",
+        ));
+    }
 
     // The range, with its counts resolved.
     let resolve = |base: u32, count: Option<u32>, total: u32| -> Result<u32, TextureError> {
@@ -360,12 +398,16 @@ fn resolve_view(
             "dimension does not match the texture's",
         ));
     }
-    let square = layout.size.width == layout.size.height;
+    // Cube views are for sampling: a square, single-sampled texture with
+    // texture-binding usage.
+    let cube = layout.size.width == layout.size.height
+        && layout.sample_count == 1
+        && texture.usage.contains(wgt::TextureUsages::TEXTURE_BINDING);
     let layers_ok = match dimension {
         V::D1 | V::D2 | V::D3 => layers == 1,
         V::D2Array => true,
-        V::Cube => layers == 6 && square,
-        V::CubeArray => layers % 6 == 0 && square,
+        V::Cube => layers == 6 && cube,
+        V::CubeArray => layers % 6 == 0 && cube,
     };
     if !layers_ok {
         return Err(TextureError::IncompatibleView(

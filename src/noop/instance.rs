@@ -35,6 +35,10 @@ impl crate::Instance for Instance {
         })
     }
 
+    fn backend(&self) -> crate::Backend {
+        crate::Backend::Noop
+    }
+
     unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<Api>> {
         vec![ExposedAdapter {
             adapter: Adapter {
@@ -144,7 +148,14 @@ pub(crate) fn format_features(
             flags: wgt::TextureFormatFeatureFlags::empty(),
         };
     }
-    format.guaranteed_format_features(device_features)
+    let mut features = format.guaranteed_format_features(device_features);
+    // The CPU resolves nothing and stores every sample: where a format
+    // multisamples at all, every count Vulkan knows up to 16 works.
+    use wgt::TextureFormatFeatureFlags as F;
+    if features.flags.contains(F::MULTISAMPLE_X4) {
+        features.flags |= F::MULTISAMPLE_X2 | F::MULTISAMPLE_X8 | F::MULTISAMPLE_X16;
+    }
+    features
 }
 
 /// Fails with the first limit in `requested` that is better than `allowed`.

@@ -55,7 +55,6 @@ use memory::{Budget, Charge, HostBytes};
 pub struct Api;
 
 impl crate::Api for Api {
-    const VARIANT: crate::Backend = crate::Backend::Noop;
     type Instance = Instance;
     type Adapter = Adapter;
     type Device = Device;
@@ -126,6 +125,8 @@ pub struct Texture {
     pub(crate) layout: texel::TexelLayout,
     /// Formats views may use besides the texture's own.
     pub(crate) view_formats: Vec<wgt::TextureFormat>,
+    /// What the texture may be used for.
+    pub(crate) usage: wgt::TextureUsages,
     /// This texture's share of the memory budget.
     pub(crate) _charge: Charge,
 }

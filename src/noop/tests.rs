@@ -256,8 +256,10 @@ fn cheap_checks_return_typed_errors() {
         );
         device.destroy_buffer(gpu_only);
 
+        // Multisampled storage textures are not supported (as on Vulkan).
         let msaa = TextureDescriptor {
             sample_count: 4,
+            usage: wgt::TextureUsages::STORAGE_BINDING,
             ..Default::default()
         };
         assert_eq!(
@@ -275,8 +277,20 @@ fn cheap_checks_return_typed_errors() {
                 max: 1
             })
         ));
-        let texture = device
+        // A texture no view can serve (no binding or attachment usage).
+        let copy_only = device
             .create_texture(&TextureDescriptor::default())
+            .unwrap();
+        assert!(matches!(
+            device.create_texture_view(&copy_only, &TextureViewDescriptor::default()),
+            Err(TextureError::IncompatibleView(_))
+        ));
+        device.destroy_texture(copy_only);
+        let texture = device
+            .create_texture(&TextureDescriptor {
+                usage: wgt::TextureUsages::TEXTURE_BINDING,
+                ..Default::default()
+            })
             .unwrap();
         let mut view = TextureViewDescriptor::default();
         view.range.base_mip_level = 1;

@@ -377,6 +377,42 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     out
 }
 
+/// The keel-hal capabilities a device has, from the extensions enabled on it
+/// (whether the caller asked through a hal feature or a `wgpu-types` one).
+fn enabled_hal_features(extensions: &[&CStr]) -> HalFeatures {
+    let has = |name: &CStr| extensions.contains(&name);
+    let mut f = HalFeatures::SHADER_EXECUTION;
+    let accel = has(ash::khr::acceleration_structure::NAME);
+    f.set(HalFeatures::ACCELERATION_STRUCTURE, accel);
+    f.set(
+        HalFeatures::RAY_QUERY,
+        accel && has(ash::khr::ray_query::NAME),
+    );
+    f.set(
+        HalFeatures::RAY_TRACING_PIPELINE,
+        accel && has(ash::khr::ray_tracing_pipeline::NAME),
+    );
+    let fd = has(ash::khr::external_memory_fd::NAME);
+    f.set(HalFeatures::EXTERNAL_MEMORY_FD, fd);
+    f.set(
+        HalFeatures::EXTERNAL_MEMORY_DMA_BUF,
+        fd && has(ash::ext::external_memory_dma_buf::NAME),
+    );
+    f.set(
+        HalFeatures::EXTERNAL_MEMORY_HOST,
+        has(ash::ext::external_memory_host::NAME),
+    );
+    f.set(
+        HalFeatures::EXTERNAL_SEMAPHORE_FD,
+        has(ash::khr::external_semaphore_fd::NAME),
+    );
+    f.set(
+        HalFeatures::DRM_FORMAT_MODIFIER,
+        has(ash::ext::image_drm_format_modifier::NAME),
+    );
+    f
+}
+
 /// Checks a device request against the adapter's capabilities.
 fn check_request(caps: &Capabilities, desc: &DeviceDescriptor) -> Result<wgt::Limits, OpenError> {
     let missing = desc.required_features - caps.features;
@@ -410,8 +446,11 @@ impl crate::Adapter for Adapter {
     unsafe fn open(&self, desc: &DeviceDescriptor) -> Result<OpenDevice<super::Api>, OpenError> {
         let limits = check_request(&self.capabilities, desc)?;
         let features = desc.required_features;
-        let hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
-        let extensions = required_extensions(features, hal);
+        let requested_hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
+        let extensions = required_extensions(features, requested_hal);
+        // What the device really has: e.g. `EXPERIMENTAL_RAY_QUERY` enables
+        // the acceleration-structure extension, so `ACCELERATION_STRUCTURE`.
+        let hal = enabled_hal_features(&extensions);
         let ext_ptrs: Vec<_> = extensions.iter().map(|e| e.as_ptr()).collect();
         let enabled_as = extensions.contains(&ash::khr::acceleration_structure::NAME);
         let enabled_rq = extensions.contains(&ash::khr::ray_query::NAME);
@@ -523,6 +562,8 @@ impl crate::Adapter for Adapter {
             debug_utils,
             features,
             hal_features: hal,
+            swapchain: extensions.contains(&ash::khr::swapchain::NAME),
+            formats: Default::default(),
             limits,
             timestamp_period: self.capabilities.timestamp_period,
             counters: Default::default(),
@@ -597,4 +638,22 @@ pub(super) unsafe fn texture_format_features(
         vk::SampleCountFlags::TYPE_1
     };
     conv::map_format_features(features, sample_counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ray_query_enables_acceleration_structures() {
+        let ext = required_extensions(wgt::Features::EXPERIMENTAL_RAY_QUERY, HalFeatures::empty());
+        let hal = enabled_hal_features(&ext);
+        assert!(hal.contains(HalFeatures::ACCELERATION_STRUCTURE | HalFeatures::RAY_QUERY));
+        assert!(!hal.contains(HalFeatures::RAY_TRACING_PIPELINE));
+        let plain = enabled_hal_features(&required_extensions(
+            wgt::Features::empty(),
+            HalFeatures::SHADER_EXECUTION,
+        ));
+        assert_eq!(plain, HalFeatures::SHADER_EXECUTION);
+    }
 }

@@ -16,7 +16,8 @@
 //! Shader stages are `PRE_RASTERIZATION_SHADERS | FRAGMENT_SHADER |
 //! COMPUTE_SHADER`: valid without the geometry/tessellation/mesh features.
 //! [`TextureUses::PRESENT`] maps to `PRESENT_SRC_KHR`, which is only valid on
-//! a device with `VK_KHR_swapchain`; without a surface nobody presents.
+//! a device with `VK_KHR_swapchain` enabled; elsewhere (nobody can present
+//! there) it maps to `GENERAL`. Layout functions take that as `swapchain`.
 
 use ash::vk;
 
@@ -134,13 +135,15 @@ pub(super) fn writes(access: vk::AccessFlags2) -> vk::AccessFlags2 {
 ///
 /// A single state has its optimal layout; sampling while bound as a
 /// read-only depth attachment shares `DEPTH_STENCIL_READ_ONLY_OPTIMAL`;
-/// storage and other mixtures use `GENERAL`.
-pub(super) fn texture_layout(usage: TextureUses) -> vk::ImageLayout {
+/// storage and other mixtures use `GENERAL`. `PRESENT` is
+/// `PRESENT_SRC_KHR` only when `swapchain` (the device enabled
+/// `VK_KHR_swapchain`), else `GENERAL`.
+pub(super) fn texture_layout(usage: TextureUses, swapchain: bool) -> vk::ImageLayout {
     use vk::ImageLayout as L;
     const DEPTH_READ: TextureUses = TextureUses::DEPTH_STENCIL_READ.union(TextureUses::RESOURCE);
     match usage {
         TextureUses::UNINITIALIZED => L::UNDEFINED,
-        TextureUses::PRESENT => L::PRESENT_SRC_KHR,
+        TextureUses::PRESENT if swapchain => L::PRESENT_SRC_KHR,
         TextureUses::COPY_SRC => L::TRANSFER_SRC_OPTIMAL,
         TextureUses::COPY_DST => L::TRANSFER_DST_OPTIMAL,
         TextureUses::RESOURCE => L::SHADER_READ_ONLY_OPTIMAL,
@@ -165,13 +168,13 @@ pub(super) fn buffer_needs_barrier(from: BufferUses, to: BufferUses) -> bool {
 /// image may be moved to `UNDEFINED`) and is skipped: `UNINITIALIZED` is the
 /// state of new textures. To discard a used texture's contents, transition
 /// from its real state to the next usage.
-pub(super) fn texture_needs_barrier(from: TextureUses, to: TextureUses) -> bool {
+pub(super) fn texture_needs_barrier(from: TextureUses, to: TextureUses, swapchain: bool) -> bool {
     if to.contains(TextureUses::UNINITIALIZED) {
         return false;
     }
     from.intersects(TEXTURE_WRITES)
         || to.intersects(TEXTURE_WRITES)
-        || texture_layout(from) != texture_layout(to)
+        || texture_layout(from, swapchain) != texture_layout(to, swapchain)
 }
 
 #[cfg(test)]
@@ -189,7 +192,7 @@ mod tests {
             (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
         );
         assert_eq!(
-            texture_layout(TextureUses::UNINITIALIZED),
+            texture_layout(TextureUses::UNINITIALIZED, false),
             vk::ImageLayout::UNDEFINED
         );
         assert!(!buffer_needs_barrier(
@@ -198,7 +201,8 @@ mod tests {
         ));
         assert!(texture_needs_barrier(
             TextureUses::UNINITIALIZED,
-            TextureUses::COPY_DST
+            TextureUses::COPY_DST,
+            false
         ));
     }
 
@@ -210,13 +214,14 @@ mod tests {
         assert!(buffer_needs_barrier(B::COPY_DST, B::COPY_DST));
         assert!(buffer_needs_barrier(B::UNIFORM, B::STORAGE_READ_WRITE));
         use TextureUses as T;
-        assert!(!texture_needs_barrier(T::RESOURCE, T::RESOURCE));
-        assert!(texture_needs_barrier(T::RESOURCE, T::COPY_SRC));
+        assert!(!texture_needs_barrier(T::RESOURCE, T::RESOURCE, false));
+        assert!(texture_needs_barrier(T::RESOURCE, T::COPY_SRC, false));
         assert!(texture_needs_barrier(
             T::STORAGE_READ_WRITE,
-            T::STORAGE_READ_WRITE
+            T::STORAGE_READ_WRITE,
+            false
         ));
-        assert!(!texture_needs_barrier(T::COPY_DST, T::UNINITIALIZED));
+        assert!(!texture_needs_barrier(T::COPY_DST, T::UNINITIALIZED, false));
     }
 
     #[test]
@@ -239,12 +244,22 @@ mod tests {
     fn layouts() {
         use vk::ImageLayout as L;
         use TextureUses as T;
-        assert_eq!(texture_layout(T::COPY_DST), L::TRANSFER_DST_OPTIMAL);
+        assert_eq!(texture_layout(T::COPY_DST, false), L::TRANSFER_DST_OPTIMAL);
         assert_eq!(
-            texture_layout(T::RESOURCE | T::DEPTH_STENCIL_READ),
+            texture_layout(T::RESOURCE | T::DEPTH_STENCIL_READ, false),
             L::DEPTH_STENCIL_READ_ONLY_OPTIMAL
         );
-        assert_eq!(texture_layout(T::RESOURCE | T::COPY_SRC), L::GENERAL);
-        assert_eq!(texture_layout(T::STORAGE_READ_ONLY), L::GENERAL);
+        assert_eq!(texture_layout(T::RESOURCE | T::COPY_SRC, false), L::GENERAL);
+        assert_eq!(texture_layout(T::STORAGE_READ_ONLY, false), L::GENERAL);
+    }
+
+    #[test]
+    fn present_needs_the_swapchain_extension() {
+        use vk::ImageLayout as L;
+        assert_eq!(
+            texture_layout(TextureUses::PRESENT, true),
+            L::PRESENT_SRC_KHR
+        );
+        assert_eq!(texture_layout(TextureUses::PRESENT, false), L::GENERAL);
     }
 }

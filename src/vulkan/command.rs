@@ -2,24 +2,29 @@
 //! debug markers and queries.
 //!
 //! An encoder owns one `VkCommandPool` and recycles its command buffers:
-//! `begin_encoding` takes a reset buffer from `free` (or allocates one),
-//! `end_encoding` hands it out, `reset_all` resets the whole pool with one
-//! `vkResetCommandPool` and puts the returned (and discarded) buffers back on
-//! `free`. Barriers and copy regions are converted into the vectors of
+//! `begin_encoding` takes a reset buffer from `free` (or allocates one, and
+//! remembers it in `allocated`), `end_encoding` hands it out, `reset_all`
+//! resets the whole pool with one `vkResetCommandPool` and then makes *every*
+//! buffer it ever allocated free again: returned, discarded and unreturned
+//! ones alike (the contract says unreturned buffers are never submitted
+//! again), so the pool never grows past the most buffers in flight at once.
+//! Buffers handed back are only checked to come from this encoder's pool;
+//! a foreign one is logged and left alone. Barriers and copy regions are converted into the vectors of
 //! [`Temp`], which keep their capacity, so recording allocates nothing once
 //! the encoder has warmed up. Barriers are synchronization2
 //! (`vkCmdPipelineBarrier2`); their scopes and layouts come from `barrier.rs`.
 //!
 //! Recording calls are `void` in Vulkan and stay `void` here. One that is
-//! made with no recording in progress (a broken contract) is logged and
-//! ignored rather than handed to the driver.
+//! made with no recording in progress (a broken contract), or a region that
+//! falls outside its resource (`bounds.rs`), is logged and skipped rather
+//! than handed to the driver.
 
 use std::ffi::CStr;
 use std::ops::Range;
 
 use ash::vk;
 
-use super::{barrier, conv, Buffer, CommandBuffer, CommandEncoder, QuerySet, Texture};
+use super::{barrier, bounds, conv, Buffer, CommandBuffer, CommandEncoder, QuerySet, Texture};
 use crate::{
     BufferBarrier, BufferCopy, BufferTextureCopy, DeviceError, TextureBarrier, TextureCopy,
     TextureCopyBase, TextureUses,
@@ -108,10 +113,28 @@ fn copy_extent(size: wgt::Extent3d, any_3d: bool) -> vk::Extent3D {
     }
 }
 
-/// A buffer ↔ image region. `bytes_per_row` and `rows_per_image` count rows
-/// of blocks; Vulkan wants texels.
-fn buffer_image_copy(texture: &Texture, region: &BufferTextureCopy) -> vk::BufferImageCopy {
+/// A buffer ↔ image region, or `None` (logged) when it is one Vulkan cannot
+/// take: an aspect that is not exactly one of the format's aspects (a
+/// depth-stencil copy names depth or stencil), or a region outside the
+/// texture or the buffer. `bytes_per_row` counts bytes and `rows_per_image`
+/// rows of blocks; Vulkan wants both in texels.
+fn buffer_image_copy(
+    what: &str,
+    texture: &Texture,
+    buffer: &Buffer,
+    region: &BufferTextureCopy,
+) -> Option<vk::BufferImageCopy> {
     let base = &region.texture_base;
+    let (image_subresource, image_offset) =
+        image_side(texture, base, region.size.depth_or_array_layers);
+    if image_subresource.aspect_mask.as_raw().count_ones() != 1 {
+        log::error!(
+            "keel-hal: {what}: aspect {:?} of {:?} is not exactly one aspect; region skipped",
+            base.aspect,
+            texture.format
+        );
+        return None;
+    }
     let (block_width, block_height) = texture.format.block_dimensions();
     // wgpu-types has no size for the depth of `Depth24Plus*` (its Vulkan
     // format varies); every Vulkan format it maps to copies depth as 4 bytes.
@@ -120,9 +143,20 @@ fn buffer_image_copy(texture: &Texture, region: &BufferTextureCopy) -> vk::Buffe
         .block_copy_size(Some(base.aspect))
         .unwrap_or(4);
     let layout = &region.buffer_layout;
-    let (image_subresource, image_offset) =
-        image_side(texture, base, region.size.depth_or_array_layers);
-    vk::BufferImageCopy {
+    let in_buffer = bounds::buffer_footprint_end(texture, region, block_size)
+        .is_some_and(|end| end <= buffer.size);
+    if !bounds::texture_region_fits(texture, base, region.size) || !in_buffer {
+        log::error!(
+            "keel-hal: {what}: region {:?} at {:?} (buffer offset {}) is outside the texture \
+             or the buffer of {} bytes; skipped",
+            region.size,
+            base,
+            layout.offset,
+            buffer.size
+        );
+        return None;
+    }
+    Some(vk::BufferImageCopy {
         buffer_offset: layout.offset,
         buffer_row_length: layout.bytes_per_row.map_or(0, |bytes| {
             (bytes.checked_div(block_size).unwrap_or(0)).saturating_mul(block_width)
@@ -133,7 +167,7 @@ fn buffer_image_copy(texture: &Texture, region: &BufferTextureCopy) -> vk::Buffe
         image_subresource,
         image_offset,
         image_extent: copy_extent(region.size, texture.dimension == wgt::TextureDimension::D3),
-    }
+    })
 }
 
 impl CommandEncoder {
@@ -146,8 +180,30 @@ impl CommandEncoder {
         self.active
     }
 
-    /// Allocates one primary command buffer from the pool.
-    fn allocate(&self) -> Result<vk::CommandBuffer, DeviceError> {
+    /// The command buffer being recorded, if any: an escape hatch for
+    /// recording raw Vulkan commands between hal calls (design §11.7).
+    ///
+    /// The hal still owns it: do not end, reset or free it. Raw commands
+    /// must leave the state the hal relies on as they found it (no open
+    /// render pass or query the hal does not know of).
+    pub fn raw_command_buffer(&self) -> Option<vk::CommandBuffer> {
+        self.active
+    }
+
+    /// The raw `VkCommandPool` the encoder records from. The hal still owns
+    /// it: do not reset or destroy it.
+    pub fn raw_pool(&self) -> vk::CommandPool {
+        self.pool
+    }
+
+    /// How many command buffers the encoder has allocated so far (the pool
+    /// only grows past the most buffers in flight at once).
+    pub fn allocated_command_buffers(&self) -> usize {
+        self.allocated.len()
+    }
+
+    /// Allocates one primary command buffer from the pool and remembers it.
+    fn allocate(&mut self) -> Result<vk::CommandBuffer, DeviceError> {
         let info = vk::CommandBufferAllocateInfo::default()
             .command_pool(self.pool)
             .level(vk::CommandBufferLevel::PRIMARY)
@@ -157,7 +213,10 @@ impl CommandEncoder {
         // the trait's `&mut self` methods serialises access to it.
         let raws =
             unsafe { self.device.raw.allocate_command_buffers(&info) }.map_err(super::map_err)?;
-        raws.first().copied().ok_or(DeviceError::Unexpected)
+        let raw = raws.first().copied().ok_or(DeviceError::Unexpected)?;
+        // Freed with the pool; reused after every `reset_all`.
+        self.allocated.push(raw);
+        Ok(raw)
     }
 }
 
@@ -165,23 +224,23 @@ impl crate::CommandEncoder for CommandEncoder {
     type A = super::Api;
 
     unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError> {
-        if let Some(stale) = self.active.take() {
+        if self.active.take().is_some() {
+            // It waits, like every buffer not on `free`, for the next pool reset.
             log::error!("keel-hal: begin_encoding during a recording; the old one is discarded");
-            self.discarded.push(stale);
         }
         let raw = match self.free.pop() {
             Some(raw) => raw,
             None => self.allocate()?,
         };
-        let info = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // No ONE_TIME_SUBMIT: a command buffer may be submitted again once
+        // its previous submission completed (the `Queue::submit` contract).
+        let info = vk::CommandBufferBeginInfo::default();
         // SAFETY: `raw` came from `self.pool` and is in the initial state:
         // freshly allocated, or reset by `reset_all`'s pool reset, whose
         // contract says none of its buffers was pending.
         if let Err(err) = unsafe { self.device.raw.begin_command_buffer(raw, &info) } {
-            // Its state after a failed begin is not specified: the next
-            // pool reset makes it reusable, so it waits in `discarded`.
-            self.discarded.push(raw);
+            // Its state after a failed begin is not specified: it is not put
+            // back on `free`, so only the next pool reset makes it reusable.
             return Err(super::map_err(err));
         }
         self.active = Some(raw);
@@ -200,10 +259,9 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn discard_encoding(&mut self) {
         self.temp.encoding_label_open = false;
-        if let Some(raw) = self.recording() {
+        if self.recording().is_some() {
+            // Reset with the pool, and reused, at the next `reset_all`.
             self.active = None;
-            // Reset with the pool at the next `reset_all`.
-            self.discarded.push(raw);
         }
     }
 
@@ -223,31 +281,36 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: `raw` is in the recording state (the trait contract: a
         // recording is in progress), and the encoder serialises its pool.
         match unsafe { self.device.raw.end_command_buffer(raw) } {
-            Ok(()) => Ok(CommandBuffer { raw }),
-            Err(err) => {
-                // Now invalid: only a reset makes it usable again.
-                self.discarded.push(raw);
-                Err(super::map_err(err))
-            }
+            Ok(()) => Ok(CommandBuffer {
+                raw,
+                pool: self.pool,
+            }),
+            // Now invalid: only the next pool reset makes it usable again.
+            Err(err) => Err(super::map_err(err)),
         }
     }
 
-    /// Resets the whole pool once, then reuses the returned and discarded
-    /// buffers.
-    ///
-    /// The pool reset also resets buffers of this encoder that were *not*
-    /// returned. Those are never reused (only returned ones go to `free`) and
-    /// are freed with the pool, but they can no longer be submitted and must
-    /// not be pending: like every `reset_all`, call it only when the GPU is
-    /// done with everything this encoder recorded.
+    /// Resets the whole pool once, then makes every buffer it allocated
+    /// free again: returned, discarded and unreturned ones (the contract
+    /// says unreturned buffers are never submitted again). Returned buffers
+    /// only have their pool checked: one from another encoder is logged and
+    /// left alone, never reused here. Allocates nothing.
     unsafe fn reset_all<I>(&mut self, command_buffers: I)
     where
         I: IntoIterator<Item = CommandBuffer>,
     {
-        if let Some(raw) = self.active.take() {
+        for foreign in command_buffers
+            .into_iter()
+            .filter(|cb| cb.pool != self.pool)
+        {
+            log::error!(
+                "keel-hal: reset_all was handed command buffer {:?} of another encoder; ignored",
+                foreign.raw
+            );
+        }
+        if self.active.take().is_some() {
             log::error!("keel-hal: reset_all during a recording; the recording is discarded");
             self.temp.encoding_label_open = false;
-            self.discarded.push(raw);
         }
         // SAFETY: the pool is this encoder's and `&mut self` serialises it;
         // the trait contract says no buffer from this encoder is pending.
@@ -258,16 +321,12 @@ impl crate::CommandEncoder for CommandEncoder {
         };
         match reset {
             Ok(()) => {
-                self.free
-                    .extend(command_buffers.into_iter().map(|cb| cb.raw));
-                self.free.append(&mut self.discarded);
+                self.free.clear();
+                self.free.extend_from_slice(&self.allocated);
             }
-            Err(err) => {
-                // Nothing was reset: keep everything for the next attempt.
-                log::error!("keel-hal: vkResetCommandPool failed: {err:?}");
-                self.discarded
-                    .extend(command_buffers.into_iter().map(|cb| cb.raw));
-            }
+            // Nothing was reset: `free` still holds only initial-state
+            // buffers, and the rest wait for the next successful reset.
+            Err(err) => log::error!("keel-hal: vkResetCommandPool failed: {err:?}"),
         }
     }
 
@@ -305,12 +364,27 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Texture>]) {
         let Some(raw) = self.recording() else { return };
+        let swapchain = self.device.swapchain;
         let temp = &mut self.temp.image_barriers;
         temp.clear();
         temp.extend(
             barriers
                 .iter()
-                .filter(|b| barrier::texture_needs_barrier(b.usage.from, b.usage.to))
+                .filter(|b| barrier::texture_needs_barrier(b.usage.from, b.usage.to, swapchain))
+                .filter(|b| {
+                    let fits = bounds::barrier_range_fits(b.texture, &b.range)
+                        && !conv::map_barrier_aspect(b.texture.format, b.range.aspect).is_empty();
+                    if !fits {
+                        log::error!(
+                            "keel-hal: transition_textures: range {:?} is not in the texture \
+                             ({:?}, {} mips); barrier skipped",
+                            b.range,
+                            b.texture.format,
+                            b.texture.mip_level_count
+                        );
+                    }
+                    fits
+                })
                 .map(|b| {
                     let (src_stage, src_access) = barrier::texture_scope(b.usage.from);
                     let (dst_stage, dst_access) = barrier::texture_scope(b.usage.to);
@@ -319,12 +393,12 @@ impl crate::CommandEncoder for CommandEncoder {
                         .src_access_mask(barrier::writes(src_access))
                         .dst_stage_mask(dst_stage)
                         .dst_access_mask(dst_access)
-                        .old_layout(barrier::texture_layout(b.usage.from))
-                        .new_layout(barrier::texture_layout(b.usage.to))
+                        .old_layout(barrier::texture_layout(b.usage.from, swapchain))
+                        .new_layout(barrier::texture_layout(b.usage.to, swapchain))
                         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
                         .image(b.texture.raw)
-                        .subresource_range(conv::map_subresource_range(&b.range, b.texture.format))
+                        .subresource_range(conv::map_barrier_range(&b.range, b.texture.format))
                 }),
         );
         if temp.is_empty() {
@@ -339,11 +413,19 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn clear_buffer(&mut self, buffer: &Buffer, range: Range<u64>) {
         let Some(raw) = self.recording() else { return };
+        let len = range.end.checked_sub(range.start);
+        if !len.is_some_and(|len| bounds::byte_range_fits(buffer.size, range.start, len)) {
+            log::error!(
+                "keel-hal: clear_buffer range {range:?} is outside the buffer of {} bytes; skipped",
+                buffer.size
+            );
+            return;
+        }
         if range.is_empty() {
             return;
         }
         // SAFETY: recording; the buffer is alive and in `COPY_DST`, the range
-        // lies inside it and is 4-byte aligned (the trait contract).
+        // lies inside it (checked) and is 4-byte aligned (the trait contract).
         unsafe {
             self.device.raw.cmd_fill_buffer(
                 raw,
@@ -362,7 +444,18 @@ impl crate::CommandEncoder for CommandEncoder {
         temp.extend(
             regions
                 .iter()
-                .filter(|r| r.size != 0)
+                .filter(|r| {
+                    let fits = bounds::buffer_copy_fits(src, dst, r);
+                    if !fits {
+                        log::error!(
+                            "keel-hal: copy_buffer_to_buffer region {r:?} is outside a buffer \
+                             (src {} bytes, dst {} bytes); skipped",
+                            src.size,
+                            dst.size
+                        );
+                    }
+                    fits && r.size != 0
+                })
                 .map(|r| vk::BufferCopy {
                     src_offset: r.src_offset,
                     dst_offset: r.dst_offset,
@@ -373,8 +466,8 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         // SAFETY: recording; both buffers alive, `src` in `COPY_SRC`, `dst`
-        // in `COPY_DST`, regions inside both and not overlapping (the trait
-        // contract).
+        // in `COPY_DST` and regions not overlapping (the trait contract);
+        // regions inside both (checked).
         unsafe { self.device.raw.cmd_copy_buffer(raw, src.raw, dst.raw, temp) };
     }
 
@@ -387,13 +480,18 @@ impl crate::CommandEncoder for CommandEncoder {
         let Some(raw) = self.recording() else { return };
         let temp = &mut self.temp.buffer_image_copies;
         temp.clear();
-        temp.extend(regions.iter().map(|r| buffer_image_copy(dst, r)));
+        temp.extend(
+            regions
+                .iter()
+                .filter_map(|r| buffer_image_copy("copy_buffer_to_texture", dst, src, r)),
+        );
         if temp.is_empty() {
             return;
         }
-        let layout = barrier::texture_layout(TextureUses::COPY_DST);
+        let layout = barrier::texture_layout(TextureUses::COPY_DST, self.device.swapchain);
         // SAFETY: recording; `src` in `COPY_SRC`, `dst` in `COPY_DST` (so in
-        // `layout`), regions inside both and block-aligned (the trait contract).
+        // `layout`), regions block-aligned (the trait contract); regions
+        // inside both, one aspect each (checked).
         unsafe {
             self.device
                 .raw
@@ -411,13 +509,18 @@ impl crate::CommandEncoder for CommandEncoder {
         let Some(raw) = self.recording() else { return };
         let temp = &mut self.temp.buffer_image_copies;
         temp.clear();
-        temp.extend(regions.iter().map(|r| buffer_image_copy(src, r)));
+        temp.extend(
+            regions
+                .iter()
+                .filter_map(|r| buffer_image_copy("copy_texture_to_buffer", src, dst, r)),
+        );
         if temp.is_empty() {
             return;
         }
-        let layout = barrier::texture_layout(src_usage);
+        let layout = barrier::texture_layout(src_usage, self.device.swapchain);
         // SAFETY: recording; `src` is in `src_usage` (so in `layout`), `dst`
-        // in `COPY_DST`, regions inside both (the trait contract).
+        // in `COPY_DST` (the trait contract); regions inside both, one
+        // aspect each (checked).
         unsafe {
             self.device
                 .raw
@@ -437,26 +540,39 @@ impl crate::CommandEncoder for CommandEncoder {
             || dst.dimension == wgt::TextureDimension::D3;
         let temp = &mut self.temp.image_copies;
         temp.clear();
-        temp.extend(regions.iter().map(|r| {
+        temp.extend(regions.iter().filter_map(|r| {
+            let fits = bounds::texture_region_fits(src, &r.src_base, r.size)
+                && bounds::texture_region_fits(dst, &r.dst_base, r.size);
+            if !fits {
+                log::error!(
+                    "keel-hal: copy_texture_to_texture region {:?} from {:?} to {:?} is outside \
+                     a texture; skipped",
+                    r.size,
+                    r.src_base,
+                    r.dst_base
+                );
+                return None;
+            }
             let layers = r.size.depth_or_array_layers;
             let (src_subresource, src_offset) = image_side(src, &r.src_base, layers);
             let (dst_subresource, dst_offset) = image_side(dst, &r.dst_base, layers);
-            vk::ImageCopy {
+            Some(vk::ImageCopy {
                 src_subresource,
                 src_offset,
                 dst_subresource,
                 dst_offset,
                 extent: copy_extent(r.size, any_3d),
-            }
+            })
         }));
         if temp.is_empty() {
             return;
         }
-        let src_layout = barrier::texture_layout(src_usage);
-        let dst_layout = barrier::texture_layout(TextureUses::COPY_DST);
+        let swapchain = self.device.swapchain;
+        let src_layout = barrier::texture_layout(src_usage, swapchain);
+        let dst_layout = barrier::texture_layout(TextureUses::COPY_DST, swapchain);
         // SAFETY: recording; `src` in `src_usage`, `dst` in `COPY_DST` (so in
-        // the layouts given), formats copy-compatible, regions inside both
-        // (the trait contract).
+        // the layouts given), formats copy-compatible (the trait contract);
+        // regions inside both (checked).
         unsafe {
             self.device
                 .raw
@@ -498,11 +614,18 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn reset_queries(&mut self, set: &QuerySet, range: Range<u32>) {
         let Some(raw) = self.recording() else { return };
+        if !bounds::query_range_fits(set, &range) {
+            log::error!(
+                "keel-hal: reset_queries range {range:?} is outside the set of {}; skipped",
+                set.count
+            );
+            return;
+        }
         if range.is_empty() {
             return;
         }
-        // SAFETY: recording; the set is alive and the range lies in it (the
-        // trait contract).
+        // SAFETY: recording; the set is alive (the trait contract) and the
+        // range lies in it (checked).
         unsafe {
             self.device
                 .raw
@@ -512,6 +635,9 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn begin_query(&mut self, set: &QuerySet, index: u32) {
         let Some(raw) = self.recording() else { return };
+        if !query_index_ok(set, index, "begin_query") {
+            return;
+        }
         // SAFETY: recording; an occlusion set, the query reset and not active
         // (the trait contract).
         unsafe {
@@ -523,12 +649,18 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn end_query(&mut self, set: &QuerySet, index: u32) {
         let Some(raw) = self.recording() else { return };
+        if !query_index_ok(set, index, "end_query") {
+            return;
+        }
         // SAFETY: recording; the query is active (the trait contract).
         unsafe { self.device.raw.cmd_end_query(raw, set.raw, index) };
     }
 
     unsafe fn write_timestamp(&mut self, set: &QuerySet, index: u32) {
         let Some(raw) = self.recording() else { return };
+        if !query_index_ok(set, index, "write_timestamp") {
+            return;
+        }
         // SAFETY: recording; a timestamp set whose query was reset (the
         // trait contract).
         unsafe {
@@ -550,18 +682,36 @@ impl crate::CommandEncoder for CommandEncoder {
         stride: u64,
     ) {
         let Some(raw) = self.recording() else { return };
-        if range.is_empty() {
+        if !bounds::query_range_fits(set, &range) {
+            log::error!(
+                "keel-hal: copy_query_results range {range:?} is outside the set of {}; skipped",
+                set.count
+            );
+            return;
+        }
+        let count = range.end - range.start;
+        if !bounds::query_results_fit(buffer.size, count, offset, stride) {
+            log::error!(
+                "keel-hal: copy_query_results of {count} queries at offset {offset}, stride \
+                 {stride} does not fit the buffer of {} bytes (several queries need a stride \
+                 of at least 8); skipped",
+                buffer.size
+            );
+            return;
+        }
+        if count == 0 {
             return;
         }
         // SAFETY: recording; every query in the range was written, the buffer
-        // is in `QUERY_RESOLVE`/`COPY_DST` with room, `offset` and `stride`
-        // are multiples of 8 (the trait contract).
+        // is in `QUERY_RESOLVE`/`COPY_DST`, `offset` and `stride` are
+        // multiples of 8 (the trait contract); the range lies in the set and
+        // the results fit the buffer (checked).
         unsafe {
             self.device.raw.cmd_copy_query_pool_results(
                 raw,
                 set.raw,
                 range.start,
-                range.end - range.start,
+                count,
                 buffer.raw,
                 offset,
                 stride,
@@ -569,6 +719,18 @@ impl crate::CommandEncoder for CommandEncoder {
             )
         };
     }
+}
+
+/// Whether `index` names a query of `set`; logs when it does not.
+fn query_index_ok(set: &QuerySet, index: u32, what: &str) -> bool {
+    let ok = index < set.count;
+    if !ok {
+        log::error!(
+            "keel-hal: {what}: query {index} is outside the set of {}; skipped",
+            set.count
+        );
+    }
+    ok
 }
 
 #[cfg(test)]

@@ -65,8 +65,10 @@ pub(super) fn map_texture_format(format: wgt::TextureFormat) -> vk::Format {
         T::Depth24PlusStencil8 => F::D32_SFLOAT_S8_UINT,
         T::Depth32Float => F::D32_SFLOAT,
         T::Depth32FloatStencil8 => F::D32_SFLOAT_S8_UINT,
-        T::NV12 => F::G8_B8R8_2PLANE_420_UNORM,
-        T::P010 => F::G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16,
+        // Multi-planar formats need per-plane views, copies and barriers
+        // (and sampler Y'CbCr conversion) that keel-hal does not do yet:
+        // unsupported, as on the noop backend.
+        T::NV12 | T::P010 => F::UNDEFINED,
         T::Bc1RgbaUnorm => F::BC1_RGBA_UNORM_BLOCK,
         T::Bc1RgbaUnormSrgb => F::BC1_RGBA_SRGB_BLOCK,
         T::Bc2RgbaUnorm => F::BC2_UNORM_BLOCK,
@@ -222,13 +224,31 @@ pub(super) fn map_aspect(
     all & selected
 }
 
-/// A subresource range; `None` counts become `REMAINING_*`.
-pub(super) fn map_subresource_range(
+/// The aspects a barrier on `aspect` of `format` names. keel-hal does not
+/// enable `separateDepthStencilLayouts`, so a barrier on either aspect of a
+/// combined depth-stencil format must name both
+/// (VUID-VkImageMemoryBarrier2-image-03320); the two aspects then always
+/// share a layout. Empty when `aspect` selects nothing of the format.
+pub(super) fn map_barrier_aspect(
+    format: wgt::TextureFormat,
+    aspect: wgt::TextureAspect,
+) -> vk::ImageAspectFlags {
+    let selected = map_aspect(format, aspect);
+    if selected.intersects(vk::ImageAspectFlags::DEPTH | vk::ImageAspectFlags::STENCIL) {
+        format_aspects(format)
+    } else {
+        selected
+    }
+}
+
+/// A barrier's subresource range (aspects by [`map_barrier_aspect`]);
+/// `None` counts become `REMAINING_*`.
+pub(super) fn map_barrier_range(
     range: &wgt::ImageSubresourceRange,
     format: wgt::TextureFormat,
 ) -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
-        aspect_mask: map_aspect(format, range.aspect),
+        aspect_mask: map_barrier_aspect(format, range.aspect),
         base_mip_level: range.base_mip_level,
         level_count: range.mip_level_count.unwrap_or(vk::REMAINING_MIP_LEVELS),
         base_array_layer: range.base_array_layer,
@@ -625,13 +645,39 @@ mod tests {
     }
 
     #[test]
+    fn barriers_on_combined_depth_stencil_name_both_aspects() {
+        let (d, s) = (vk::ImageAspectFlags::DEPTH, vk::ImageAspectFlags::STENCIL);
+        assert_eq!(
+            map_barrier_aspect(T::Depth24PlusStencil8, A::DepthOnly),
+            d | s
+        );
+        assert_eq!(
+            map_barrier_aspect(T::Depth32FloatStencil8, A::StencilOnly),
+            d | s
+        );
+        assert_eq!(map_barrier_aspect(T::Depth32Float, A::DepthOnly), d);
+        assert_eq!(map_barrier_aspect(T::Stencil8, A::All), s);
+        assert!(map_barrier_aspect(T::Depth32Float, A::StencilOnly).is_empty());
+        assert_eq!(
+            map_barrier_aspect(T::Rgba8Unorm, A::All),
+            vk::ImageAspectFlags::COLOR
+        );
+    }
+
+    #[test]
+    fn multi_planar_formats_are_unsupported() {
+        assert_eq!(map_texture_format(T::NV12), vk::Format::UNDEFINED);
+        assert_eq!(map_texture_format(T::P010), vk::Format::UNDEFINED);
+    }
+
+    #[test]
     fn open_ranges_become_remaining() {
         let range = wgt::ImageSubresourceRange {
             base_mip_level: 2,
             base_array_layer: 1,
             ..Default::default()
         };
-        let vk_range = map_subresource_range(&range, T::Rgba8Unorm);
+        let vk_range = map_barrier_range(&range, T::Rgba8Unorm);
         assert_eq!(vk_range.level_count, vk::REMAINING_MIP_LEVELS);
         assert_eq!(vk_range.layer_count, vk::REMAINING_ARRAY_LAYERS);
         assert_eq!((vk_range.base_mip_level, vk_range.base_array_layer), (2, 1));

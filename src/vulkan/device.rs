@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use ash::vk;
 
+use super::texture_checks::{
+    check_extent, check_view_dimension, cube_compatible, layer_count, resolve_range, view_usage,
+    VIEWABLE,
+};
 use super::{conv, map_err, memory::AllocError, DeviceShared};
 use crate::{
     BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, DeviceError,
@@ -56,132 +60,6 @@ impl From<AllocError> for TextureError {
             AllocError::NoSuitableMemory => TextureError::NoSuitableMemory,
             AllocError::Device(d) => TextureError::Device(d),
         }
-    }
-}
-
-/// The most mip levels an extent allows.
-fn max_mips(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> u32 {
-    let largest = match dimension {
-        wgt::TextureDimension::D1 => size.width,
-        wgt::TextureDimension::D2 => size.width.max(size.height),
-        wgt::TextureDimension::D3 => size.width.max(size.height).max(size.depth_or_array_layers),
-    };
-    u32::BITS - largest.max(1).leading_zeros()
-}
-
-/// Array layers of a texture (1 for D3, whose third size is depth).
-fn layer_count(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> u32 {
-    match dimension {
-        wgt::TextureDimension::D3 => 1,
-        _ => size.depth_or_array_layers,
-    }
-}
-
-/// Whether a texture is created cube-compatible (square 2D with ≥ 6 layers).
-fn cube_compatible(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> bool {
-    dimension == wgt::TextureDimension::D2
-        && size.width == size.height
-        && size.depth_or_array_layers >= 6
-}
-
-/// Checks a texture's extent against the device limits.
-fn check_extent(desc: &TextureDescriptor, limits: &wgt::Limits) -> Result<(), TextureError> {
-    let s = desc.size;
-    if s.width == 0 || s.height == 0 || s.depth_or_array_layers == 0 {
-        return Err(TextureError::ZeroExtent(s));
-    }
-    let too_large = |max: u32| TextureError::TooLarge { extent: s, max };
-    let layers = limits.max_texture_array_layers;
-    match desc.dimension {
-        wgt::TextureDimension::D1 => {
-            let max = limits.max_texture_dimension_1d;
-            if s.width > max {
-                return Err(too_large(max));
-            }
-            if s.height != 1 {
-                return Err(too_large(1));
-            }
-            if s.depth_or_array_layers > layers {
-                return Err(too_large(layers));
-            }
-        }
-        wgt::TextureDimension::D2 => {
-            let max = limits.max_texture_dimension_2d;
-            if s.width > max || s.height > max {
-                return Err(too_large(max));
-            }
-            if s.depth_or_array_layers > layers {
-                return Err(too_large(layers));
-            }
-        }
-        wgt::TextureDimension::D3 => {
-            let max = limits.max_texture_dimension_3d;
-            if s.width > max || s.height > max || s.depth_or_array_layers > max {
-                return Err(too_large(max));
-            }
-        }
-    }
-    let max = max_mips(desc.dimension, s);
-    if desc.mip_level_count == 0 || desc.mip_level_count > max {
-        return Err(TextureError::InvalidMipCount {
-            requested: desc.mip_level_count,
-            max,
-        });
-    }
-    Ok(())
-}
-
-/// Resolves a view's range against its texture: `(mip base, mip count, layer base, layer count)`.
-fn resolve_range(
-    texture: &super::Texture,
-    range: &wgt::ImageSubresourceRange,
-) -> Result<(u32, u32, u32, u32), TextureError> {
-    let mips = texture.mip_level_count;
-    let layers = layer_count(texture.dimension, texture.size);
-    let resolve = |base: u32, count: Option<u32>, total: u32| {
-        let count = count.unwrap_or(total.saturating_sub(base));
-        match base.checked_add(count) {
-            Some(end) if count > 0 && end <= total => Ok(count),
-            _ => Err(TextureError::InvalidRange),
-        }
-    };
-    let mip_count = resolve(range.base_mip_level, range.mip_level_count, mips)?;
-    let layer_count = resolve(range.base_array_layer, range.array_layer_count, layers)?;
-    Ok((
-        range.base_mip_level,
-        mip_count,
-        range.base_array_layer,
-        layer_count,
-    ))
-}
-
-/// Checks a view dimension against its texture and layer count.
-fn check_view_dimension(
-    texture: &super::Texture,
-    dim: wgt::TextureViewDimension,
-    layers: u32,
-    cube_arrays: bool,
-) -> Result<(), TextureError> {
-    use wgt::TextureDimension as T;
-    use wgt::TextureViewDimension as V;
-    let cube = cube_compatible(texture.dimension, texture.size);
-    match (dim, texture.dimension) {
-        (V::D1, T::D1) | (V::D2, T::D2) if layers == 1 => Ok(()),
-        (V::D1 | V::D2, _) if layers != 1 => Err(TextureError::IncompatibleView(
-            "a 1D or 2D view covers exactly one layer",
-        )),
-        (V::D2Array, T::D2) | (V::D3, T::D3) => Ok(()),
-        (V::Cube, T::D2) if cube && layers == 6 => Ok(()),
-        (V::CubeArray, T::D2) if cube && layers % 6 == 0 && cube_arrays => Ok(()),
-        (V::CubeArray, T::D2) if !cube_arrays => Err(TextureError::IncompatibleView(
-            "cube arrays are not supported by this device",
-        )),
-        (V::Cube | V::CubeArray, _) => Err(TextureError::IncompatibleView(
-            "cube views need a square 2D texture and a multiple of 6 layers",
-        )),
-        _ => Err(TextureError::IncompatibleView(
-            "view dimension does not match the texture dimension",
-        )),
     }
 }
 
@@ -240,6 +118,7 @@ impl crate::Device for super::Device {
             raw,
             block,
             size: desc.size,
+            usage: desc.usage,
             memory: desc.memory,
             mapped,
         })
@@ -286,13 +165,20 @@ impl crate::Device for super::Device {
             usage: desc.usage,
         };
         let format = conv::map_texture_format(desc.format);
-        if format == vk::Format::UNDEFINED {
+        // BC/ETC2/ASTC, 16-bit norm, … need their feature enabled on the device.
+        if format == vk::Format::UNDEFINED
+            || !shared.features.contains(desc.format.required_features())
+        {
             return Err(unsupported);
         }
         let samples = conv::map_sample_count(desc.sample_count)
             .ok_or(TextureError::InvalidSampleCount(desc.sample_count))?;
+        // Multisampled storage needs shaderStorageImageMultisample, which
+        // keel-hal does not enable.
         if desc.sample_count > 1
-            && (desc.dimension != wgt::TextureDimension::D2 || desc.mip_level_count != 1)
+            && (desc.dimension != wgt::TextureDimension::D2
+                || desc.mip_level_count != 1
+                || desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING))
         {
             return Err(TextureError::InvalidSampleCount(desc.sample_count));
         }
@@ -302,10 +188,9 @@ impl crate::Device for super::Device {
             usage = vk::ImageUsageFlags::TRANSFER_DST;
         }
         let instance = &shared.instance.raw;
+        let pd = shared.physical_device;
         // SAFETY: the physical device belongs to this instance.
-        let props = unsafe {
-            instance.get_physical_device_format_properties(shared.physical_device, format)
-        };
+        let props = unsafe { shared.formats.format_properties(instance, pd, format) };
         let needed = conv::usage_format_features(usage);
         if !props.optimal_tiling_features.contains(needed) {
             return Err(unsupported);
@@ -330,25 +215,18 @@ impl crate::Device for super::Device {
                 }
             }
         }
-        if cube_compatible(desc.dimension, desc.size) {
+        if cube_compatible(desc.dimension, desc.size, desc.sample_count, desc.usage) {
             flags |= vk::ImageCreateFlags::CUBE_COMPATIBLE;
         }
         let image_type = conv::map_texture_dimension(desc.dimension);
         // SAFETY: as above; the arguments are valid enum values.
         let image_props = unsafe {
-            instance.get_physical_device_image_format_properties(
-                shared.physical_device,
-                format,
-                image_type,
-                vk::ImageTiling::OPTIMAL,
-                usage,
-                flags,
-            )
+            shared
+                .formats
+                .image_properties(instance, pd, (format, image_type, usage, flags))
         }
-        .map_err(|e| match e {
-            vk::Result::ERROR_FORMAT_NOT_SUPPORTED => unsupported.clone(),
-            other => TextureError::Device(map_err(other)),
-        })?;
+        .map_err(|e| TextureError::Device(map_err(e)))?
+        .ok_or(unsupported)?;
         let layers = layer_count(desc.dimension, desc.size);
         let extent = match desc.dimension {
             wgt::TextureDimension::D3 => conv::map_extent(desc.size),
@@ -446,18 +324,47 @@ impl crate::Device for super::Device {
         desc: &TextureViewDescriptor,
     ) -> Result<super::TextureView, TextureError> {
         let shared = &*self.shared;
+        if !texture.usage.intersects(VIEWABLE) {
+            return Err(TextureError::IncompatibleView(
+                "the texture has no usage a view can serve (texture binding, storage binding \
+                 or render attachment)",
+            ));
+        }
         let aspect = conv::map_aspect(texture.format, desc.range.aspect);
         if aspect.is_empty() {
             return Err(TextureError::InvalidRange);
         }
         let view_format = desc.format.unwrap_or(texture.format);
+        // Set for a view in another format whose features lack some of the
+        // image's usages: the view is restricted to the usages it supports.
+        let mut restricted_usage = None;
         let vk_format = if view_format == texture.format
             || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
         {
             // Depth or stencil views of a combined format use the combined format.
             conv::map_texture_format(texture.format)
         } else if texture.view_formats.contains(&view_format) {
-            conv::map_texture_format(view_format)
+            let vk_format = conv::map_texture_format(view_format);
+            let image_usage = conv::map_texture_usage(texture.usage, texture.format);
+            // SAFETY: the physical device belongs to this instance.
+            let features = unsafe {
+                shared.formats.format_properties(
+                    &shared.instance.raw,
+                    shared.physical_device,
+                    vk_format,
+                )
+            }
+            .optimal_tiling_features;
+            let usage = view_usage(image_usage, features);
+            if usage.is_empty() {
+                return Err(TextureError::IncompatibleView(
+                    "the view format supports none of the texture's usages",
+                ));
+            }
+            if usage != image_usage {
+                restricted_usage = Some(usage);
+            }
+            vk_format
         } else {
             return Err(TextureError::IncompatibleView(
                 "format is neither the texture's nor one of its view formats",
@@ -476,7 +383,9 @@ impl crate::Device for super::Device {
             layers,
             shared.physical.features.image_cube_array,
         )?;
-        let info = vk::ImageViewCreateInfo::default()
+        let mut usage_info =
+            vk::ImageViewUsageCreateInfo::default().usage(restricted_usage.unwrap_or_default());
+        let mut info = vk::ImageViewCreateInfo::default()
             .image(texture.raw)
             .view_type(conv::map_view_dimension(dimension))
             .format(vk_format)
@@ -487,7 +396,10 @@ impl crate::Device for super::Device {
                 base_array_layer: base_layer,
                 layer_count: layers,
             });
-        // SAFETY: the range, dimension and format were checked against the texture.
+        if restricted_usage.is_some() {
+            info = info.push_next(&mut usage_info);
+        }
+        // SAFETY: the range, dimension, format and usage were checked against the texture.
         let raw = unsafe { shared.raw.create_image_view(&info, None) }.map_err(map_err)?;
         shared.counters.texture_views.add();
         if let Some(label) = desc.label {
@@ -593,7 +505,7 @@ impl crate::Device for super::Device {
             pool,
             active: None,
             free: Vec::new(),
-            discarded: Vec::new(),
+            allocated: Vec::new(),
             temp: Default::default(),
         })
     }

@@ -14,6 +14,19 @@
 //! parallel do not disturb one another; VMA runs on the caller's thread.
 //! Without the feature, none of this is compiled: normal builds pay nothing.
 //!
+//! `vkCreateInstance` and `vkCreateDebugUtilsMessengerEXT` do not come from
+//! a table keel-hal builds (the loader's global table and ash's extension
+//! loader), so the instance code asks `intercept` right before calling
+//! them: they are injection points like the rest.
+//!
+//! Leak accounting: the hooks also keep a per-thread *net create count*
+//! ([`net_creates`]): +1 for every successful create or allocate of a Vulkan
+//! object or memory (instance, messenger, device, buffer, image, memory,
+//! view, sampler, query pool, semaphore, command pool), −1 for every
+//! destroy or free of a non-null one. A failure path that leaks leaves it
+//! above where it started, even when the hal's own counters never saw the
+//! object. (Command buffers are freed with their pool and not counted.)
+//!
 //! ```text
 //! keel_hal::vulkan::fault::arm(3, ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
 //! let result = device.create_buffer(&desc); // the 3rd fallible call fails
@@ -45,6 +58,19 @@ struct Plan {
 
 thread_local! {
     static PLAN: Cell<Option<Plan>> = const { Cell::new(None) };
+    /// Creates minus destroys of Vulkan objects and memory on this thread.
+    static NET: Cell<i64> = const { Cell::new(0) };
+}
+
+/// Successful creates minus destroys of Vulkan objects and memory made on
+/// this thread so far (armed or not). Compare it before and after a step.
+pub fn net_creates() -> i64 {
+    NET.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Adds `delta` to this thread's net create count.
+pub(crate) fn note(delta: i64) {
+    let _ = NET.try_with(|n| n.set(n.get() + delta));
 }
 
 /// Makes the `fail_at`-th hooked call on this thread (counting from 1)
@@ -69,8 +95,9 @@ pub fn disarm() -> FaultReport {
         })
 }
 
-/// Counts a hooked call; `Some(error)` if this is the one to fail.
-fn intercept() -> Option<vk::Result> {
+/// Counts a hooked call; `Some(error)` if this is the one to fail. The
+/// instance code calls it before the commands it cannot hook by table.
+pub(crate) fn intercept() -> Option<vk::Result> {
     PLAN.try_with(|p| {
         let mut plan = p.get()?;
         plan.calls += 1;
@@ -95,7 +122,7 @@ fn intercept() -> Option<vk::Result> {
 /// loader library stays mapped while any instance (whose `ash::Entry` holds
 /// it) lives, and a hook only runs for a live device of a live instance.
 macro_rules! hooks {
-    ($($module:ident = $name:literal: $pfn:ty = fn($($arg:ident: $ty:ty),* $(,)?);)*) => {
+    ($($module:ident = $name:literal [$delta:literal]: $pfn:ty = fn($($arg:ident: $ty:ty),* $(,)?);)*) => {
         $(
             #[allow(non_snake_case)]
             mod $module {
@@ -104,7 +131,8 @@ macro_rules! hooks {
                 /// The real function, set when a table is built.
                 pub(super) static REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
-                /// Counts the call; fails it as planned or forwards it.
+                /// Counts the call; fails it as planned or forwards it (and
+                /// counts a successful create in the net count).
                 ///
                 /// # Safety
                 /// Called by Vulkan users with the arguments of the real function.
@@ -120,13 +148,17 @@ macro_rules! hooks {
                     // this very command (see the macro's docs), whose type is `$pfn`.
                     let real: $pfn = unsafe { std::mem::transmute::<*mut c_void, $pfn>(real) };
                     // SAFETY: forwarded contract.
-                    unsafe { real($($arg),*) }
+                    let result = unsafe { real($($arg),*) };
+                    if result == vk::Result::SUCCESS {
+                        note($delta);
+                    }
+                    result
                 }
             }
         )*
 
-        /// The hook for a command name, with the slot its real pointer goes in.
-        fn lookup(name: &CStr) -> Option<(&'static AtomicPtr<c_void>, *const c_void)> {
+        /// The hook of a fallible command, with the slot its real pointer goes in.
+        fn lookup_fallible(name: &CStr) -> Option<(&'static AtomicPtr<c_void>, *const c_void)> {
             let name = name.to_bytes();
             $(
                 if name == $name.as_bytes() {
@@ -139,60 +171,137 @@ macro_rules! hooks {
 }
 
 hooks! {
-    CreateDevice = "vkCreateDevice": vk::PFN_vkCreateDevice = fn(
+    CreateDevice = "vkCreateDevice" [1]: vk::PFN_vkCreateDevice = fn(
         pd: vk::PhysicalDevice, info: *const vk::DeviceCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Device);
-    CreateBuffer = "vkCreateBuffer": vk::PFN_vkCreateBuffer = fn(
+    CreateBuffer = "vkCreateBuffer" [1]: vk::PFN_vkCreateBuffer = fn(
         d: vk::Device, info: *const vk::BufferCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Buffer);
-    CreateImage = "vkCreateImage": vk::PFN_vkCreateImage = fn(
+    CreateImage = "vkCreateImage" [1]: vk::PFN_vkCreateImage = fn(
         d: vk::Device, info: *const vk::ImageCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Image);
-    AllocateMemory = "vkAllocateMemory": vk::PFN_vkAllocateMemory = fn(
+    AllocateMemory = "vkAllocateMemory" [1]: vk::PFN_vkAllocateMemory = fn(
         d: vk::Device, info: *const vk::MemoryAllocateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::DeviceMemory);
-    BindBufferMemory = "vkBindBufferMemory": vk::PFN_vkBindBufferMemory = fn(
+    BindBufferMemory = "vkBindBufferMemory" [0]: vk::PFN_vkBindBufferMemory = fn(
         d: vk::Device, buffer: vk::Buffer, memory: vk::DeviceMemory, offset: vk::DeviceSize);
-    BindImageMemory = "vkBindImageMemory": vk::PFN_vkBindImageMemory = fn(
+    BindImageMemory = "vkBindImageMemory" [0]: vk::PFN_vkBindImageMemory = fn(
         d: vk::Device, image: vk::Image, memory: vk::DeviceMemory, offset: vk::DeviceSize);
-    BindBufferMemory2 = "vkBindBufferMemory2": vk::PFN_vkBindBufferMemory2 = fn(
+    BindBufferMemory2 = "vkBindBufferMemory2" [0]: vk::PFN_vkBindBufferMemory2 = fn(
         d: vk::Device, count: u32, infos: *const vk::BindBufferMemoryInfo<'_>);
-    BindImageMemory2 = "vkBindImageMemory2": vk::PFN_vkBindImageMemory2 = fn(
+    BindImageMemory2 = "vkBindImageMemory2" [0]: vk::PFN_vkBindImageMemory2 = fn(
         d: vk::Device, count: u32, infos: *const vk::BindImageMemoryInfo<'_>);
-    MapMemory = "vkMapMemory": vk::PFN_vkMapMemory = fn(
+    MapMemory = "vkMapMemory" [0]: vk::PFN_vkMapMemory = fn(
         d: vk::Device, memory: vk::DeviceMemory, offset: vk::DeviceSize,
         size: vk::DeviceSize, flags: vk::MemoryMapFlags, out: *mut *mut c_void);
-    CreateImageView = "vkCreateImageView": vk::PFN_vkCreateImageView = fn(
+    CreateImageView = "vkCreateImageView" [1]: vk::PFN_vkCreateImageView = fn(
         d: vk::Device, info: *const vk::ImageViewCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::ImageView);
-    CreateSampler = "vkCreateSampler": vk::PFN_vkCreateSampler = fn(
+    CreateSampler = "vkCreateSampler" [1]: vk::PFN_vkCreateSampler = fn(
         d: vk::Device, info: *const vk::SamplerCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Sampler);
-    CreateQueryPool = "vkCreateQueryPool": vk::PFN_vkCreateQueryPool = fn(
+    CreateQueryPool = "vkCreateQueryPool" [1]: vk::PFN_vkCreateQueryPool = fn(
         d: vk::Device, info: *const vk::QueryPoolCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::QueryPool);
-    CreateSemaphore = "vkCreateSemaphore": vk::PFN_vkCreateSemaphore = fn(
+    CreateSemaphore = "vkCreateSemaphore" [1]: vk::PFN_vkCreateSemaphore = fn(
         d: vk::Device, info: *const vk::SemaphoreCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Semaphore);
-    CreateCommandPool = "vkCreateCommandPool": vk::PFN_vkCreateCommandPool = fn(
+    CreateCommandPool = "vkCreateCommandPool" [1]: vk::PFN_vkCreateCommandPool = fn(
         d: vk::Device, info: *const vk::CommandPoolCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::CommandPool);
-    ResetCommandPool = "vkResetCommandPool": vk::PFN_vkResetCommandPool = fn(
+    ResetCommandPool = "vkResetCommandPool" [0]: vk::PFN_vkResetCommandPool = fn(
         d: vk::Device, pool: vk::CommandPool, flags: vk::CommandPoolResetFlags);
-    AllocateCommandBuffers = "vkAllocateCommandBuffers": vk::PFN_vkAllocateCommandBuffers = fn(
+    AllocateCommandBuffers = "vkAllocateCommandBuffers" [0]: vk::PFN_vkAllocateCommandBuffers = fn(
         d: vk::Device, info: *const vk::CommandBufferAllocateInfo<'_>, out: *mut vk::CommandBuffer);
-    BeginCommandBuffer = "vkBeginCommandBuffer": vk::PFN_vkBeginCommandBuffer = fn(
+    BeginCommandBuffer = "vkBeginCommandBuffer" [0]: vk::PFN_vkBeginCommandBuffer = fn(
         cb: vk::CommandBuffer, info: *const vk::CommandBufferBeginInfo<'_>);
-    EndCommandBuffer = "vkEndCommandBuffer": vk::PFN_vkEndCommandBuffer = fn(cb: vk::CommandBuffer);
-    ResetCommandBuffer = "vkResetCommandBuffer": vk::PFN_vkResetCommandBuffer = fn(
+    EndCommandBuffer = "vkEndCommandBuffer" [0]: vk::PFN_vkEndCommandBuffer = fn(cb: vk::CommandBuffer);
+    ResetCommandBuffer = "vkResetCommandBuffer" [0]: vk::PFN_vkResetCommandBuffer = fn(
         cb: vk::CommandBuffer, flags: vk::CommandBufferResetFlags);
-    QueueSubmit2 = "vkQueueSubmit2": vk::PFN_vkQueueSubmit2 = fn(
+    QueueSubmit2 = "vkQueueSubmit2" [0]: vk::PFN_vkQueueSubmit2 = fn(
         q: vk::Queue, count: u32, submits: *const vk::SubmitInfo2<'_>, fence: vk::Fence);
-    GetSemaphoreCounterValue = "vkGetSemaphoreCounterValue": vk::PFN_vkGetSemaphoreCounterValue = fn(
+    GetSemaphoreCounterValue = "vkGetSemaphoreCounterValue" [0]: vk::PFN_vkGetSemaphoreCounterValue = fn(
         d: vk::Device, semaphore: vk::Semaphore, out: *mut u64);
-    WaitSemaphores = "vkWaitSemaphores": vk::PFN_vkWaitSemaphores = fn(
+    WaitSemaphores = "vkWaitSemaphores" [0]: vk::PFN_vkWaitSemaphores = fn(
         d: vk::Device, info: *const vk::SemaphoreWaitInfo<'_>, timeout: u64);
-    DeviceWaitIdle = "vkDeviceWaitIdle": vk::PFN_vkDeviceWaitIdle = fn(d: vk::Device);
+    DeviceWaitIdle = "vkDeviceWaitIdle" [0]: vk::PFN_vkDeviceWaitIdle = fn(d: vk::Device);
+}
+
+/// Generates one hook per destroy or free command: it takes one off the
+/// net create count when the object is not null, then forwards. Same
+/// reasoning about the real pointers as for `hooks!`.
+macro_rules! destroy_hooks {
+    ($($module:ident = $name:literal ($handle:ident): $pfn:ty = fn($($arg:ident: $ty:ty),* $(,)?);)*) => {
+        $(
+            #[allow(non_snake_case)]
+            mod $module {
+                use super::*;
+                use ash::vk::Handle as _;
+
+                /// The real function, set when a table is built.
+                pub(super) static REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+                /// Counts the destroy and forwards it.
+                ///
+                /// # Safety
+                /// Called by Vulkan users with the arguments of the real function.
+                pub(super) unsafe extern "system" fn hook($($arg: $ty),*) {
+                    let real = REAL.load(Ordering::Acquire);
+                    if real.is_null() {
+                        // Never: the hook is only installed with its real pointer.
+                        return;
+                    }
+                    if $handle.as_raw() != 0 {
+                        note(-1);
+                    }
+                    // SAFETY: `REAL` only ever holds the loader's pointer for
+                    // this very command, whose type is `$pfn`.
+                    let real: $pfn = unsafe { std::mem::transmute::<*mut c_void, $pfn>(real) };
+                    // SAFETY: forwarded contract.
+                    unsafe { real($($arg),*) }
+                }
+            }
+        )*
+
+        /// The hook of a destroy command, with the slot its real pointer goes in.
+        fn lookup_destroy(name: &CStr) -> Option<(&'static AtomicPtr<c_void>, *const c_void)> {
+            let name = name.to_bytes();
+            $(
+                if name == $name.as_bytes() {
+                    return Some((&$module::REAL, $module::hook as *const c_void));
+                }
+            )*
+            None
+        }
+    };
+}
+
+destroy_hooks! {
+    DestroyInstance = "vkDestroyInstance" (instance): vk::PFN_vkDestroyInstance = fn(
+        instance: vk::Instance, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyDevice = "vkDestroyDevice" (d): vk::PFN_vkDestroyDevice = fn(
+        d: vk::Device, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyBuffer = "vkDestroyBuffer" (buffer): vk::PFN_vkDestroyBuffer = fn(
+        d: vk::Device, buffer: vk::Buffer, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyImage = "vkDestroyImage" (image): vk::PFN_vkDestroyImage = fn(
+        d: vk::Device, image: vk::Image, alloc: *const vk::AllocationCallbacks<'_>);
+    FreeMemory = "vkFreeMemory" (memory): vk::PFN_vkFreeMemory = fn(
+        d: vk::Device, memory: vk::DeviceMemory, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyImageView = "vkDestroyImageView" (view): vk::PFN_vkDestroyImageView = fn(
+        d: vk::Device, view: vk::ImageView, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroySampler = "vkDestroySampler" (sampler): vk::PFN_vkDestroySampler = fn(
+        d: vk::Device, sampler: vk::Sampler, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyQueryPool = "vkDestroyQueryPool" (pool): vk::PFN_vkDestroyQueryPool = fn(
+        d: vk::Device, pool: vk::QueryPool, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroySemaphore = "vkDestroySemaphore" (semaphore): vk::PFN_vkDestroySemaphore = fn(
+        d: vk::Device, semaphore: vk::Semaphore, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyCommandPool = "vkDestroyCommandPool" (pool): vk::PFN_vkDestroyCommandPool = fn(
+        d: vk::Device, pool: vk::CommandPool, alloc: *const vk::AllocationCallbacks<'_>);
+}
+
+/// The hook for a command name, with the slot its real pointer goes in.
+fn lookup(name: &CStr) -> Option<(&'static AtomicPtr<c_void>, *const c_void)> {
+    lookup_fallible(name).or_else(|| lookup_destroy(name))
 }
 
 /// Returns the hook for `name` (recording `real` as its target), or `real`
@@ -208,7 +317,8 @@ fn substitute(name: &CStr, real: vk::PFN_vkVoidFunction) -> *const c_void {
     }
 }
 
-/// Builds the instance's function table with hooks (`vkCreateDevice`).
+/// Builds the instance's function table with hooks (`vkCreateDevice`,
+/// `vkDestroyInstance`).
 ///
 /// # Safety
 /// `instance` was created from `entry` and is live.

@@ -34,6 +34,20 @@ pub(crate) struct MessengerState {
     errors: AtomicU64,
 }
 
+/// The validation-error count of an instance, readable after the instance
+/// is gone: messages sent while `vkDestroyInstance` runs (objects a device
+/// leaked, reported when the device or instance is destroyed) are counted
+/// too. Cheap to clone; every clone reads the same count.
+#[derive(Clone, Debug)]
+pub struct ValidationCounter(Arc<MessengerState>);
+
+impl ValidationCounter {
+    /// ERROR-severity validation messages so far (allow-listed ones not counted).
+    pub fn errors(&self) -> u64 {
+        self.0.errors.load(Ordering::Relaxed)
+    }
+}
+
 /// `VK_EXT_debug_utils` at instance level, and the messenger if validation is on.
 pub(crate) struct DebugUtils {
     pub(crate) fns: ash::ext::debug_utils::Instance,
@@ -46,8 +60,9 @@ pub(crate) struct InstanceShared {
     pub(crate) raw: ash::Instance,
     /// `VK_EXT_debug_utils`, when the loader has it.
     pub(crate) debug_utils: Option<DebugUtils>,
-    /// Messenger state; boxed so the callback's pointer stays valid.
-    messenger_state: Box<MessengerState>,
+    /// Messenger state, at a stable address the callback's pointer names;
+    /// shared with [`ValidationCounter`]s, so it outlives the instance.
+    messenger_state: Arc<MessengerState>,
     /// The flags the instance was created with.
     pub(crate) flags: InstanceFlags,
     /// The `apiVersion` the instance was created with.
@@ -76,6 +91,8 @@ impl Drop for InstanceShared {
             if let Some(du) = &self.debug_utils {
                 if du.messenger != vk::DebugUtilsMessengerEXT::null() {
                     du.fns.destroy_debug_utils_messenger(du.messenger, None);
+                    #[cfg(feature = "fault-injection")]
+                    super::fault::note(-1);
                 }
             }
             self.raw.destroy_instance(None);
@@ -95,12 +112,26 @@ impl Instance {
         self.shared.raw.handle()
     }
 
-    /// Whether `VK_LAYER_KHRONOS_validation` is on. It is off when
-    /// [`InstanceFlags::VALIDATION`] was not asked for or the layer is not
-    /// installed (a warning is logged then); tests that rely on validation
-    /// should insist on this.
+    /// Whether validation is on *and reported*: `VK_LAYER_KHRONOS_validation`
+    /// is enabled and a debug messenger counts its errors. It is off when
+    /// [`InstanceFlags::VALIDATION`] was not asked for, the layer is not
+    /// installed, or `VK_EXT_debug_utils` is missing (a warning is logged
+    /// then); tests that rely on validation should insist on this.
     pub fn validation_enabled(&self) -> bool {
         self.shared.validation
+            && self
+                .shared
+                .debug_utils
+                .as_ref()
+                .is_some_and(|du| du.messenger != vk::DebugUtilsMessengerEXT::null())
+    }
+
+    /// The validation-error counter, which stays readable after the
+    /// instance and all its devices are dropped (so leaks reported at
+    /// `vkDestroyDevice`/`vkDestroyInstance` are seen). Always 0 when
+    /// [`Instance::validation_enabled`] is false.
+    pub fn validation_counter(&self) -> ValidationCounter {
+        ValidationCounter(self.shared.messenger_state.clone())
     }
 }
 
@@ -111,6 +142,10 @@ pub(crate) fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bo
 
 impl crate::Instance for Instance {
     type A = super::Api;
+
+    fn backend(&self) -> crate::Backend {
+        crate::Backend::Vulkan
+    }
 
     unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
         // SAFETY: the caller vouches for the system's loader.
@@ -152,6 +187,12 @@ impl crate::Instance for Instance {
                     .unwrap_or_default();
             debug_utils = has_extension(&from_layer, ash::ext::debug_utils::NAME);
         }
+        if validation && !debug_utils {
+            log::warn!(
+                "validation asked for, but VK_EXT_debug_utils is missing: its messages \
+                 cannot be counted"
+            );
+        }
 
         let mut layer_names = Vec::new();
         if validation {
@@ -169,7 +210,7 @@ impl crate::Instance for Instance {
             .engine_version(vk::make_api_version(0, 0, 1, 0))
             .api_version(API_VERSION);
 
-        let messenger_state = Box::<MessengerState>::default();
+        let messenger_state = Arc::<MessengerState>::default();
         let mut messenger_info = messenger_create_info(&messenger_state);
         let mut create_info = vk::InstanceCreateInfo::default()
             .application_info(&app_info)
@@ -181,7 +222,8 @@ impl crate::Instance for Instance {
         }
 
         // SAFETY: every pointer in `create_info` outlives the call.
-        let raw = unsafe { entry.create_instance(&create_info, None) }.map_err(|e| match e {
+        let created = unsafe { create_instance(&entry, &create_info) };
+        let raw = created.map_err(|e| match e {
             vk::Result::ERROR_INCOMPATIBLE_DRIVER => {
                 InstanceError::NotAvailable("no Vulkan 1.3 driver".into())
             }
@@ -209,10 +251,16 @@ impl crate::Instance for Instance {
             let mut messenger = vk::DebugUtilsMessengerEXT::null();
             if validation {
                 let info = messenger_create_info(&shared.messenger_state);
+                #[cfg(feature = "fault-injection")]
+                if let Some(e) = super::fault::intercept() {
+                    return Err(InstanceError::Device(super::map_err(e)));
+                }
                 // SAFETY: the instance has debug utils enabled; the user data
-                // (boxed state) lives as long as the instance.
+                // (the shared state) lives as long as the instance.
                 messenger = unsafe { fns.create_debug_utils_messenger(&info, None) }
                     .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+                #[cfg(feature = "fault-injection")]
+                super::fault::note(1);
             }
             shared.debug_utils = Some(DebugUtils { fns, messenger });
         }
@@ -242,6 +290,25 @@ impl crate::Instance for Instance {
     fn validation_error_count(&self) -> u64 {
         self.shared.messenger_state.errors.load(Ordering::Relaxed)
     }
+}
+
+/// `vkCreateInstance` (an injection point with the feature `fault-injection`).
+///
+/// # Safety
+/// Every pointer in `info` is valid for the call.
+unsafe fn create_instance(
+    entry: &ash::Entry,
+    info: &vk::InstanceCreateInfo<'_>,
+) -> Result<ash::Instance, vk::Result> {
+    #[cfg(feature = "fault-injection")]
+    if let Some(e) = super::fault::intercept() {
+        return Err(e);
+    }
+    // SAFETY: forwarded contract.
+    let instance = unsafe { entry.create_instance(info, None) }?;
+    #[cfg(feature = "fault-injection")]
+    super::fault::note(1);
+    Ok(instance)
 }
 
 /// Order of preference: discrete, integrated, virtual, CPU, other.

@@ -52,6 +52,10 @@ impl From<vk::Result> for AllocError {
 pub(crate) enum Block {
     /// Sub-allocated (or dedicated) by VMA.
     Vma(vk_mem::Allocation),
+    /// A resource wrapped from a raw handle (`buffer_from_raw`,
+    /// `texture_from_raw`): the caller owns the handle and its memory, and
+    /// destroying the resource frees neither.
+    CallerOwned,
 }
 
 /// The device's VMA allocator.
@@ -137,7 +141,7 @@ impl MemoryAllocator {
         Ok((buffer, Block::Vma(allocation), mapped))
     }
 
-    /// Destroys a buffer and frees its memory.
+    /// Destroys a buffer and frees its memory; a caller-owned one is left alone.
     ///
     /// # Safety
     /// `buffer` and `block` came from one `create_buffer` of this allocator;
@@ -152,9 +156,10 @@ impl MemoryAllocator {
             Block::Vma(mut allocation) => {
                 // SAFETY: forwarded contract.
                 unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
+                counter.sub();
             }
+            Block::CallerOwned => {}
         }
-        counter.sub();
     }
 
     /// Creates an image in device memory. On failure nothing is left behind.
@@ -173,7 +178,7 @@ impl MemoryAllocator {
         Ok((image, Block::Vma(allocation)))
     }
 
-    /// Destroys an image and frees its memory.
+    /// Destroys an image and frees its memory; a caller-owned one is left alone.
     ///
     /// # Safety
     /// `image` and `block` came from one `create_image` of this allocator; no
@@ -183,9 +188,10 @@ impl MemoryAllocator {
             Block::Vma(mut allocation) => {
                 // SAFETY: forwarded contract.
                 unsafe { self.raw.destroy_image(image, &mut allocation) };
+                counter.sub();
             }
+            Block::CallerOwned => {}
         }
-        counter.sub();
     }
 }
 

@@ -8,25 +8,37 @@
 //! | `instance.rs` | loader, layers, debug messenger, adapter enumeration |
 //! | `adapter.rs` | physical-device capabilities, device open |
 //! | `device.rs` | resource creation and destruction |
+//! | `texture_checks.rs` | cheap checks of texture and view descriptions |
 //! | `memory.rs` | VMA behind our `Memory` enum (the only file that names `vk_mem`) |
 //! | `queue.rs` | submission, timeline-semaphore fences |
 //! | `command.rs` | command recording: barriers, copies, queries, markers |
+//! | `bounds.rs` | recording-time bounds checks of regions and ranges |
+//! | `barrier.rs` | usage states → sync2 scopes and image layouts |
 //! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
-//! | `fault.rs` | test-only fault injection into the device's function table |
+//! | `formats.rs` | per-device cache of format queries |
+//! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
+//! | `fault.rs` | test-only fault injection into the function tables |
 //!
-//! Every object exposes its raw handle (`raw()`), and raw handles can be
-//! wrapped (`from_raw`), so upper layers have escape hatches.
+//! Every object exposes its raw handle (`raw()`); the device exposes its
+//! `ash::Device`, physical device, `ash::Instance` and queue family, the
+//! encoder its command buffer being recorded; raw buffers and images can be
+//! wrapped (`Device::buffer_from_raw`, `Device::texture_from_raw`) as
+//! caller-owned resources. Upper layers so have escape hatches.
 
 mod adapter;
 mod barrier;
+mod bounds;
 mod command;
 mod conv;
 mod device;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+mod formats;
 mod instance;
 mod memory;
 mod queue;
+mod raw;
+mod texture_checks;
 
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -34,14 +46,13 @@ use std::sync::Arc;
 use ash::vk;
 
 pub use adapter::Adapter;
-pub use instance::Instance;
+pub use instance::{Instance, ValidationCounter};
 
 /// The Vulkan backend's type set.
 #[derive(Clone, Debug)]
 pub struct Api;
 
 impl crate::Api for Api {
-    const VARIANT: crate::Backend = crate::Backend::Vulkan;
     type Instance = Instance;
     type Adapter = Adapter;
     type Device = Device;
@@ -69,9 +80,14 @@ pub(crate) struct DeviceShared {
     pub(crate) memory: memory::MemoryAllocator,
     /// `VK_EXT_debug_utils` device functions, when the instance enabled it.
     pub(crate) debug_utils: Option<ash::ext::debug_utils::Device>,
-    /// Features and limits the device was opened with.
+    /// Features and limits the device was opened with. `hal_features` is
+    /// derived from the extensions really enabled.
     pub(crate) features: wgt::Features,
     pub(crate) hal_features: crate::HalFeatures,
+    /// Whether `VK_KHR_swapchain` is enabled (so `PRESENT_SRC_KHR` is a valid layout).
+    pub(crate) swapchain: bool,
+    /// Format and image-format queries, asked of the driver once each.
+    pub(crate) formats: formats::FormatCache,
     pub(crate) limits: wgt::Limits,
     pub(crate) timestamp_period: f32,
     pub(crate) counters: crate::HalCounters,
@@ -110,6 +126,7 @@ pub struct Buffer {
     pub(crate) raw: vk::Buffer,
     pub(crate) block: memory::Block,
     pub(crate) size: u64,
+    pub(crate) usage: wgt::BufferUsages,
     pub(crate) memory: crate::Memory,
     /// Persistent mapping of `Upload`/`Readback` buffers.
     pub(crate) mapped: Option<NonNull<u8>>,
@@ -165,10 +182,11 @@ pub struct CommandEncoder {
     pub(crate) pool: vk::CommandPool,
     /// The command buffer being recorded, if any.
     pub(crate) active: Option<vk::CommandBuffer>,
-    /// Reset command buffers ready for reuse.
+    /// Reset command buffers ready for reuse (a subset of `allocated`).
     pub(crate) free: Vec<vk::CommandBuffer>,
-    /// Discarded recordings, reset with the pool at the next `reset_all`.
-    pub(crate) discarded: Vec<vk::CommandBuffer>,
+    /// Every command buffer allocated from `pool`; all of them are free
+    /// again after each `reset_all`.
+    pub(crate) allocated: Vec<vk::CommandBuffer>,
     /// Scratch for barrier conversion, reused across calls (no per-call allocation).
     pub(crate) temp: command::Temp,
 }
@@ -177,6 +195,8 @@ pub struct CommandEncoder {
 #[derive(Debug)]
 pub struct CommandBuffer {
     pub(crate) raw: vk::CommandBuffer,
+    /// The pool (so the encoder) it came from.
+    pub(crate) pool: vk::CommandPool,
 }
 
 // SAFETY: Vulkan handles are plain identifiers; all access to the objects

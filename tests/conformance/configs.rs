@@ -8,9 +8,27 @@ use std::sync::Arc;
 
 use keel_hal::{Api, Backend, BackendChoice, DynApi, Instance, InstanceDescriptor, InstanceFlags};
 
+/// Reads an instance's validation-error count. It keeps working after the
+/// instance and its devices are dropped, so errors reported while they are
+/// destroyed (a leaked object, say) are counted too: read it last.
+pub type ErrorCount = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The noop backend's count: it validates nothing, so always 0.
+fn no_errors() -> ErrorCount {
+    Arc::new(|| 0)
+}
+
+/// An instance and its validation-error count.
+pub struct MadeInstance<A: Api> {
+    /// The instance.
+    pub instance: A::Instance,
+    /// Its count, readable after the instance is dropped.
+    pub errors: ErrorCount,
+}
+
 /// Creates an instance of a configuration's backend from a descriptor.
 pub type MakeInstance<A> =
-    Arc<dyn Fn(&InstanceDescriptor) -> Result<<A as Api>::Instance, String> + Send + Sync>;
+    Arc<dyn Fn(&InstanceDescriptor) -> Result<MadeInstance<A>, String> + Send + Sync>;
 
 /// One configuration: a backend, a path and an adapter.
 pub struct Config<A: Api> {
@@ -63,7 +81,12 @@ pub fn noop_static() -> Config<keel_hal::noop::Api> {
         desc: base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
         make_instance: Arc::new(|desc| {
             // SAFETY: the noop backend loads no runtime library.
-            unsafe { <keel_hal::noop::Instance as Instance>::init(desc) }.map_err(|e| e.to_string())
+            let instance = unsafe { <keel_hal::noop::Instance as Instance>::init(desc) }
+                .map_err(|e| e.to_string())?;
+            Ok(MadeInstance {
+                instance,
+                errors: no_errors(),
+            })
         }),
     }
 }
@@ -76,7 +99,12 @@ pub fn noop_dyn() -> Config<DynApi> {
         is_dyn: true,
         adapter_index: 0,
         desc: base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
-        make_instance: Arc::new(|desc| dyn_instance(BackendChoice::Noop, Backend::Noop, desc)),
+        make_instance: Arc::new(|desc| {
+            Ok(MadeInstance {
+                instance: dyn_instance(BackendChoice::Noop, Backend::Noop, desc)?,
+                errors: no_errors(),
+            })
+        }),
     }
 }
 
@@ -105,33 +133,38 @@ pub struct OtherBackend {
     pub queue: <DynApi as Api>::Queue,
     /// Its instance.
     pub instance: <DynApi as Api>::Instance,
+    /// Its instance's validation-error count (read after dropping it).
+    pub errors: ErrorCount,
 }
 
 /// Opens a device of a backend other than `backend`, if this build and
 /// machine have one (noop for Vulkan configurations, Vulkan for noop ones).
 pub fn other_backend(backend: Backend) -> Result<Option<OtherBackend>, String> {
-    let instance = match backend {
-        Backend::Vulkan => dyn_instance(
-            BackendChoice::Noop,
-            Backend::Noop,
-            &base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
-        )?,
+    let made = match backend {
+        Backend::Vulkan => MadeInstance {
+            instance: dyn_instance(
+                BackendChoice::Noop,
+                Backend::Noop,
+                &base_desc(InstanceFlags::VALIDATION | InstanceFlags::DEBUG),
+            )?,
+            errors: no_errors(),
+        },
         Backend::Noop => {
             #[cfg(feature = "vulkan")]
             if selected(Backend::Vulkan) {
                 if let Ok(setup) = vulkan_setup() {
-                    let desc = base_desc(setup.flags);
-                    let instance = dyn_instance(BackendChoice::Vulkan, Backend::Vulkan, &desc)?;
-                    return open_first(instance).map(Some);
+                    let made = vulkan_dyn_instance(&base_desc(setup.flags))?;
+                    return open_first(made).map(Some);
                 }
             }
             return Ok(None);
         }
     };
-    open_first(instance).map(Some)
+    open_first(made).map(Some)
 }
 
-fn open_first(instance: <DynApi as Api>::Instance) -> Result<OtherBackend, String> {
+fn open_first(made: MadeInstance<DynApi>) -> Result<OtherBackend, String> {
+    let MadeInstance { instance, errors } = made;
     use keel_hal::Adapter;
     // SAFETY: live instance.
     let exposed = unsafe { instance.enumerate_adapters() }
@@ -144,6 +177,7 @@ fn open_first(instance: <DynApi as Api>::Instance) -> Result<OtherBackend, Strin
         device: open.device,
         queue: open.queue,
         instance,
+        errors,
     })
 }
 
@@ -154,11 +188,9 @@ pub use vulkan::*;
 mod vulkan {
     use std::sync::{Arc, OnceLock};
 
-    use keel_hal::{
-        Backend, BackendChoice, DynApi, Instance, InstanceDescriptor, InstanceError, InstanceFlags,
-    };
+    use keel_hal::{Backend, DynApi, Instance, InstanceDescriptor, InstanceFlags};
 
-    use super::{allow_no_validation, base_desc, dyn_instance, Config};
+    use super::{allow_no_validation, base_desc, Config, ErrorCount, MadeInstance};
 
     /// What the probe found: the flags to use and the adapters.
     pub struct VulkanSetup {
@@ -179,27 +211,16 @@ mod vulkan {
     fn probe() -> Result<VulkanSetup, String> {
         let mut flags = InstanceFlags::VALIDATION | InstanceFlags::DEBUG;
         // SAFETY: the system's Vulkan loader is trusted to be conforming.
-        let instance = match unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) } {
-            Ok(instance) => instance,
-            Err(InstanceError::MissingExtension(what)) if allow_no_validation() => {
-                println!("vulkan: validation unavailable ({what}); KEEL_ALLOW_NO_VALIDATION=1, going on without");
-                flags = InstanceFlags::DEBUG;
-                // SAFETY: as above.
-                unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) }
-                    .map_err(|e| format!("cannot create a Vulkan instance: {e} ({HINT})"))?
-            }
-            Err(e) => {
-                return Err(format!(
-                    "cannot create a Vulkan instance with validation: {e} \
-                     ({HINT}, or KEEL_ALLOW_NO_VALIDATION=1 where the layer is missing)"
-                ))
-            }
-        };
+        // A missing validation layer does not fail `init`: the instance
+        // reports it through `validation_enabled`, checked below.
+        let instance = unsafe { keel_hal::vulkan::Instance::init(&base_desc(flags)) }
+            .map_err(|e| format!("cannot create a Vulkan instance: {e} ({HINT})"))?;
         check_validation(&instance, flags)?;
-        if flags.contains(InstanceFlags::VALIDATION) && !instance.validation_enabled() {
+        if !instance.validation_enabled() {
             println!(
                 "vulkan: validation layer not active; KEEL_ALLOW_NO_VALIDATION=1, going on without"
             );
+            flags = InstanceFlags::DEBUG;
         }
         // SAFETY: live instance.
         let adapters: Vec<String> = unsafe { instance.enumerate_adapters() }
@@ -230,6 +251,27 @@ mod vulkan {
         Ok(())
     }
 
+    /// A Vulkan instance, checked for validation, with its error counter
+    /// (which outlives the instance).
+    fn vulkan_instance(
+        desc: &InstanceDescriptor,
+    ) -> Result<(keel_hal::vulkan::Instance, ErrorCount), String> {
+        // SAFETY: the system's Vulkan loader is trusted to be conforming.
+        let instance =
+            unsafe { keel_hal::vulkan::Instance::init(desc) }.map_err(|e| e.to_string())?;
+        check_validation(&instance, desc.flags)?;
+        let counter = instance.validation_counter();
+        Ok((instance, Arc::new(move || counter.errors())))
+    }
+
+    /// A Vulkan instance through [`DynApi`]. Made here rather than by
+    /// `keel_hal::instance` so that its error counter can be taken first.
+    pub fn vulkan_dyn_instance(desc: &InstanceDescriptor) -> Result<MadeInstance<DynApi>, String> {
+        let (instance, errors) = vulkan_instance(desc)?;
+        let instance: Box<dyn keel_hal::DynInstance> = Box::new(instance);
+        Ok(MadeInstance { instance, errors })
+    }
+
     /// Vulkan adapter `index`, statically typed.
     pub fn vulkan_static(setup: &VulkanSetup, index: usize) -> Config<keel_hal::vulkan::Api> {
         Config {
@@ -239,17 +281,13 @@ mod vulkan {
             adapter_index: index,
             desc: base_desc(setup.flags),
             make_instance: Arc::new(|desc| {
-                // SAFETY: the system's Vulkan loader is trusted to be conforming.
-                let instance =
-                    unsafe { keel_hal::vulkan::Instance::init(desc) }.map_err(|e| e.to_string())?;
-                check_validation(&instance, desc.flags)?;
-                Ok(instance)
+                let (instance, errors) = vulkan_instance(desc)?;
+                Ok(MadeInstance { instance, errors })
             }),
         }
     }
 
-    /// Vulkan adapter `index` through [`DynApi`]. The probe has checked
-    /// that the validation layer is on for instances made with these flags.
+    /// Vulkan adapter `index` through [`DynApi`].
     pub fn vulkan_dyn(setup: &VulkanSetup, index: usize) -> Config<DynApi> {
         Config {
             name: format!("vulkan {} (dyn)", setup.adapters[index]),
@@ -257,9 +295,7 @@ mod vulkan {
             is_dyn: true,
             adapter_index: index,
             desc: base_desc(setup.flags),
-            make_instance: Arc::new(|desc: &InstanceDescriptor| {
-                dyn_instance(BackendChoice::Vulkan, Backend::Vulkan, desc)
-            }),
+            make_instance: Arc::new(|desc: &InstanceDescriptor| vulkan_dyn_instance(desc)),
         }
     }
 }

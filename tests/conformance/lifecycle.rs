@@ -7,7 +7,7 @@ use std::any::Any;
 use keel_hal::wgt;
 use keel_hal::{
     Adapter, Api, Backend, BufferDescriptor, BufferError, BufferUses, CommandEncoder,
-    CommandEncoderDescriptor, Device, DeviceDescriptor, DeviceError, HalFeatures, Instance,
+    CommandEncoderDescriptor, Device, DeviceDescriptor, DeviceError, HalFeatures,
     InstanceDescriptor, LiveCounts, MapError, Memory, OpenError, QuerySetDescriptor, Queue,
     SamplerDescriptor, TextureDescriptor, TextureError, TextureViewDescriptor,
 };
@@ -74,7 +74,8 @@ fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
             query_sets: 1,
             fences: 1,
             command_encoders: 1,
-            memory_allocations: live.memory_allocations,
+            // One per buffer or texture (the documented meaning).
+            memory_allocations: 2,
         };
 
         device.destroy_command_encoder(encoder);
@@ -87,11 +88,6 @@ fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
         let after = device.live_counts();
 
         check_eq!(live, ones, "counts with one object of each kind alive");
-        check!(
-            live.memory_allocations >= 0,
-            "negative memory allocation count {}",
-            live.memory_allocations
-        );
         check_eq!(
             after,
             LiveCounts::default(),
@@ -391,20 +387,18 @@ fn finish_other(other: OtherBackend) -> Result<(), Failure> {
         device,
         queue,
         instance,
+        errors,
     } = other;
     let counts = device.live_counts();
     drop(queue);
     drop(device);
+    drop(instance);
     check_eq!(
         counts,
         LiveCounts::default(),
         "the other backend's live objects"
     );
-    check_eq!(
-        instance.validation_error_count(),
-        0,
-        "the other backend's validation errors"
-    );
+    check_eq!(errors(), 0, "the other backend's validation errors");
     Ok(())
 }
 

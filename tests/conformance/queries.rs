@@ -14,7 +14,7 @@ use crate::helpers::{
 };
 
 conformance_tests!(
-    timestamps_increase_across_a_copy,
+    timestamps_are_ordered_across_a_copy,
     occlusion_query_without_draws_is_zero,
     query_count_out_of_range,
     pipeline_statistics_need_a_feature,
@@ -35,7 +35,7 @@ fn query_set_desc(ty: wgt::QueryType, count: u32) -> QuerySetDescriptor<'static>
     }
 }
 
-fn timestamps_increase_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
+fn timestamps_are_ordered_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
     if !ctx.features.contains(wgt::Features::TIMESTAMP_QUERY) {
         return skip("the adapter lacks TIMESTAMP_QUERY");
     }
@@ -88,8 +88,13 @@ fn timestamps_increase_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
             "timestamps not written: {t0:#x}, {t1:#x}"
         );
         check!(
-            t1 > t0,
-            "timestamp after a 1 MiB copy ({t1}) is not after the one before ({t0})"
+            t0 != 0 || t1 != 0,
+            "both timestamps are 0: the counter does not run"
+        );
+        // `>=`, not `>`: a coarse clock may not tick across a fast copy.
+        check!(
+            t1 >= t0,
+            "timestamp after a 1 MiB copy ({t1}) is before the one before it ({t0})"
         );
         ctx.note(format!(
             "1 MiB copy: {:.1} µs",

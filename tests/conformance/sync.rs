@@ -1,5 +1,6 @@
 //! Fences: ordering across submissions and bounded waits.
 
+use std::sync::mpsc;
 use std::time::Duration;
 
 use keel_hal::{
@@ -19,6 +20,8 @@ conformance_tests!(
 /// Submissions in the chain: upload → D1 → D2 → D3 → D4 → readback.
 const STEPS: u64 = 5;
 const LEN: u64 = 512;
+/// How long the waiter thread waits for each value before giving up.
+const WAITER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where step `k` writes its copy: every step shifts the block by 16 bytes,
 /// so only the in-order chain leaves the pattern at the end.
@@ -26,11 +29,16 @@ fn offset(k: u64) -> u64 {
     16 * k
 }
 
+/// Every step is its own submission signalling `k`; a second thread waits
+/// on the fence for `k − 1` and tells the main thread, which only then
+/// submits `k`. So every value of the fence is waited on, from another
+/// thread than the one submitting, and the final bytes prove the order.
 fn fence_orders_a_chain_of_submits<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let size = LEN + offset(STEPS);
     let source = pattern(LEN as usize, 31);
     // SAFETY: objects come from ctx.device; each submission's resources stay
-    // alive until the final wait; everything is destroyed after it.
+    // alive until the final wait (or wait_idle on failure); everything is
+    // destroyed after it.
     unsafe {
         let upload = upload_buffer(ctx, &source)?;
         let mut chain = vec![upload];
@@ -47,43 +55,76 @@ fn fence_orders_a_chain_of_submits<A: Api>(ctx: &Ctx<A>) -> TestResult {
 
         let result = (|| -> Result<(), Failure> {
             let mut commands = Vec::new();
-            for k in 1..=STEPS {
-                let (src, dst) = (&chain[k as usize - 1], &chain[k as usize]);
-                encoder.begin_encoding(Some("chain step"))?;
-                // The previous step wrote `src` as COPY_DST (the upload buffer was written by the CPU).
-                let src_from = if k == 1 {
-                    BufferUses::empty()
-                } else {
-                    BufferUses::COPY_DST
-                };
-                enc_step::<A>(&mut encoder, src, src_from, dst, k);
-                if k == STEPS {
-                    encoder.transition_buffers(&[buffer_barrier(
-                        dst,
-                        BufferUses::COPY_DST,
-                        BufferUses::MAP_READ,
-                    )]);
+            let (device, fence) = (&ctx.device, &fence);
+            let (tx, rx) = mpsc::channel();
+            std::thread::scope(|scope| -> Result<(), Failure> {
+                scope.spawn(move || {
+                    for k in 1..STEPS {
+                        // Sound: the main thread submits value k (it is
+                        // waiting for this thread's word on k − 1, sent
+                        // earlier). Bounded, so a failing main thread
+                        // cannot leave this one waiting for ever.
+                        let reached = device.wait(fence, k, Some(WAITER_TIMEOUT));
+                        let go_on = matches!(reached, Ok(true));
+                        if tx.send((k, reached)).is_err() || !go_on {
+                            break;
+                        }
+                    }
+                });
+                for k in 1..=STEPS {
+                    if k > 1 {
+                        let (seen, reached) =
+                            rx.recv().map_err(|_| "the waiter thread stopped early")?;
+                        check_eq!(seen, k - 1, "value the waiter thread reports");
+                        check!(
+                            reached?,
+                            "the waiter thread did not see value {seen} within {WAITER_TIMEOUT:?}"
+                        );
+                        let value = device.get_fence_value(fence)?;
+                        check!(value >= seen, "fence value {value} after a wait for {seen}");
+                    }
+                    let (src, dst) = (&chain[k as usize - 1], &chain[k as usize]);
+                    encoder.begin_encoding(Some("chain step"))?;
+                    // The previous step wrote `src` as COPY_DST (the upload buffer was written by the CPU).
+                    let src_from = if k == 1 {
+                        BufferUses::empty()
+                    } else {
+                        BufferUses::COPY_DST
+                    };
+                    enc_step::<A>(&mut encoder, src, src_from, dst, k);
+                    if k == STEPS {
+                        encoder.transition_buffers(&[buffer_barrier(
+                            dst,
+                            BufferUses::COPY_DST,
+                            BufferUses::MAP_READ,
+                        )]);
+                    }
+                    let cb = encoder.end_encoding()?;
+                    ctx.queue.submit(&[&cb], fence, k)?;
+                    commands.push(cb);
                 }
-                let cb = encoder.end_encoding()?;
-                ctx.queue.submit(&[&cb], &fence, k)?;
-                commands.push(cb);
-            }
-            let reached = ctx.device.wait(&fence, STEPS, None)?;
+                Ok(())
+            })?;
+            let reached = ctx.device.wait(fence, STEPS, None)?;
             encoder.reset_all(commands);
             check!(reached, "an unbounded wait for {STEPS} returned false");
             check_eq!(
-                ctx.device.get_fence_value(&fence)?,
+                ctx.device.get_fence_value(fence)?,
                 STEPS,
                 "fence value after the chain"
             );
             check!(
-                ctx.device.wait(&fence, 3, Some(Duration::ZERO))?,
+                ctx.device.wait(fence, 3, Some(Duration::ZERO))?,
                 "a zero-timeout wait for a passed value (3) returned false"
             );
             let got = read_mapped(ctx, &chain[STEPS as usize])?;
             let at = offset(STEPS) as usize;
             compare(&got[at..], &source, "the block after 5 ordered copies")
         })();
+        if result.is_err() {
+            // Some submissions may still be pending.
+            let _ = ctx.device.wait_idle();
+        }
         ctx.device.destroy_command_encoder(encoder);
         ctx.device.destroy_fence(fence);
         for buffer in chain {
