@@ -185,3 +185,62 @@ pub enum MapError {
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
+
+/// Failure to create a shader module.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShaderError {
+    /// WGSL that does not parse. `line` and `column` are 1-based.
+    #[error("{line}:{column}: {message}")]
+    Parse {
+        /// naga's message.
+        message: String,
+        /// Line of the first error.
+        line: u32,
+        /// Column of the first error.
+        column: u32,
+    },
+    /// A module that naga's validator rejects (position 0:0 when unknown).
+    #[error("{line}:{column}: validation: {message}")]
+    Validation {
+        /// naga's message, with its chain of causes.
+        message: String,
+        /// Line of the first span, 0 when none.
+        line: u32,
+        /// Column of the first span, 0 when none.
+        column: u32,
+    },
+    /// naga could not translate the module for this backend.
+    #[error("translation failed: {0}")]
+    Translation(String),
+    /// SPIR-V that fails the structural check.
+    #[error("invalid SPIR-V: {0}")]
+    InvalidSpirV(&'static str),
+    /// The backend cannot use this kind of source.
+    #[error("unsupported shader source: {0}")]
+    Unsupported(&'static str),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a pipeline.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineError {
+    /// The module has no entry point of that name for that stage.
+    #[error("no {stage:?} entry point named {name:?}")]
+    EntryPoint {
+        /// The stage.
+        stage: naga::ShaderStage,
+        /// The name asked for.
+        name: String,
+    },
+    /// The shader uses a binding or push constants the layout does not provide, or with another type.
+    #[error("shader interface does not match the layout: {0}")]
+    InterfaceMismatch(String),
+    /// A fixed-function setting the adapter or backend does not support.
+    #[error("unsupported pipeline state: {0}")]
+    Unsupported(String),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
