@@ -89,6 +89,9 @@ mod error;
 mod memory;
 pub mod noop;
 mod resource;
+// Used by the backends' shader modules.
+#[cfg_attr(not(test), allow(dead_code))]
+mod shader;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 
