@@ -92,6 +92,9 @@ pub mod noop;
 mod pass;
 mod pipeline;
 mod resource;
+// Used by the backends' shader modules.
+#[cfg_attr(not(test), allow(dead_code))]
+mod shader;
 mod surface;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;

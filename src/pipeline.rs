@@ -5,6 +5,9 @@ use std::borrow::Cow;
 use crate::Resources;
 
 /// Where a shader module's code comes from.
+// A descriptor field, built once per module: boxing the naga module would
+// cost callers an allocation for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum ShaderSource<'a> {
     /// WGSL text, parsed and validated with naga.
