@@ -171,21 +171,21 @@ pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
 /// resources are generic over this, so one struct serves both paths.
 pub trait Resources {
     /// Buffer type.
-    type Buffer: ?Sized;
+    type Buffer: ?Sized + std::fmt::Debug;
     /// Texture type.
-    type Texture: ?Sized;
+    type Texture: ?Sized + std::fmt::Debug;
     /// Texture view type.
-    type TextureView: ?Sized;
+    type TextureView: ?Sized + std::fmt::Debug;
     /// Sampler type.
-    type Sampler: ?Sized;
+    type Sampler: ?Sized + std::fmt::Debug;
     /// Query set type.
-    type QuerySet: ?Sized;
+    type QuerySet: ?Sized + std::fmt::Debug;
     /// Bind group layout type.
-    type BindGroupLayout: ?Sized;
+    type BindGroupLayout: ?Sized + std::fmt::Debug;
     /// Pipeline layout type.
-    type PipelineLayout: ?Sized;
+    type PipelineLayout: ?Sized + std::fmt::Debug;
     /// Shader module type.
-    type ShaderModule: ?Sized;
+    type ShaderModule: ?Sized + std::fmt::Debug;
 }
 
 impl<A: Api> Resources for A {
