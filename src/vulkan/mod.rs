@@ -27,6 +27,7 @@
 
 mod adapter;
 mod barrier;
+mod binding;
 mod bounds;
 mod command;
 mod conv;
@@ -36,8 +37,10 @@ pub mod fault;
 mod formats;
 mod instance;
 mod memory;
+mod pipeline;
 mod queue;
 mod raw;
+mod surface;
 mod texture_checks;
 
 use std::ptr::NonNull;
