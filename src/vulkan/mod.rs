@@ -21,6 +21,9 @@ mod adapter;
 mod barrier;
 mod command;
 mod conv;
+// Wired in by bind groups; until then only the tests use it.
+#[cfg_attr(not(test), allow(dead_code))]
+mod descriptor;
 mod device;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
