@@ -31,6 +31,9 @@ mod binding;
 mod bounds;
 mod command;
 mod conv;
+// Wired in by bind groups; until then only the tests use it.
+#[cfg_attr(not(test), allow(dead_code))]
+mod descriptor;
 mod device;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
