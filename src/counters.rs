@@ -19,6 +19,12 @@ pub struct LiveCounts {
     pub fences: isize,
     /// Command encoders.
     pub command_encoders: isize,
+    /// Bind group layouts.
+    pub bind_group_layouts: isize,
+    /// Bind groups.
+    pub bind_groups: isize,
+    /// Pipeline layouts.
+    pub pipeline_layouts: isize,
     /// Live memory allocations handed out by the backend's memory layer: one per
     /// buffer or texture (Vulkan: VMA allocations, which sub-allocate `VkDeviceMemory`
     /// blocks; VMA may keep an emptied block, which this does not count).
@@ -42,6 +48,12 @@ pub struct HalCounters {
     pub fences: Counter,
     /// Command encoders.
     pub command_encoders: Counter,
+    /// Bind group layouts.
+    pub bind_group_layouts: Counter,
+    /// Bind groups.
+    pub bind_groups: Counter,
+    /// Pipeline layouts.
+    pub pipeline_layouts: Counter,
     /// Backend memory allocations.
     pub memory_allocations: Counter,
 }
@@ -57,6 +69,9 @@ impl HalCounters {
             query_sets: self.query_sets.read(),
             fences: self.fences.read(),
             command_encoders: self.command_encoders.read(),
+            bind_group_layouts: self.bind_group_layouts.read(),
+            bind_groups: self.bind_groups.read(),
+            pipeline_layouts: self.pipeline_layouts.read(),
             memory_allocations: self.memory_allocations.read(),
         }
     }
