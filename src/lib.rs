@@ -62,7 +62,7 @@
 //!         &[BufferCopy { src_offset: 0, dst_offset: 0, size: 16 }]);
 //!     let commands = encoder.end_encoding()?;
 //!     let fence = device.create_fence()?;
-//!     queue.submit(&[commands.as_ref()], fence.as_ref(), 1)?;
+//!     queue.submit(&[commands.as_ref()], &[], fence.as_ref(), 1)?;
 //!     assert!(device.wait(fence.as_ref(), 1, None)?);
 //!
 //!     let out = device.map_buffer(dst.as_ref())?;

@@ -9,12 +9,16 @@
 //! `end_encoding`), never a panic.
 
 mod api;
+mod api_encoder;
+mod convert;
 mod device;
 mod encoder;
+mod surface;
 
 pub use api::DynApi;
 pub use device::{DynDevice, DynQueue};
 pub use encoder::DynCommandEncoder;
+pub use surface::{DynSurface, SurfaceTextureBox};
 
 use std::any::Any;
 use std::fmt::Debug;
@@ -61,7 +65,8 @@ resource_traits!(
     DynRenderPipeline,
     /// A compute pipeline of some backend.
     DynComputePipeline,
-    /// A texture acquired from a surface of some backend.
+    /// A texture acquired from a surface of some backend. On the dyn path
+    /// it travels inside a [`SurfaceTextureBox`], which serves as a texture.
     DynSurfaceTexture,
 );
 
@@ -140,6 +145,14 @@ peelers!(
     DynQuerySet,
     DynFence,
     DynCommandBuffer,
+    DynBindGroupLayout,
+    DynBindGroup,
+    DynPipelineLayout,
+    DynShaderModule,
+    DynRenderPipeline,
+    DynComputePipeline,
+    DynDevice,
+    DynSurface,
 );
 
 /// How many items the per-call lists of the dyn path (submitted command
@@ -178,6 +191,21 @@ pub trait DynInstance: Send + Sync + Debug {
     unsafe fn enumerate_adapters(&self) -> Vec<DynExposedAdapter>;
     /// Validation errors reported so far.
     fn validation_error_count(&self) -> u64;
+    /// See [`crate::Instance::create_surface`].
+    ///
+    /// # Safety
+    /// As [`crate::Instance::create_surface`].
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Box<dyn DynSurface>, InstanceError>;
+    /// See [`crate::Instance::destroy_surface`]; a surface of another
+    /// backend is logged and leaked.
+    ///
+    /// # Safety
+    /// As [`crate::Instance::destroy_surface`].
+    unsafe fn destroy_surface(&self, surface: Box<dyn DynSurface>);
 }
 
 /// An adapter of some backend, with its description.
@@ -229,6 +257,22 @@ impl<I: crate::Instance> DynInstance for I {
     }
     fn validation_error_count(&self) -> u64 {
         crate::Instance::validation_error_count(self)
+    }
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Box<dyn DynSurface>, InstanceError> {
+        // SAFETY: forwarded contract.
+        let surface = unsafe { crate::Instance::create_surface(self, display, window) }?;
+        Ok(Box::new(surface))
+    }
+    unsafe fn destroy_surface(&self, surface: Box<dyn DynSurface>) {
+        match cast_box::<<I::A as crate::Api>::Surface>(surface) {
+            // SAFETY: forwarded contract; the type was checked by the downcast.
+            Some(surface) => unsafe { crate::Instance::destroy_surface(self, surface) },
+            None => log::error!("destroy_surface: the surface belongs to another backend; leaked"),
+        }
     }
 }
 

@@ -365,7 +365,7 @@ unsafe fn foreign_checks<A: Api>(
             // A foreign fence is refused at submit.
             encoder.begin_encoding(Some("foreign fence"))?;
             let commands = encoder.end_encoding()?;
-            let submitted = ctx.queue.submit(&[&commands], foreign_fence, 1);
+            let submitted = ctx.queue.submit(&[&commands], &[], foreign_fence, 1);
             encoder.reset_all([commands]);
             check_eq!(
                 submitted,
