@@ -30,11 +30,15 @@ mod harness;
 mod configs;
 #[path = "conformance/helpers.rs"]
 mod helpers;
+#[path = "conformance/pipelines.rs"]
+mod pipelines;
 
 #[path = "conformance/buffer_errors.rs"]
 mod buffer_errors;
 #[path = "conformance/buffers.rs"]
 mod buffers;
+#[path = "conformance/compute.rs"]
+mod compute;
 #[path = "conformance/encoders.rs"]
 mod encoders;
 #[path = "conformance/lifecycle.rs"]

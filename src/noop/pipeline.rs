@@ -19,36 +19,32 @@ use crate::{
     RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
 };
 
-/// What shaders may use on a noop device: what the device would offer if
-/// it ran them. Push constants (immediates) where `max_immediate_size` is
-/// non-zero, binding arrays with the device's binding-array features, and
-/// the capabilities every Vulkan 1.3 device has.
+/// What shaders may use on a noop device: what a Vulkan device opened with
+/// the same features allows (so naga accepts and rejects the same modules
+/// on both): immediates (push constants), early depth tests and cube array
+/// textures always, binding arrays with the device's binding-array
+/// features, and nothing that needs a feature keel-hal does not enable.
 pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
     use naga::valid::Capabilities as C;
-    let f = shared.features;
-    let mut caps = C::CUBE_ARRAY_TEXTURES
-        | C::MULTISAMPLED_SHADING
-        | C::PRIMITIVE_INDEX
-        | C::EARLY_DEPTH_TEST
-        | C::CLIP_DISTANCES;
-    caps.set(C::IMMEDIATES, shared.limits.max_immediate_size > 0);
-    caps.set(
-        C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
-        f.contains(wgt::Features::TEXTURE_BINDING_ARRAY),
-    );
-    caps.set(
-        C::BUFFER_BINDING_ARRAY,
-        f.contains(wgt::Features::BUFFER_BINDING_ARRAY),
-    );
-    let storage_arrays = f.contains(wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY);
-    caps.set(
-        C::STORAGE_TEXTURE_BINDING_ARRAY,
-        storage_arrays && f.contains(wgt::Features::TEXTURE_BINDING_ARRAY),
-    );
-    caps.set(
-        C::STORAGE_BUFFER_BINDING_ARRAY,
-        storage_arrays && f.contains(wgt::Features::BUFFER_BINDING_ARRAY),
-    );
+    use wgt::Features as F;
+    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::CUBE_ARRAY_TEXTURES;
+    let pairs = [
+        (F::SHADER_F64, C::FLOAT64),
+        (F::SHADER_INT64, C::SHADER_INT64),
+        (F::SHADER_I16, C::SHADER_INT16),
+        (F::SHADER_F16, C::SHADER_FLOAT16),
+        (F::TEXTURE_BINDING_ARRAY, C::TEXTURE_AND_SAMPLER_BINDING_ARRAY),
+        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
+        (
+            F::STORAGE_RESOURCE_BINDING_ARRAY,
+            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
+        ),
+    ];
+    for (feature, cap) in pairs {
+        if shared.features.contains(feature) {
+            caps |= cap;
+        }
+    }
     caps
 }
 
