@@ -45,6 +45,8 @@ mod encoders;
 mod lifecycle;
 #[path = "conformance/queries.rs"]
 mod queries;
+#[path = "conformance/render.rs"]
+mod render;
 #[path = "conformance/samplers.rs"]
 mod samplers;
 #[path = "conformance/sync.rs"]

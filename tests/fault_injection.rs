@@ -25,9 +25,10 @@ use keel_hal::{
     Adapter as _, CommandEncoder as _, Device as _, DeviceError, Instance as _, Queue as _,
 };
 use keel_hal::{
+    BindGroupDescriptor, BindGroupEntry, BindGroupLayoutDescriptor, BindingResource, BufferBinding,
     BufferDescriptor, CommandEncoderDescriptor, DeviceDescriptor, InstanceDescriptor,
-    InstanceFlags, Memory, QuerySetDescriptor, SamplerDescriptor, TextureDescriptor,
-    TextureViewDescriptor,
+    InstanceFlags, Memory, PipelineLayoutDescriptor, PushConstantRange, QuerySetDescriptor,
+    SamplerDescriptor, TextureDescriptor, TextureViewDescriptor,
 };
 
 /// How a path ended.
@@ -283,6 +284,111 @@ fn encoder_path(device: &vulkan::Device) -> Step<()> {
     }
 }
 
+/// Two bindings, a uniform buffer and a sampler: the shape of every layout
+/// the binding paths make (one descriptor-allocator bucket).
+fn layout_entries() -> [wgt::BindGroupLayoutEntry; 2] {
+    [
+        wgt::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgt::ShaderStages::COMPUTE,
+            ty: wgt::BindingType::Buffer {
+                ty: wgt::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        },
+        wgt::BindGroupLayoutEntry {
+            binding: 1,
+            visibility: wgt::ShaderStages::COMPUTE,
+            ty: wgt::BindingType::Sampler(wgt::SamplerBindingType::Filtering),
+            count: None,
+        },
+    ]
+}
+
+fn create_layout(device: &vulkan::Device) -> Step<vulkan::BindGroupLayout> {
+    let entries = layout_entries();
+    let desc = BindGroupLayoutDescriptor {
+        label: Some("fault layout"),
+        entries: &entries,
+        ..Default::default()
+    };
+    // SAFETY: live device.
+    outcome!(
+        unsafe { device.create_bind_group_layout(&desc) },
+        keel_hal::BindingError::Device
+    )
+}
+
+/// Creates and destroys a bind group layout: with no other layout of its
+/// shape alive, this opens (and then closes) a descriptor-pool bucket.
+fn layout_path(device: &vulkan::Device) -> Step<()> {
+    let layout = create_layout(device)?;
+    // SAFETY: no bind group or pipeline layout uses it.
+    unsafe { device.destroy_bind_group_layout(layout) };
+    Ok(())
+}
+
+/// A fresh layout (so its set is a fresh allocation), a bind group of it
+/// over `buffer` and `sampler`, then both destroyed.
+fn bind_group_path(
+    device: &vulkan::Device,
+    buffer: &vulkan::Buffer,
+    sampler: &vulkan::Sampler,
+) -> Step<()> {
+    let layout = create_layout(device)?;
+    let entries = [
+        BindGroupEntry {
+            binding: 0,
+            resource: BindingResource::Buffer(BufferBinding::whole(buffer)),
+        },
+        BindGroupEntry {
+            binding: 1,
+            resource: BindingResource::Sampler(sampler),
+        },
+    ];
+    let desc = BindGroupDescriptor::<vulkan::Api> {
+        label: Some("fault bind group"),
+        layout: &layout,
+        entries: &entries,
+    };
+    // SAFETY: the resources outlive the group; no GPU work uses it; the
+    // group goes before its layout.
+    unsafe {
+        let group = outcome!(
+            device.create_bind_group(&desc),
+            keel_hal::BindingError::Device
+        );
+        let result = group.map(|group| device.destroy_bind_group(group));
+        device.destroy_bind_group_layout(layout);
+        result
+    }
+}
+
+fn pipeline_layout_path(device: &vulkan::Device, layout: &vulkan::BindGroupLayout) -> Step<()> {
+    let layouts = [layout];
+    let ranges = [PushConstantRange {
+        stages: wgt::ShaderStages::COMPUTE,
+        range: 0..16,
+    }];
+    let desc = PipelineLayoutDescriptor::<vulkan::Api> {
+        label: Some("fault pipeline layout"),
+        bind_group_layouts: &layouts,
+        push_constant_ranges: &ranges,
+    };
+    // SAFETY: the bind group layout outlives the pipeline layout; no
+    // pipeline uses it.
+    unsafe {
+        let layout = outcome!(
+            device.create_pipeline_layout(&desc),
+            keel_hal::BindingError::Device
+        )?;
+        device.destroy_pipeline_layout(layout);
+    }
+    Ok(())
+}
+
 fn submit_path(
     device: &vulkan::Device,
     queue: &vulkan::Queue,
@@ -481,6 +587,58 @@ fn fault_sweep() {
             "command encoder",
             sweep("command encoder", result, counts, || encoder_path(&device)),
         ));
+
+        per_path.push((
+            "bind group layout (new bucket)",
+            sweep("bind group layout (new bucket)", result, counts, || {
+                layout_path(&device)
+            }),
+        ));
+        // A layout of the same shape keeps the bucket (and its pool) open
+        // for the next paths.
+        let keeper = create_layout(&device).expect("layout");
+        per_path.push((
+            "bind group layout (existing bucket)",
+            sweep(
+                "bind group layout (existing bucket)",
+                result,
+                counts,
+                || layout_path(&device),
+            ),
+        ));
+        // SAFETY: destroyed after the bind group sweep.
+        let (uniform, sampler) = unsafe {
+            (
+                device
+                    .create_buffer(&BufferDescriptor {
+                        size: 256,
+                        usage: U::UNIFORM,
+                        ..Default::default()
+                    })
+                    .expect("uniform buffer"),
+                device
+                    .create_sampler(&SamplerDescriptor::default())
+                    .expect("sampler"),
+            )
+        };
+        per_path.push((
+            "bind group",
+            sweep("bind group", result, counts, || {
+                bind_group_path(&device, &uniform, &sampler)
+            }),
+        ));
+        per_path.push((
+            "pipeline layout",
+            sweep("pipeline layout", result, counts, || {
+                pipeline_layout_path(&device, &keeper)
+            }),
+        ));
+        // SAFETY: no bind group, pipeline layout or GPU work uses them.
+        unsafe {
+            device.destroy_bind_group_layout(keeper);
+            device.destroy_sampler(sampler);
+            device.destroy_buffer(uniform);
+        }
 
         let buffer = |usage, memory| BufferDescriptor {
             size: 256,

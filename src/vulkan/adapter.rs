@@ -36,6 +36,110 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) acceleration_structure: bool,
     pub(crate) ray_query: bool,
     pub(crate) ray_tracing_pipeline: bool,
+    /// Descriptor indexing: binding arrays and update-after-bind.
+    pub(crate) indexing: DescriptorIndexing,
+}
+
+/// Descriptor-indexing support: array indexing in shaders (core dynamic,
+/// Vulkan 1.2 non-uniform), partially bound arrays and update-after-bind
+/// per descriptor type.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DescriptorIndexing {
+    pub(crate) sampled_image_dynamic: bool,
+    pub(crate) storage_image_dynamic: bool,
+    pub(crate) storage_buffer_dynamic: bool,
+    pub(crate) uniform_buffer_dynamic: bool,
+    pub(crate) sampled_image_non_uniform: bool,
+    pub(crate) storage_image_non_uniform: bool,
+    pub(crate) storage_buffer_non_uniform: bool,
+    pub(crate) uniform_buffer_non_uniform: bool,
+    pub(crate) runtime_array: bool,
+    pub(crate) partially_bound: bool,
+    pub(crate) update_after_bind_sampled_image: bool,
+    pub(crate) update_after_bind_storage_image: bool,
+    pub(crate) update_after_bind_storage_buffer: bool,
+    pub(crate) update_after_bind_uniform_buffer: bool,
+}
+
+impl DescriptorIndexing {
+    fn from_features(
+        core: &vk::PhysicalDeviceFeatures,
+        f12: &vk::PhysicalDeviceVulkan12Features<'_>,
+    ) -> Self {
+        let b = |v: vk::Bool32| v == vk::TRUE;
+        Self {
+            sampled_image_dynamic: b(core.shader_sampled_image_array_dynamic_indexing),
+            storage_image_dynamic: b(core.shader_storage_image_array_dynamic_indexing),
+            storage_buffer_dynamic: b(core.shader_storage_buffer_array_dynamic_indexing),
+            uniform_buffer_dynamic: b(core.shader_uniform_buffer_array_dynamic_indexing),
+            sampled_image_non_uniform: b(f12.shader_sampled_image_array_non_uniform_indexing),
+            storage_image_non_uniform: b(f12.shader_storage_image_array_non_uniform_indexing),
+            storage_buffer_non_uniform: b(f12.shader_storage_buffer_array_non_uniform_indexing),
+            uniform_buffer_non_uniform: b(f12.shader_uniform_buffer_array_non_uniform_indexing),
+            runtime_array: b(f12.runtime_descriptor_array),
+            partially_bound: b(f12.descriptor_binding_partially_bound),
+            update_after_bind_sampled_image: b(
+                f12.descriptor_binding_sampled_image_update_after_bind
+            ),
+            update_after_bind_storage_image: b(
+                f12.descriptor_binding_storage_image_update_after_bind
+            ),
+            update_after_bind_storage_buffer: b(
+                f12.descriptor_binding_storage_buffer_update_after_bind
+            ),
+            update_after_bind_uniform_buffer: b(
+                f12.descriptor_binding_uniform_buffer_update_after_bind
+            ),
+        }
+    }
+
+    /// Enables what the requested `features` need, and with
+    /// `PARTIALLY_BOUND_BINDING_ARRAY` every update-after-bind feature the
+    /// adapter has (binding.rs relies on that).
+    fn enable<'a>(
+        &self,
+        features: wgt::Features,
+        core: vk::PhysicalDeviceFeatures,
+        f12: vk::PhysicalDeviceVulkan12Features<'a>,
+    ) -> (
+        vk::PhysicalDeviceFeatures,
+        vk::PhysicalDeviceVulkan12Features<'a>,
+    ) {
+        use wgt::Features as F;
+        let textures = features.contains(F::TEXTURE_BINDING_ARRAY);
+        let buffers = features.contains(F::BUFFER_BINDING_ARRAY);
+        let storage = features.contains(F::STORAGE_RESOURCE_BINDING_ARRAY);
+        let uniform = features.contains(F::UNIFORM_BUFFER_BINDING_ARRAYS);
+        let non_uniform =
+            features.contains(F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING);
+        let storage_non_uniform = features.contains(F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING);
+        let partial = features.contains(F::PARTIALLY_BOUND_BINDING_ARRAY);
+        let core = core
+            .shader_sampled_image_array_dynamic_indexing(textures)
+            .shader_storage_image_array_dynamic_indexing(textures && storage)
+            .shader_storage_buffer_array_dynamic_indexing(buffers && storage)
+            .shader_uniform_buffer_array_dynamic_indexing(uniform);
+        let f12 = f12
+            .runtime_descriptor_array((textures || buffers) && self.runtime_array)
+            .shader_sampled_image_array_non_uniform_indexing(non_uniform)
+            .shader_storage_buffer_array_non_uniform_indexing(non_uniform)
+            .shader_storage_image_array_non_uniform_indexing(storage_non_uniform)
+            .shader_uniform_buffer_array_non_uniform_indexing(uniform)
+            .descriptor_binding_partially_bound(partial)
+            .descriptor_binding_sampled_image_update_after_bind(
+                partial && self.update_after_bind_sampled_image,
+            )
+            .descriptor_binding_storage_image_update_after_bind(
+                partial && self.update_after_bind_storage_image,
+            )
+            .descriptor_binding_storage_buffer_update_after_bind(
+                partial && self.update_after_bind_storage_buffer,
+            )
+            .descriptor_binding_uniform_buffer_update_after_bind(
+                partial && self.update_after_bind_uniform_buffer,
+            );
+        (core, f12)
+    }
 }
 
 /// Ray-tracing limits, where the extensions exist.
@@ -251,6 +355,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         acceleration_structure: has_as && b(as_f.acceleration_structure),
         ray_query: has_rq && b(rq_f.ray_query),
         ray_tracing_pipeline: has_rt && b(rt_f.ray_tracing_pipeline),
+        indexing: DescriptorIndexing::from_features(&core, &f12),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -468,7 +573,7 @@ impl crate::Adapter for Adapter {
             .shader_float64(features.contains(wgt::Features::SHADER_F64))
             .shader_int16(features.contains(wgt::Features::SHADER_I16))
             .shader_int64(features.contains(wgt::Features::SHADER_INT64));
-        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+        let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)
             .shader_float16(features.contains(wgt::Features::SHADER_F16));
@@ -479,6 +584,7 @@ impl crate::Adapter for Adapter {
             .texture_compression_astc_hdr(
                 features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC_HDR),
             );
+        let (core, mut f12) = pf.indexing.enable(features, core, f12);
         let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
             .acceleration_structure(true);
         let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
@@ -569,6 +675,7 @@ impl crate::Adapter for Adapter {
             counters: Default::default(),
             physical: self.info.clone(),
             queue_lock: parking_lot::Mutex::new(()),
+            descriptors: Default::default(),
         });
         if let Some(label) = desc.label {
             // SAFETY: the device handle is live.

@@ -24,8 +24,10 @@ impl Drop for DeviceShared {
     fn drop(&mut self) {
         // SAFETY: this is the last owner of the device: no encoder, queue or
         // device handle remains, and the caller destroyed every resource
-        // (contract of `Device`). VMA's blocks go before the device.
+        // (contract of `Device`). Descriptor pools of layouts the caller
+        // leaked, then VMA's blocks, go before the device.
         unsafe {
+            self.descriptors.get_mut().destroy_all(&self.raw);
             self.memory.destroy();
             self.raw.destroy_device(None);
         }

@@ -14,6 +14,9 @@
 //! | `command.rs` | command recording: barriers, copies, queries, markers |
 //! | `bounds.rs` | recording-time bounds checks of regions and ranges |
 //! | `barrier.rs` | usage states → sync2 scopes and image layouts |
+//! | `binding.rs` | bind group layouts and pipeline layouts |
+//! | `bind_group.rs` | bind groups: checks against the layout, descriptor writes |
+//! | `descriptor.rs` | the descriptor allocator: pools and recycled sets |
 //! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
 //! | `formats.rs` | per-device cache of format queries |
 //! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
@@ -27,12 +30,11 @@
 
 mod adapter;
 mod barrier;
+mod bind_group;
 mod binding;
 mod bounds;
 mod command;
 mod conv;
-// Wired in by bind groups; until then only the tests use it.
-#[cfg_attr(not(test), allow(dead_code))]
 mod descriptor;
 mod device;
 #[cfg(feature = "fault-injection")]
@@ -110,6 +112,9 @@ pub(crate) struct DeviceShared {
     /// Guards the one queue: `vkQueueSubmit2` and `vkDeviceWaitIdle` need
     /// it externally synchronised.
     pub(crate) queue_lock: parking_lot::Mutex<()>,
+    /// Descriptor pools and sets for bind groups. Every layout is
+    /// unregistered before the device goes (contract of `Device`).
+    pub(crate) descriptors: parking_lot::Mutex<descriptor::DescriptorAllocator>,
 }
 
 impl std::fmt::Debug for DeviceShared {
@@ -189,6 +194,43 @@ pub struct Fence {
     pub(crate) raw: vk::Semaphore,
 }
 
+/// A Vulkan descriptor set layout, registered with the device's descriptor
+/// allocator. It keeps its entries for bind-group and pipeline checks.
+#[derive(Debug)]
+pub struct BindGroupLayout {
+    pub(crate) raw: vk::DescriptorSetLayout,
+    /// The entries, sorted by binding (shared with pipeline layouts).
+    pub(crate) entries: Arc<[wgt::BindGroupLayoutEntry]>,
+    /// The Vulkan descriptor type of each entry, in the same order.
+    pub(crate) types: Box<[vk::DescriptorType]>,
+    /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
+    pub(crate) dynamic_count: u32,
+    /// Created with `UPDATE_AFTER_BIND`: its binding arrays may be partially bound.
+    pub(crate) update_after_bind: bool,
+    /// Its registration with the descriptor allocator.
+    pub(crate) token: descriptor::LayoutToken,
+}
+
+/// A Vulkan descriptor set from the device's descriptor allocator.
+#[derive(Debug)]
+pub struct BindGroup {
+    pub(crate) raw: vk::DescriptorSet,
+    /// The allocation, given back to the allocator on destroy.
+    pub(crate) set: descriptor::DescriptorSet,
+    /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
+    pub(crate) dynamic_count: u32,
+}
+
+/// A Vulkan pipeline layout, with what pipeline interface checks need.
+#[derive(Debug)]
+pub struct PipelineLayout {
+    pub(crate) raw: vk::PipelineLayout,
+    /// Each bind group layout's entries, by group index.
+    pub(crate) groups: Box<[Arc<[wgt::BindGroupLayoutEntry]>]>,
+    /// The push-constant ranges, as given.
+    pub(crate) push_constant_ranges: Box<[crate::PushConstantRange]>,
+}
+
 /// Records into command buffers from one `VkCommandPool`.
 #[derive(Debug)]
 pub struct CommandEncoder {
@@ -238,6 +280,9 @@ raw_access!(
     Sampler => vk::Sampler,
     QuerySet => vk::QueryPool,
     Fence => vk::Semaphore,
+    BindGroupLayout => vk::DescriptorSetLayout,
+    BindGroup => vk::DescriptorSet,
+    PipelineLayout => vk::PipelineLayout,
     CommandBuffer => vk::CommandBuffer,
     Queue => vk::Queue,
 );
@@ -297,6 +342,9 @@ dyn_resources!(
     Sampler: DynSampler,
     QuerySet: DynQuerySet,
     Fence: DynFence,
+    BindGroupLayout: DynBindGroupLayout,
+    BindGroup: DynBindGroup,
+    PipelineLayout: DynPipelineLayout,
     CommandBuffer: DynCommandBuffer,
 );
 
@@ -315,6 +363,9 @@ const _: () = {
     send_sync::<Sampler>();
     send_sync::<QuerySet>();
     send_sync::<Fence>();
+    send_sync::<BindGroupLayout>();
+    send_sync::<BindGroup>();
+    send_sync::<PipelineLayout>();
 };
 
 /// Maps a driver error to the hal's [`crate::DeviceError`].

@@ -7,13 +7,17 @@ use std::num::NonZeroU64;
 use keel_hal::wgt;
 use keel_hal::{
     Api, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding, BufferUses,
-    CommandEncoder, ComputePassDescriptor, ComputePipelineDescriptor, Device,
-    Memory, ProgrammableStage, PushConstantRange,
+    CommandEncoder, ComputePassDescriptor, ComputePipelineDescriptor, Device, Memory,
+    ProgrammableStage, PushConstantRange,
 };
 
 use crate::harness::{Ctx, Failure, Outcome, TestResult};
-use crate::helpers::{buffer_barrier, create_buffer, read_mapped, readback_buffer, submit, upload_buffer};
-use crate::pipelines::{bytes_to_words, entry, needs_shaders, storage, wgsl, words_to_bytes, Layouts};
+use crate::helpers::{
+    buffer_barrier, create_buffer, read_mapped, readback_buffer, submit, upload_buffer,
+};
+use crate::pipelines::{
+    bytes_to_words, entry, needs_shaders, storage, wgsl, words_to_bytes, Layouts,
+};
 
 conformance_tests!(
     compute_doubles_a_million_u32,
@@ -149,7 +153,9 @@ fn compute_doubles_a_million_u32<A: Api>(ctx: &Ctx<A>) -> TestResult {
         return skipped;
     }
     const COUNT: u32 = 1 << 20;
-    let input: Vec<u32> = (0..COUNT).map(|i| i.wrapping_mul(2_654_435_761) >> 1).collect();
+    let input: Vec<u32> = (0..COUNT)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 1)
+        .collect();
     let size = u64::from(COUNT) * 4;
     let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
     // SAFETY: every object is destroyed below, after the submission's fence wait.

@@ -56,7 +56,10 @@ pub fn uniform() -> wgt::BindingType {
 /// `ctx.device` is live; the caller destroys the module.
 pub unsafe fn wgsl<A: Api>(ctx: &Ctx<A>, source: &str) -> Result<A::ShaderModule, Failure> {
     // SAFETY: live device.
-    Ok(unsafe { ctx.device.create_shader_module(&ShaderModuleDescriptor::wgsl(source)) }?)
+    Ok(unsafe {
+        ctx.device
+            .create_shader_module(&ShaderModuleDescriptor::wgsl(source))
+    }?)
 }
 
 /// A bind group layout and a pipeline layout of it alone (plus push constants).
