@@ -38,6 +38,13 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) ray_tracing_pipeline: bool,
     /// Descriptor indexing: binding arrays and update-after-bind.
     pub(crate) indexing: DescriptorIndexing,
+    // Core features pipelines and draws use; enabled whenever supported.
+    pub(crate) fill_mode_non_solid: bool,
+    pub(crate) depth_clamp: bool,
+    pub(crate) depth_bias_clamp: bool,
+    pub(crate) independent_blend: bool,
+    pub(crate) multi_draw_indirect: bool,
+    pub(crate) draw_indirect_first_instance: bool,
 }
 
 /// Descriptor-indexing support: array indexing in shaders (core dynamic,
@@ -356,6 +363,12 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         ray_query: has_rq && b(rq_f.ray_query),
         ray_tracing_pipeline: has_rt && b(rt_f.ray_tracing_pipeline),
         indexing: DescriptorIndexing::from_features(&core, &f12),
+        fill_mode_non_solid: b(core.fill_mode_non_solid),
+        depth_clamp: b(core.depth_clamp),
+        depth_bias_clamp: b(core.depth_bias_clamp),
+        independent_blend: b(core.independent_blend),
+        multi_draw_indirect: b(core.multi_draw_indirect),
+        draw_indirect_first_instance: b(core.draw_indirect_first_instance),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -570,6 +583,12 @@ impl crate::Adapter for Adapter {
             .texture_compression_astc_ldr(
                 features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC),
             )
+            .fill_mode_non_solid(pf.fill_mode_non_solid)
+            .depth_clamp(pf.depth_clamp)
+            .depth_bias_clamp(pf.depth_bias_clamp)
+            .independent_blend(pf.independent_blend)
+            .multi_draw_indirect(pf.multi_draw_indirect)
+            .draw_indirect_first_instance(pf.draw_indirect_first_instance)
             .shader_float64(features.contains(wgt::Features::SHADER_F64))
             .shader_int16(features.contains(wgt::Features::SHADER_I16))
             .shader_int64(features.contains(wgt::Features::SHADER_INT64));
