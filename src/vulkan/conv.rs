@@ -443,6 +443,67 @@ pub(super) fn map_compare_function(f: wgt::CompareFunction) -> vk::CompareOp {
     }
 }
 
+/// The Vulkan format of a vertex attribute format.
+pub(super) fn map_vertex_format(format: wgt::VertexFormat) -> vk::Format {
+    use vk::Format as F;
+    use wgt::VertexFormat as V;
+    match format {
+        V::Uint8 => F::R8_UINT,
+        V::Uint8x2 => F::R8G8_UINT,
+        V::Uint8x4 => F::R8G8B8A8_UINT,
+        V::Sint8 => F::R8_SINT,
+        V::Sint8x2 => F::R8G8_SINT,
+        V::Sint8x4 => F::R8G8B8A8_SINT,
+        V::Unorm8 => F::R8_UNORM,
+        V::Unorm8x2 => F::R8G8_UNORM,
+        V::Unorm8x4 => F::R8G8B8A8_UNORM,
+        V::Snorm8 => F::R8_SNORM,
+        V::Snorm8x2 => F::R8G8_SNORM,
+        V::Snorm8x4 => F::R8G8B8A8_SNORM,
+        V::Uint16 => F::R16_UINT,
+        V::Uint16x2 => F::R16G16_UINT,
+        V::Uint16x4 => F::R16G16B16A16_UINT,
+        V::Sint16 => F::R16_SINT,
+        V::Sint16x2 => F::R16G16_SINT,
+        V::Sint16x4 => F::R16G16B16A16_SINT,
+        V::Unorm16 => F::R16_UNORM,
+        V::Unorm16x2 => F::R16G16_UNORM,
+        V::Unorm16x4 => F::R16G16B16A16_UNORM,
+        V::Snorm16 => F::R16_SNORM,
+        V::Snorm16x2 => F::R16G16_SNORM,
+        V::Snorm16x4 => F::R16G16B16A16_SNORM,
+        V::Float16 => F::R16_SFLOAT,
+        V::Float16x2 => F::R16G16_SFLOAT,
+        V::Float16x4 => F::R16G16B16A16_SFLOAT,
+        V::Float32 => F::R32_SFLOAT,
+        V::Float32x2 => F::R32G32_SFLOAT,
+        V::Float32x3 => F::R32G32B32_SFLOAT,
+        V::Float32x4 => F::R32G32B32A32_SFLOAT,
+        V::Uint32 => F::R32_UINT,
+        V::Uint32x2 => F::R32G32_UINT,
+        V::Uint32x3 => F::R32G32B32_UINT,
+        V::Uint32x4 => F::R32G32B32A32_UINT,
+        V::Sint32 => F::R32_SINT,
+        V::Sint32x2 => F::R32G32_SINT,
+        V::Sint32x3 => F::R32G32B32_SINT,
+        V::Sint32x4 => F::R32G32B32A32_SINT,
+        V::Float64 => F::R64_SFLOAT,
+        V::Float64x2 => F::R64G64_SFLOAT,
+        V::Float64x3 => F::R64G64B64_SFLOAT,
+        V::Float64x4 => F::R64G64B64A64_SFLOAT,
+        V::Unorm10_10_10_2 => F::A2B10G10R10_UNORM_PACK32,
+        V::Unorm8x4Bgra => F::B8G8R8A8_UNORM,
+    }
+}
+
+/// The index type of an index format.
+pub(super) fn map_index_format(format: wgt::IndexFormat) -> vk::IndexType {
+    match format {
+        wgt::IndexFormat::Uint16 => vk::IndexType::UINT16,
+        wgt::IndexFormat::Uint32 => vk::IndexType::UINT32,
+    }
+}
+
 /// Format features with optimal tiling, in `wgpu-types` terms.
 pub(super) fn map_format_features(
     features: vk::FormatFeatureFlags,

@@ -23,9 +23,10 @@
 //! ([`net_creates`]): +1 for every successful create or allocate of a Vulkan
 //! object or memory (instance, messenger, device, buffer, image, memory,
 //! view, sampler, query pool, semaphore, command pool, descriptor set
-//! layout, descriptor pool, pipeline layout), −1 for every destroy or free
-//! of a non-null one. A failure path that leaks leaves it above where it
-//! started, even when the hal's own counters never saw the object.
+//! layout, descriptor pool, pipeline layout, shader module, pipeline), −1
+//! for every destroy or free of a non-null one. A failure path that leaks
+//! leaves it above where it started, even when the hal's own counters never
+//! saw the object.
 //! (Command buffers and descriptor sets are freed with their pool and not
 //! counted.)
 //!
@@ -227,6 +228,18 @@ hooks! {
     WaitSemaphores = "vkWaitSemaphores" [0]: vk::PFN_vkWaitSemaphores = fn(
         d: vk::Device, info: *const vk::SemaphoreWaitInfo<'_>, timeout: u64);
     DeviceWaitIdle = "vkDeviceWaitIdle" [0]: vk::PFN_vkDeviceWaitIdle = fn(d: vk::Device);
+    CreateShaderModule = "vkCreateShaderModule" [1]: vk::PFN_vkCreateShaderModule = fn(
+        d: vk::Device, info: *const vk::ShaderModuleCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::ShaderModule);
+    // keel-hal creates one pipeline a call, so a success counts one.
+    CreateGraphicsPipelines = "vkCreateGraphicsPipelines" [1]: vk::PFN_vkCreateGraphicsPipelines = fn(
+        d: vk::Device, cache: vk::PipelineCache, count: u32,
+        infos: *const vk::GraphicsPipelineCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Pipeline);
+    CreateComputePipelines = "vkCreateComputePipelines" [1]: vk::PFN_vkCreateComputePipelines = fn(
+        d: vk::Device, cache: vk::PipelineCache, count: u32,
+        infos: *const vk::ComputePipelineCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Pipeline);
     CreateDescriptorSetLayout = "vkCreateDescriptorSetLayout" [1]: vk::PFN_vkCreateDescriptorSetLayout = fn(
         d: vk::Device, info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::DescriptorSetLayout);
@@ -312,6 +325,10 @@ destroy_hooks! {
         d: vk::Device, semaphore: vk::Semaphore, alloc: *const vk::AllocationCallbacks<'_>);
     DestroyCommandPool = "vkDestroyCommandPool" (pool): vk::PFN_vkDestroyCommandPool = fn(
         d: vk::Device, pool: vk::CommandPool, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyShaderModule = "vkDestroyShaderModule" (module): vk::PFN_vkDestroyShaderModule = fn(
+        d: vk::Device, module: vk::ShaderModule, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyPipeline = "vkDestroyPipeline" (pipeline): vk::PFN_vkDestroyPipeline = fn(
+        d: vk::Device, pipeline: vk::Pipeline, alloc: *const vk::AllocationCallbacks<'_>);
     DestroyDescriptorSetLayout = "vkDestroyDescriptorSetLayout" (layout): vk::PFN_vkDestroyDescriptorSetLayout = fn(
         d: vk::Device, layout: vk::DescriptorSetLayout, alloc: *const vk::AllocationCallbacks<'_>);
     DestroyDescriptorPool = "vkDestroyDescriptorPool" (pool): vk::PFN_vkDestroyDescriptorPool = fn(

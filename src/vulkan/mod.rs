@@ -12,7 +12,12 @@
 //! | `memory.rs` | VMA behind our `Memory` enum (the only file that names `vk_mem`) |
 //! | `queue.rs` | submission, timeline-semaphore fences |
 //! | `command.rs` | command recording: barriers, copies, queries, markers |
+//! | `pass.rs` | render and compute passes, bind groups, push constants |
+//! | `draw.rs` | commands in passes: pipelines, buffers, dynamic state, draws, dispatches |
+//! | `pipeline.rs` | shader modules, render and compute pipelines |
+//! | `pipeline_state.rs` | fixed-function pipeline state: checks and conversion |
 //! | `bounds.rs` | recording-time bounds checks of regions and ranges |
+//! | `copy.rs` | copy regions in Vulkan terms |
 //! | `barrier.rs` | usage states → sync2 scopes and image layouts |
 //! | `binding.rs` | bind group layouts and pipeline layouts |
 //! | `bind_group.rs` | bind groups: checks against the layout, descriptor writes |
@@ -37,14 +42,18 @@ mod command;
 mod conv;
 mod descriptor;
 mod device;
+mod copy;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+mod draw;
 mod formats;
 mod instance;
 mod memory;
 mod pipeline;
 mod queue;
+mod pass;
 mod raw;
+mod pipeline_state;
 mod surface;
 mod texture_checks;
 
@@ -234,6 +243,27 @@ pub struct PipelineLayout {
 /// Records into command buffers from one `VkCommandPool`.
 #[derive(Debug)]
 pub struct CommandEncoder {
+/// A shader module: validated naga IR, or SPIR-V that passed the
+/// structural check. No Vulkan object stands behind it: each pipeline
+/// translates the entry points it uses and makes a `VkShaderModule` that
+/// lives only while the pipeline is created (see `pipeline.rs`).
+#[derive(Debug)]
+pub struct ShaderModule {
+    pub(crate) input: crate::shader::ShaderInput<'static>,
+}
+
+/// A Vulkan graphics pipeline.
+#[derive(Debug)]
+pub struct RenderPipeline {
+    pub(crate) raw: vk::Pipeline,
+}
+
+/// A Vulkan compute pipeline.
+#[derive(Debug)]
+pub struct ComputePipeline {
+    pub(crate) raw: vk::Pipeline,
+}
+
     pub(crate) device: Arc<DeviceShared>,
     pub(crate) pool: vk::CommandPool,
     /// The command buffer being recorded, if any.
@@ -306,6 +336,8 @@ impl Texture {
     }
     /// The usages it was created with.
     pub fn usage(&self) -> wgt::TextureUsages {
+    RenderPipeline => vk::Pipeline,
+    ComputePipeline => vk::Pipeline,
         self.usage
     }
 }
@@ -368,6 +400,9 @@ const _: () = {
     send_sync::<PipelineLayout>();
 };
 
+    ShaderModule: DynShaderModule,
+    RenderPipeline: DynRenderPipeline,
+    ComputePipeline: DynComputePipeline,
 /// Maps a driver error to the hal's [`crate::DeviceError`].
 pub(crate) fn map_err(result: vk::Result) -> crate::DeviceError {
     match result {
@@ -381,3 +416,6 @@ pub(crate) fn map_err(result: vk::Result) -> crate::DeviceError {
         }
     }
 }
+    send_sync::<ShaderModule>();
+    send_sync::<RenderPipeline>();
+    send_sync::<ComputePipeline>();
