@@ -395,6 +395,122 @@ fn submit_path(
     src: &vulkan::Buffer,
     dst: &vulkan::Buffer,
 ) -> Step<()> {
+const COMPUTE_WGSL: &str = "
+@group(0) @binding(0) var<uniform> scale: vec4<u32>;
+var<immediate> extra: vec4<u32>;
+var<workgroup> scratch: array<u32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+    scratch[i] = scale.x * i + extra.y;
+}
+";
+
+const RENDER_WGSL: &str = "
+struct Out { @builtin(position) pos: vec4<f32>, @location(0) color: vec4<f32> }
+@vertex
+fn vs(@location(0) xy: vec2<f32>) -> Out {
+    return Out(vec4<f32>(xy, 0.5, 1.0), vec4<f32>(xy, 0.0, 1.0));
+}
+@fragment
+fn fs(in: Out) -> @location(0) vec4<f32> { return in.color; }
+";
+
+/// A WGSL shader module: parsed, validated and kept (no Vulkan call; the
+/// sweep checks that the counters balance).
+fn shader_module_path(device: &vulkan::Device, wgsl: &str) -> Step<vulkan::ShaderModule> {
+    let desc = keel_hal::ShaderModuleDescriptor {
+        label: Some("fault shader"),
+        ..keel_hal::ShaderModuleDescriptor::wgsl(wgsl)
+    };
+    // SAFETY: live device.
+    outcome!(
+        unsafe { device.create_shader_module(&desc) },
+        keel_hal::ShaderError::Device
+    )
+}
+
+fn compute_pipeline_path(
+    device: &vulkan::Device,
+    layout: &vulkan::PipelineLayout,
+    module: &vulkan::ShaderModule,
+) -> Step<()> {
+    let desc = keel_hal::ComputePipelineDescriptor::<vulkan::Api> {
+        label: Some("fault compute pipeline"),
+        layout,
+        stage: keel_hal::ProgrammableStage {
+            module,
+            entry_point: "main",
+        },
+    };
+    // SAFETY: the layout and module came from this device; destroyed at once.
+    unsafe {
+        let pipeline = outcome!(
+            device.create_compute_pipeline(&desc),
+            keel_hal::PipelineError::Device
+        )?;
+        device.destroy_compute_pipeline(pipeline);
+    }
+    Ok(())
+}
+
+fn render_pipeline_path(
+    device: &vulkan::Device,
+    layout: &vulkan::PipelineLayout,
+    module: &vulkan::ShaderModule,
+) -> Step<()> {
+    let attributes = [wgt::VertexAttribute {
+        format: wgt::VertexFormat::Float32x2,
+        offset: 0,
+        shader_location: 0,
+    }];
+    let buffers = [keel_hal::VertexBufferLayout {
+        array_stride: 8,
+        step_mode: wgt::VertexStepMode::Vertex,
+        attributes: &attributes,
+    }];
+    let stage = |entry_point| keel_hal::ProgrammableStage {
+        module,
+        entry_point,
+    };
+    let targets = [Some(wgt::ColorTargetState {
+        format: wgt::TextureFormat::Rgba8Unorm,
+        blend: Some(wgt::BlendState::ALPHA_BLENDING),
+        write_mask: wgt::ColorWrites::ALL,
+    })];
+    let desc = keel_hal::RenderPipelineDescriptor::<vulkan::Api> {
+        label: Some("fault render pipeline"),
+        layout,
+        vertex_buffers: &buffers,
+        vertex_stage: stage("vs"),
+        primitive: wgt::PrimitiveState {
+            cull_mode: Some(wgt::Face::Back),
+            ..Default::default()
+        },
+        depth_stencil: Some(wgt::DepthStencilState {
+            format: wgt::TextureFormat::Depth32Float,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgt::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgt::MultisampleState {
+            count: 4,
+            ..Default::default()
+        },
+        fragment_stage: Some(stage("fs")),
+        color_targets: &targets,
+    };
+    // SAFETY: the layout and module came from this device; destroyed at once.
+    unsafe {
+        let pipeline = outcome!(
+            device.create_render_pipeline(&desc),
+            keel_hal::PipelineError::Device
+        )?;
+        device.destroy_render_pipeline(pipeline);
+    }
+    Ok(())
+}
+
     // SAFETY: every object is made here and destroyed after the GPU is done
     // (a successful or failed wait is followed by a real, unarmed wait).
     unsafe {
@@ -420,7 +536,7 @@ fn submit_path(
         });
         let result = match recorded {
             Ok(cb) => {
-                let submitted = dev(queue.submit(&[&cb], &fence, 1));
+                let submitted = dev(queue.submit(&[&cb], &[], &fence, 1));
                 let waited = submitted.and_then(|()| dev(device.wait(&fence, 1, None)));
                 if waited.is_err() {
                     // The submission may be pending: wait for real before cleanup.
@@ -638,6 +754,61 @@ fn fault_sweep() {
             device.destroy_bind_group_layout(keeper);
             device.destroy_sampler(sampler);
             device.destroy_buffer(uniform);
+        }
+
+        per_path.push((
+            "shader module (WGSL)",
+            sweep("shader module (WGSL)", result, counts, || {
+                let module = shader_module_path(&device, COMPUTE_WGSL)?;
+                // SAFETY: no pipeline is being made from it.
+                unsafe { device.destroy_shader_module(module) };
+                Ok(())
+            }),
+        ));
+        let keepers = [&keeper];
+        let compute_ranges = [PushConstantRange {
+            stages: wgt::ShaderStages::COMPUTE,
+            range: 0..16,
+        }];
+        // SAFETY: destroyed after the pipeline sweeps.
+        let (compute_layout, render_layout) = unsafe {
+            (
+                device
+                    .create_pipeline_layout(&PipelineLayoutDescriptor {
+                        label: None,
+                        bind_group_layouts: &keepers,
+                        push_constant_ranges: &compute_ranges,
+                    })
+                    .expect("compute layout"),
+                device
+                    .create_pipeline_layout(&PipelineLayoutDescriptor {
+                        label: None,
+                        bind_group_layouts: &[],
+                        push_constant_ranges: &[],
+                    })
+                    .expect("render layout"),
+            )
+        };
+        let compute_module = shader_module_path(&device, COMPUTE_WGSL).expect("compute module");
+        let render_module = shader_module_path(&device, RENDER_WGSL).expect("render module");
+        per_path.push((
+            "compute pipeline",
+            sweep("compute pipeline", result, counts, || {
+                compute_pipeline_path(&device, &compute_layout, &compute_module)
+            }),
+        ));
+        per_path.push((
+            "render pipeline",
+            sweep("render pipeline", result, counts, || {
+                render_pipeline_path(&device, &render_layout, &render_module)
+            }),
+        ));
+        // SAFETY: no pipeline is being made from them.
+        unsafe {
+            device.destroy_shader_module(compute_module);
+            device.destroy_shader_module(render_module);
+            device.destroy_pipeline_layout(compute_layout);
+            device.destroy_pipeline_layout(render_layout);
         }
 
         let buffer = |usage, memory| BufferDescriptor {
