@@ -33,6 +33,8 @@ mod helpers;
 #[path = "conformance/pipelines.rs"]
 mod pipelines;
 
+#[path = "conformance/binding_errors.rs"]
+mod binding_errors;
 #[path = "conformance/buffer_errors.rs"]
 mod buffer_errors;
 #[path = "conformance/buffers.rs"]
@@ -49,6 +51,8 @@ mod queries;
 mod render;
 #[path = "conformance/samplers.rs"]
 mod samplers;
+#[path = "conformance/shader_errors.rs"]
+mod shader_errors;
 #[path = "conformance/sync.rs"]
 mod sync;
 #[path = "conformance/texture_errors.rs"]
