@@ -276,9 +276,9 @@ impl crate::Device for Device {
         Ok(pipeline)
     }
 
-    unsafe fn destroy_render_pipeline(&self, pipeline: RenderPipeline) {
+    unsafe fn destroy_render_pipeline(&self, _pipeline: RenderPipeline) {
+        // A pipeline owns nothing: only the count changes.
         self.shared.counters.render_pipelines.sub();
-        drop(pipeline);
     }
 
     unsafe fn create_compute_pipeline(
@@ -290,9 +290,9 @@ impl crate::Device for Device {
         Ok(pipeline)
     }
 
-    unsafe fn destroy_compute_pipeline(&self, pipeline: ComputePipeline) {
+    unsafe fn destroy_compute_pipeline(&self, _pipeline: ComputePipeline) {
+        // A pipeline owns nothing: only the count changes.
         self.shared.counters.compute_pipelines.sub();
-        drop(pipeline);
     }
 
     fn live_counts(&self) -> LiveCounts {

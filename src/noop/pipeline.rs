@@ -33,7 +33,10 @@ pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilit
         (F::SHADER_INT64, C::SHADER_INT64),
         (F::SHADER_I16, C::SHADER_INT16),
         (F::SHADER_F16, C::SHADER_FLOAT16),
-        (F::TEXTURE_BINDING_ARRAY, C::TEXTURE_AND_SAMPLER_BINDING_ARRAY),
+        (
+            F::TEXTURE_BINDING_ARRAY,
+            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
+        ),
         (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
         (
             F::STORAGE_RESOURCE_BINDING_ARRAY,

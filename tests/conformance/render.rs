@@ -126,11 +126,11 @@ fn locate(tri: &Tri, p: [f32; 2]) -> ([f32; 3], f32) {
     let area = cross(v[0], v[1], v[2]);
     let mut bary = [0.0; 3];
     let mut distance = f32::MAX;
-    for i in 0..3 {
+    for (i, b) in bary.iter_mut().enumerate() {
         let (j, k) = ((i + 1) % 3, (i + 2) % 3);
-        bary[i] = cross(p, v[j], v[k]) / area;
+        *b = cross(p, v[j], v[k]) / area;
         let edge = ((v[k][0] - v[j][0]).powi(2) + (v[k][1] - v[j][1]).powi(2)).sqrt();
-        distance = distance.min(bary[i] * area.abs() / edge);
+        distance = distance.min(*b * area.abs() / edge);
     }
     (bary, distance)
 }
