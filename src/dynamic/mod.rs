@@ -403,3 +403,137 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod dyn_api_tests {
+    use super::{cast, instance, BackendChoice, DynTexture};
+    use crate::{
+        Adapter as _, BufferDescriptor, DeviceDescriptor, Instance as _, InstanceDescriptor, Memory,
+    };
+
+    /// A noop surface through `DynApi`: configure, acquire, clear the
+    /// surface texture in a render pass, copy it out, submit naming it,
+    /// present. Exercises `SurfaceTextureBox` wherever a texture goes.
+    #[test]
+    fn surface_texture_serves_as_a_texture() {
+        use crate::{
+            Attachment, AttachmentOps, BufferTextureCopy, BufferUses, ColorAttachment,
+            CommandEncoder as _, Device as _, Queue as _, RenderPassDescriptor, StateTransition,
+            Surface as _, SurfaceConfiguration, TextureBarrier, TextureCopyBase, TextureUses,
+        };
+        use raw_window_handle::{
+            RawDisplayHandle, RawWindowHandle, XlibDisplayHandle, XlibWindowHandle,
+        };
+        use std::borrow::Borrow;
+
+        let chosen = instance(BackendChoice::Noop, &InstanceDescriptor::default()).unwrap();
+        let display = RawDisplayHandle::Xlib(XlibDisplayHandle::new(None, 0));
+        let window = RawWindowHandle::Xlib(XlibWindowHandle::new(1));
+        // SAFETY: noop surfaces use no handle; every object is destroyed
+        // after the fence wait, the surface after it is unconfigured.
+        unsafe {
+            let surface = chosen.instance.create_surface(display, window).unwrap();
+            let adapter = chosen.instance.enumerate_adapters().remove(0).adapter;
+            let open = adapter.open(&DeviceDescriptor::default()).unwrap();
+            let (device, queue) = (open.device, open.queue);
+            let extent = wgt::Extent3d {
+                width: 4,
+                height: 4,
+                depth_or_array_layers: 1,
+            };
+            let config = SurfaceConfiguration {
+                maximum_frame_latency: 2,
+                present_mode: wgt::PresentMode::Fifo,
+                composite_alpha_mode: wgt::CompositeAlphaMode::Opaque,
+                format: wgt::TextureFormat::Rgba8Unorm,
+                extent,
+                usage: wgt::TextureUsages::RENDER_ATTACHMENT | wgt::TextureUsages::COPY_SRC,
+            };
+            surface.configure(&device, &config).unwrap();
+            let acquired = surface.acquire_texture(None).unwrap();
+            let frame = acquired.texture;
+            let texture = Borrow::<Box<dyn DynTexture>>::borrow(&frame);
+            let view = device
+                .create_texture_view(texture, &Default::default())
+                .unwrap();
+            let readback = device
+                .create_buffer(&BufferDescriptor {
+                    size: 64,
+                    memory: Memory::Readback,
+                    usage: wgt::BufferUsages::COPY_DST | wgt::BufferUsages::MAP_READ,
+                    ..Default::default()
+                })
+                .unwrap();
+            let mut encoder = device.create_command_encoder(&Default::default()).unwrap();
+            encoder.begin_encoding(None).unwrap();
+            let barrier = |from, to| TextureBarrier {
+                texture,
+                range: Default::default(),
+                usage: StateTransition { from, to },
+            };
+            encoder.transition_textures(&[barrier(
+                TextureUses::UNINITIALIZED,
+                TextureUses::COLOR_TARGET,
+            )]);
+            let colors = [Some(ColorAttachment {
+                target: Attachment {
+                    view: &view,
+                    usage: TextureUses::COLOR_TARGET,
+                },
+                resolve_target: None,
+                ops: AttachmentOps::STORE,
+                clear_value: wgt::Color::RED,
+            })];
+            encoder.begin_render_pass(&RenderPassDescriptor {
+                label: None,
+                extent,
+                sample_count: 1,
+                color_attachments: &colors,
+                depth_stencil_attachment: None,
+            });
+            encoder.end_render_pass();
+            encoder
+                .transition_textures(&[barrier(TextureUses::COLOR_TARGET, TextureUses::COPY_SRC)]);
+            encoder.transition_buffers(&[crate::BufferBarrier {
+                buffer: &readback,
+                usage: StateTransition {
+                    from: BufferUses::empty(),
+                    to: BufferUses::COPY_DST,
+                },
+            }]);
+            encoder.copy_texture_to_buffer(
+                texture,
+                TextureUses::COPY_SRC,
+                &readback,
+                &[BufferTextureCopy {
+                    buffer_layout: wgt::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(16),
+                        rows_per_image: None,
+                    },
+                    texture_base: TextureCopyBase::default(),
+                    size: extent,
+                }],
+            );
+            let commands = encoder.end_encoding().unwrap();
+            let fence = device.create_fence().unwrap();
+            queue.submit(&[&commands], &[&frame], &fence, 1).unwrap();
+            assert!(device.wait(&fence, 1, None).unwrap());
+            let map = device.map_buffer(&readback).unwrap();
+            let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 64);
+            assert!(bytes.chunks(4).all(|px| px == [255, 0, 0, 255]));
+            device.destroy_texture_view(view);
+            queue.present(&surface, frame).unwrap();
+            let noop = cast::<crate::noop::Surface>(&*surface).unwrap();
+            assert_eq!(noop.presented_frames(), 1);
+
+            encoder.reset_all([commands]);
+            device.destroy_command_encoder(encoder);
+            device.destroy_fence(fence);
+            device.destroy_buffer(readback);
+            surface.unconfigure(&device);
+            chosen.instance.destroy_surface(surface);
+            assert_eq!(device.live_counts(), Default::default());
+        }
+    }
+}
