@@ -24,6 +24,10 @@
 //!
 //! Then memory: the bytes are charged to the instance's budget and
 //! allocated; either failing is `DeviceError::OutOfMemory`.
+//!
+//! Bind group layouts, bind groups and pipeline layouts are checked in
+//! `binding.rs`, shader modules and pipelines in `pipeline.rs`; this file
+//! only counts them.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -532,8 +532,9 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
     if let Some(skipped) = needs_shaders(ctx) {
         return skipped;
     }
-    // SAFETY (all closures): the encoder records draws of the bound geometry.
+    // SAFETY: the encoder records draws of the bound geometry.
     let plain = render(ctx, PLAIN, |enc, _| unsafe { enc.draw(0, 3, 0, 1) })?;
+    // SAFETY: as above.
     let indexed = render(ctx, PLAIN, |enc, buffer| unsafe {
         enc.set_index_buffer(
             BufferBinding {
@@ -545,9 +546,11 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
         );
         enc.draw_indexed(0, 3, 0, 0, 1);
     })?;
+    // SAFETY: as above.
     let indirect = render(ctx, PLAIN, |enc, buffer| unsafe {
         enc.draw_indirect(buffer, INDIRECT_AT, 1)
     })?;
+    // SAFETY: as above.
     let indexed_indirect = render(ctx, PLAIN, |enc, buffer| unsafe {
         enc.set_index_buffer(
             BufferBinding {
