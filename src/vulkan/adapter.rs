@@ -565,7 +565,12 @@ impl crate::Adapter for Adapter {
         let limits = check_request(&self.capabilities, desc)?;
         let features = desc.required_features;
         let requested_hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
-        let extensions = required_extensions(features, requested_hal);
+        let mut extensions = required_extensions(features, requested_hal);
+        // Presentation: wherever the instance can make surfaces and the
+        // device can present (`DeviceShared::swapchain` records it).
+        if self.instance.surface.is_some() && self.info.has(ash::khr::swapchain::NAME) {
+            extensions.push(ash::khr::swapchain::NAME);
+        }
         // What the device really has: e.g. `EXPERIMENTAL_RAY_QUERY` enables
         // the acceleration-structure extension, so `ACCELERATION_STRUCTURE`.
         let hal = enabled_hal_features(&extensions);

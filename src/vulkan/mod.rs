@@ -25,6 +25,8 @@
 //! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
 //! | `formats.rs` | per-device cache of format queries |
 //! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
+//! | `surface.rs` | window surfaces, their capabilities, the `Surface` trait |
+//! | `swapchain.rs` | swapchain creation, acquire, present and their semaphores |
 //! | `fault.rs` | test-only fault injection into the function tables |
 //!
 //! Every object exposes its raw handle (`raw()`); the device exposes its
@@ -55,6 +57,7 @@ mod pass;
 mod raw;
 mod pipeline_state;
 mod surface;
+mod swapchain;
 mod texture_checks;
 
 use std::ptr::NonNull;
@@ -285,6 +288,26 @@ pub struct CommandBuffer {
     pub(crate) pool: vk::CommandPool,
 }
 
+/// A window's presentation surface (`VkSurfaceKHR`) and, once configured,
+/// its swapchain.
+#[derive(Debug)]
+pub struct Surface {
+    pub(crate) raw: vk::SurfaceKHR,
+    /// Keeps the instance (and its surface functions) alive.
+    pub(crate) instance: Arc<instance::InstanceShared>,
+    /// The swapchain; its lock also serialises acquire and present.
+    pub(crate) swapchain: parking_lot::Mutex<Option<swapchain::Swapchain>>,
+}
+
+/// A swapchain image acquired from a [`Surface`], with the semaphores that
+/// order its acquire, the submits writing it, and its presentation.
+#[derive(Debug)]
+pub struct SurfaceTexture {
+    /// The image as a hal texture; the swapchain owns it (never destroy it).
+    pub(crate) texture: Texture,
+    pub(crate) sync: swapchain::ImageSync,
+}
+
 // SAFETY: Vulkan handles are plain identifiers; all access to the objects
 // they name is externally synchronised by the hal's `&mut`/`unsafe`
 // contracts. `mapped` points into persistently mapped coherent memory owned
@@ -378,6 +401,7 @@ dyn_resources!(
     BindGroup: DynBindGroup,
     PipelineLayout: DynPipelineLayout,
     CommandBuffer: DynCommandBuffer,
+    SurfaceTexture: DynSurfaceTexture,
 );
 
 /// Compile-time check that every resource type is `Send + Sync`.
@@ -395,6 +419,8 @@ const _: () = {
     send_sync::<Sampler>();
     send_sync::<QuerySet>();
     send_sync::<Fence>();
+    send_sync::<Surface>();
+    send_sync::<SurfaceTexture>();
     send_sync::<BindGroupLayout>();
     send_sync::<BindGroup>();
     send_sync::<PipelineLayout>();
