@@ -395,12 +395,6 @@ fn pipeline_layout_path(device: &vulkan::Device, layout: &vulkan::BindGroupLayou
     Ok(())
 }
 
-fn submit_path(
-    device: &vulkan::Device,
-    queue: &vulkan::Queue,
-    src: &vulkan::Buffer,
-    dst: &vulkan::Buffer,
-) -> Step<()> {
 const COMPUTE_WGSL: &str = "
 @group(0) @binding(0) var<uniform> scale: vec4<u32>;
 var<immediate> extra: vec4<u32>;
@@ -517,6 +511,12 @@ fn render_pipeline_path(
     Ok(())
 }
 
+fn submit_path(
+    device: &vulkan::Device,
+    queue: &vulkan::Queue,
+    src: &vulkan::Buffer,
+    dst: &vulkan::Buffer,
+) -> Step<()> {
     // SAFETY: every object is made here and destroyed after the GPU is done
     // (a successful or failed wait is followed by a real, unarmed wait).
     unsafe {
@@ -755,12 +755,6 @@ fn fault_sweep() {
                 pipeline_layout_path(&device, &keeper)
             }),
         ));
-        // SAFETY: no bind group, pipeline layout or GPU work uses them.
-        unsafe {
-            device.destroy_bind_group_layout(keeper);
-            device.destroy_sampler(sampler);
-            device.destroy_buffer(uniform);
-        }
 
         per_path.push((
             "shader module (WGSL)",
@@ -815,6 +809,12 @@ fn fault_sweep() {
             device.destroy_shader_module(render_module);
             device.destroy_pipeline_layout(compute_layout);
             device.destroy_pipeline_layout(render_layout);
+        }
+        // SAFETY: no bind group, pipeline layout or GPU work uses them.
+        unsafe {
+            device.destroy_bind_group_layout(keeper);
+            device.destroy_sampler(sampler);
+            device.destroy_buffer(uniform);
         }
 
         let buffer = |usage, memory| BufferDescriptor {

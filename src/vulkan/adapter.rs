@@ -583,17 +583,17 @@ impl crate::Adapter for Adapter {
         let core = vk::PhysicalDeviceFeatures::default()
             .sampler_anisotropy(pf.sampler_anisotropy)
             .image_cube_array(pf.image_cube_array)
-            .texture_compression_bc(features.contains(wgt::Features::TEXTURE_COMPRESSION_BC))
-            .texture_compression_etc2(features.contains(wgt::Features::TEXTURE_COMPRESSION_ETC2))
-            .texture_compression_astc_ldr(
-                features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC),
-            )
             .fill_mode_non_solid(pf.fill_mode_non_solid)
             .depth_clamp(pf.depth_clamp)
             .depth_bias_clamp(pf.depth_bias_clamp)
             .independent_blend(pf.independent_blend)
             .multi_draw_indirect(pf.multi_draw_indirect)
             .draw_indirect_first_instance(pf.draw_indirect_first_instance)
+            .texture_compression_bc(features.contains(wgt::Features::TEXTURE_COMPRESSION_BC))
+            .texture_compression_etc2(features.contains(wgt::Features::TEXTURE_COMPRESSION_ETC2))
+            .texture_compression_astc_ldr(
+                features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC),
+            )
             .shader_float64(features.contains(wgt::Features::SHADER_F64))
             .shader_int16(features.contains(wgt::Features::SHADER_I16))
             .shader_int64(features.contains(wgt::Features::SHADER_INT64));

@@ -42,20 +42,20 @@ mod binding;
 mod bounds;
 mod command;
 mod conv;
+mod copy;
 mod descriptor;
 mod device;
-mod copy;
+mod draw;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
-mod draw;
 mod formats;
 mod instance;
 mod memory;
-mod pipeline;
-mod queue;
 mod pass;
-mod raw;
+mod pipeline;
 mod pipeline_state;
+mod queue;
+mod raw;
 mod surface;
 mod swapchain;
 mod texture_checks;
@@ -243,9 +243,6 @@ pub struct PipelineLayout {
     pub(crate) push_constant_ranges: Box<[crate::PushConstantRange]>,
 }
 
-/// Records into command buffers from one `VkCommandPool`.
-#[derive(Debug)]
-pub struct CommandEncoder {
 /// A shader module: validated naga IR, or SPIR-V that passed the
 /// structural check. No Vulkan object stands behind it: each pipeline
 /// translates the entry points it uses and makes a `VkShaderModule` that
@@ -267,6 +264,9 @@ pub struct ComputePipeline {
     pub(crate) raw: vk::Pipeline,
 }
 
+/// Records into command buffers from one `VkCommandPool`.
+#[derive(Debug)]
+pub struct CommandEncoder {
     pub(crate) device: Arc<DeviceShared>,
     pub(crate) pool: vk::CommandPool,
     /// The command buffer being recorded, if any.
@@ -336,6 +336,8 @@ raw_access!(
     BindGroupLayout => vk::DescriptorSetLayout,
     BindGroup => vk::DescriptorSet,
     PipelineLayout => vk::PipelineLayout,
+    RenderPipeline => vk::Pipeline,
+    ComputePipeline => vk::Pipeline,
     CommandBuffer => vk::CommandBuffer,
     Queue => vk::Queue,
 );
@@ -359,8 +361,6 @@ impl Texture {
     }
     /// The usages it was created with.
     pub fn usage(&self) -> wgt::TextureUsages {
-    RenderPipeline => vk::Pipeline,
-    ComputePipeline => vk::Pipeline,
         self.usage
     }
 }
@@ -400,6 +400,9 @@ dyn_resources!(
     BindGroupLayout: DynBindGroupLayout,
     BindGroup: DynBindGroup,
     PipelineLayout: DynPipelineLayout,
+    ShaderModule: DynShaderModule,
+    RenderPipeline: DynRenderPipeline,
+    ComputePipeline: DynComputePipeline,
     CommandBuffer: DynCommandBuffer,
     SurfaceTexture: DynSurfaceTexture,
 );
@@ -424,11 +427,11 @@ const _: () = {
     send_sync::<BindGroupLayout>();
     send_sync::<BindGroup>();
     send_sync::<PipelineLayout>();
+    send_sync::<ShaderModule>();
+    send_sync::<RenderPipeline>();
+    send_sync::<ComputePipeline>();
 };
 
-    ShaderModule: DynShaderModule,
-    RenderPipeline: DynRenderPipeline,
-    ComputePipeline: DynComputePipeline,
 /// Maps a driver error to the hal's [`crate::DeviceError`].
 pub(crate) fn map_err(result: vk::Result) -> crate::DeviceError {
     match result {
@@ -442,6 +445,3 @@ pub(crate) fn map_err(result: vk::Result) -> crate::DeviceError {
         }
     }
 }
-    send_sync::<ShaderModule>();
-    send_sync::<RenderPipeline>();
-    send_sync::<ComputePipeline>();
