@@ -536,35 +536,12 @@ mod window {
     use super::*;
     use std::borrow::Borrow;
 
-    use keel_hal::{Surface as _, SurfaceCapabilities, SurfaceConfiguration, SurfaceError};
+    use keel_hal::{Surface as _, SurfaceConfiguration, SurfaceError};
     use winit::application::ApplicationHandler;
     use winit::event::WindowEvent;
     use winit::event_loop::{ActiveEventLoop, EventLoop};
     use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
     use winit::window::{Window, WindowId};
-
-    /// What the windowed path needs beyond the trait set: a surface's
-    /// capabilities on an adapter (an inherent method of each backend's adapter).
-    trait SurfaceQuery: Api {
-        /// The capabilities, or why the adapter cannot present to the surface.
-        ///
-        /// # Safety
-        /// The surface and the adapter come from one instance.
-        unsafe fn capabilities(
-            adapter: &Self::Adapter,
-            surface: &Self::Surface,
-        ) -> Result<SurfaceCapabilities, SurfaceError>;
-    }
-
-    impl SurfaceQuery for keel_hal::vulkan::Api {
-        unsafe fn capabilities(
-            adapter: &keel_hal::vulkan::Adapter,
-            surface: &keel_hal::vulkan::Surface,
-        ) -> Result<SurfaceCapabilities, SurfaceError> {
-            // SAFETY: forwarded contract.
-            unsafe { adapter.surface_capabilities(surface) }
-        }
-    }
 
     /// Formats in order of preference: plain UNORM matches the PNG's colours.
     const PREFERRED_FORMATS: [wgt::TextureFormat; 2] = [
@@ -587,14 +564,14 @@ mod window {
     }
 
     /// The winit application: the window and everything drawn into it.
-    struct App<A: SurfaceQuery> {
+    struct App<A: Api> {
         frames: Option<u64>,
         state: Option<Presenter<A>>,
         error: Option<Box<dyn Error>>,
     }
 
     /// The device side of the window.
-    struct Presenter<A: SurfaceQuery> {
+    struct Presenter<A: Api> {
         instance: A::Instance,
         adapter: A::Adapter,
         device: A::Device,
@@ -612,7 +589,7 @@ mod window {
         window: Window,
     }
 
-    impl<A: SurfaceQuery> ApplicationHandler for App<A> {
+    impl<A: Api> ApplicationHandler for App<A> {
         fn resumed(&mut self, event_loop: &ActiveEventLoop) {
             if self.state.is_some() {
                 return;
@@ -659,7 +636,7 @@ mod window {
         }
     }
 
-    impl<A: SurfaceQuery> Presenter<A> {
+    impl<A: Api> Presenter<A> {
         /// Opens the window, makes its surface and a device that can present to it.
         fn new(event_loop: &ActiveEventLoop) -> Result<Self> {
             let attributes = Window::default_attributes()
@@ -682,9 +659,10 @@ mod window {
                         if !hal.contains(HalFeatures::SHADER_EXECUTION) {
                             return None;
                         }
-                        let caps = A::capabilities(&exposed.adapter, &surface)
-                            .inspect_err(|e| eprintln!("triangle: {}: {e}", exposed.info.name))
-                            .ok()?;
+                        let caps =
+                            keel_hal::Adapter::surface_capabilities(&exposed.adapter, &surface)
+                                .inspect_err(|e| eprintln!("triangle: {}: {e}", exposed.info.name))
+                                .ok()?;
                         Some((exposed, caps))
                     });
                 let Some((exposed, caps)) = found else {
@@ -737,7 +715,7 @@ mod window {
             // SAFETY: no GPU work is pending (see above); surface, adapter
             // and device come from one instance, and the adapter presents there.
             unsafe {
-                let caps = A::capabilities(&self.adapter, &self.surface)?;
+                let caps = keel_hal::Adapter::surface_capabilities(&self.adapter, &self.surface)?;
                 let size = self.window.inner_size();
                 let extent = caps.current_extent.unwrap_or(wgt::Extent3d {
                     width: size.width,

@@ -101,20 +101,20 @@ pub mod vulkan;
 
 pub use adapter::*;
 pub use binding::*;
-pub use pass::*;
-pub use pipeline::*;
-pub use surface::*;
 pub use counters::{Counter, HalCounters, LiveCounts};
 pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
-    DynAdapter, DynBindGroup, DynBindGroupLayout, DynComputePipeline, DynPipelineLayout,
-    DynRenderPipeline, DynResources, DynShaderModule, DynSurface, DynSurfaceTexture, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynDevice, DynExposedAdapter,
-    DynFence, DynInstance, DynOpenDevice, DynQuerySet, DynQueue, DynResource, DynSampler,
-    DynTexture, DynTextureView,
+    DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer, DynCommandEncoder,
+    DynComputePipeline, DynDevice, DynExposedAdapter, DynFence, DynInstance, DynOpenDevice,
+    DynPipelineLayout, DynQuerySet, DynQueue, DynRenderPipeline, DynResource, DynResources,
+    DynSampler, DynShaderModule, DynSurface, DynSurfaceTexture, DynTexture, DynTextureView,
 };
 pub use error::*;
 pub use memory::Memory;
+pub use pass::*;
+pub use pipeline::*;
 pub use resource::*;
+pub use surface::*;
 
 use std::ops::Range;
 use std::time::Duration;
@@ -258,6 +258,16 @@ pub trait Adapter: Send + Sync + std::fmt::Debug + 'static {
     /// What a texture format supports on this adapter.
     fn texture_format_capabilities(&self, format: wgt::TextureFormat)
         -> wgt::TextureFormatFeatures;
+
+    /// What `surface` supports on this adapter; `SurfaceError::Unsupported`
+    /// when the adapter cannot present to it.
+    ///
+    /// # Safety
+    /// The surface came from the instance this adapter came from.
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &<Self::A as Api>::Surface,
+    ) -> Result<SurfaceCapabilities, SurfaceError>;
 }
 
 /// A logical device: creates and destroys resources.

@@ -116,6 +116,13 @@ impl Adapter for Box<dyn DynAdapter> {
     ) -> wgt::TextureFormatFeatures {
         DynAdapter::texture_format_capabilities(&**self, format)
     }
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &Box<dyn DynSurface>,
+    ) -> Result<SurfaceCapabilities, SurfaceError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynAdapter::surface_capabilities(&**self, &**surface) }
+    }
 }
 
 // SAFETY (all methods below): each forwards to the boxed object's method,

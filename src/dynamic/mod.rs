@@ -238,6 +238,14 @@ pub trait DynAdapter: Send + Sync + Debug {
     /// What a texture format supports on this adapter.
     fn texture_format_capabilities(&self, format: wgt::TextureFormat)
         -> wgt::TextureFormatFeatures;
+    /// What `surface` supports on this adapter.
+    ///
+    /// # Safety
+    /// As [`crate::Adapter::surface_capabilities`].
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &dyn DynSurface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError>;
 }
 
 impl<I: crate::Instance> DynInstance for I {
@@ -290,6 +298,16 @@ impl<A: crate::Adapter> DynAdapter for A {
         format: wgt::TextureFormat,
     ) -> wgt::TextureFormatFeatures {
         crate::Adapter::texture_format_capabilities(self, format)
+    }
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &dyn DynSurface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError> {
+        let surface = cast::<<A::A as crate::Api>::Surface>(surface).ok_or(
+            crate::SurfaceError::Device(crate::DeviceError::ForeignResource),
+        )?;
+        // SAFETY: forwarded contract.
+        unsafe { crate::Adapter::surface_capabilities(self, surface) }
     }
 }
 

@@ -161,6 +161,14 @@ impl crate::Adapter for Adapter {
     ) -> wgt::TextureFormatFeatures {
         format_features(format, capabilities().features)
     }
+
+    unsafe fn surface_capabilities(
+        &self,
+        _surface: &super::Surface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError> {
+        // Noop surfaces are headless and present anything the adapter can render.
+        Ok(super::Surface::capabilities())
+    }
 }
 
 /// What a format supports on noop: the WebGPU-guaranteed set, except for

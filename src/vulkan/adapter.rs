@@ -723,6 +723,14 @@ impl crate::Adapter for Adapter {
         // SAFETY: `self.raw` belongs to this instance.
         unsafe { texture_format_features(&self.instance.raw, self.raw, format) }
     }
+
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &super::Surface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.query_surface(surface) }
+    }
 }
 
 /// What a format supports with optimal tiling, in `wgpu-types` terms.

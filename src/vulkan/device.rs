@@ -619,7 +619,10 @@ impl crate::Device for super::Device {
 
     // Bindings live in binding.rs, shaders and pipelines in pipeline.rs.
 
-    unsafe fn create_bind_group_layout(&self, desc: &crate::BindGroupLayoutDescriptor) -> Result<super::BindGroupLayout, crate::BindingError> {
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &crate::BindGroupLayoutDescriptor,
+    ) -> Result<super::BindGroupLayout, crate::BindingError> {
         // SAFETY: forwarded contract.
         unsafe { super::binding::create_bind_group_layout(self, desc) }
     }
@@ -629,7 +632,10 @@ impl crate::Device for super::Device {
         unsafe { super::binding::destroy_bind_group_layout(self, layout) }
     }
 
-    unsafe fn create_bind_group(&self, desc: &crate::BindGroupDescriptor<super::Api>) -> Result<super::BindGroup, crate::BindingError> {
+    unsafe fn create_bind_group(
+        &self,
+        desc: &crate::BindGroupDescriptor<super::Api>,
+    ) -> Result<super::BindGroup, crate::BindingError> {
         // SAFETY: forwarded contract.
         unsafe { super::binding::create_bind_group(self, desc) }
     }
@@ -639,7 +645,10 @@ impl crate::Device for super::Device {
         unsafe { super::binding::destroy_bind_group(self, group) }
     }
 
-    unsafe fn create_pipeline_layout(&self, desc: &crate::PipelineLayoutDescriptor<super::Api>) -> Result<super::PipelineLayout, crate::BindingError> {
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &crate::PipelineLayoutDescriptor<super::Api>,
+    ) -> Result<super::PipelineLayout, crate::BindingError> {
         // SAFETY: forwarded contract.
         unsafe { super::binding::create_pipeline_layout(self, desc) }
     }
@@ -649,7 +658,10 @@ impl crate::Device for super::Device {
         unsafe { super::binding::destroy_pipeline_layout(self, layout) }
     }
 
-    unsafe fn create_shader_module(&self, desc: &crate::ShaderModuleDescriptor) -> Result<super::ShaderModule, crate::ShaderError> {
+    unsafe fn create_shader_module(
+        &self,
+        desc: &crate::ShaderModuleDescriptor,
+    ) -> Result<super::ShaderModule, crate::ShaderError> {
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::create_shader_module(self, desc) }
     }
@@ -659,7 +671,10 @@ impl crate::Device for super::Device {
         unsafe { super::pipeline::destroy_shader_module(self, module) }
     }
 
-    unsafe fn create_render_pipeline(&self, desc: &crate::RenderPipelineDescriptor<super::Api>) -> Result<super::RenderPipeline, crate::PipelineError> {
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &crate::RenderPipelineDescriptor<super::Api>,
+    ) -> Result<super::RenderPipeline, crate::PipelineError> {
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::create_render_pipeline(self, desc) }
     }
@@ -669,7 +684,10 @@ impl crate::Device for super::Device {
         unsafe { super::pipeline::destroy_render_pipeline(self, pipeline) }
     }
 
-    unsafe fn create_compute_pipeline(&self, desc: &crate::ComputePipelineDescriptor<super::Api>) -> Result<super::ComputePipeline, crate::PipelineError> {
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &crate::ComputePipelineDescriptor<super::Api>,
+    ) -> Result<super::ComputePipeline, crate::PipelineError> {
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::create_compute_pipeline(self, desc) }
     }

@@ -414,7 +414,7 @@ impl super::Adapter {
     ///
     /// # Safety
     /// The surface came from the instance this adapter came from.
-    pub unsafe fn surface_capabilities(
+    pub(super) unsafe fn query_surface(
         &self,
         surface: &super::Surface,
     ) -> Result<SurfaceCapabilities, SurfaceError> {
