@@ -196,7 +196,10 @@ mod tests {
         // ALL_COMMANDS chains the layout change after any acquire-semaphore wait.
         assert_eq!(
             texture_scope(TextureUses::UNINITIALIZED),
-            (vk::PipelineStageFlags2::ALL_COMMANDS, vk::AccessFlags2::NONE)
+            (
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                vk::AccessFlags2::NONE
+            )
         );
         assert_eq!(
             texture_layout(TextureUses::UNINITIALIZED, false),

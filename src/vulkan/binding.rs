@@ -486,3 +486,19 @@ impl super::BindGroupLayout {
         self.dynamic_count
     }
 }
+
+impl super::Device {
+    /// Returns the descriptor sets that destroyed bind groups left cached for
+    /// reuse (up to 1,024 per layout) to their pools, and lets emptied pools
+    /// go. Call it after a burst of bind groups, when memory matters more
+    /// than the next burst's speed.
+    ///
+    /// # Safety
+    /// No recording in progress and no pending GPU work uses a destroyed bind
+    /// group (the destroy contract already says so).
+    pub unsafe fn trim_descriptor_caches(&self) -> Result<(), crate::DeviceError> {
+        let mut descriptors = self.shared.descriptors.lock();
+        // SAFETY: the allocator's device is this one; forwarded contract.
+        unsafe { descriptors.trim(&self.shared.raw) }
+    }
+}

@@ -17,7 +17,13 @@
 //!   bucket has at least a quarter of its capacity free in *other* pools,
 //!   then destroyed — any idle pool, not only the newest.
 //! - **Recycling**: each layout keeps up to [`MAX_IDLE_SETS_PER_LAYOUT`]
-//!   freed sets and hands them out again without a Vulkan call.
+//!   (1,024, a full pool's worth) freed sets and hands them out again without
+//!   a Vulkan call, so a burst of bind groups destroyed and re-created each
+//!   frame costs one `vkUpdateDescriptorSets` per group. Cached sets stay
+//!   allocated from their pools (they hold no memory beyond the pool's), so
+//!   they keep those pools alive; [`DescriptorAllocator::trim`] returns them
+//!   (the Vulkan device's `trim_descriptor_caches`), and unregistering the
+//!   layout drops them.
 //!
 //! Steady-state `allocate`/`free` do no heap allocation and no hashing: tokens
 //! and sets carry slab indices with generations, checked on every use.
@@ -55,7 +61,7 @@ pub(crate) const POOL_MIN_SETS: u32 = 16;
 /// The most sets one pool holds; past this a bucket grows by pools of this size.
 pub(crate) const POOL_MAX_SETS: u32 = 1024;
 /// Freed sets a layout keeps for reuse; more go back to their pool.
-pub(crate) const MAX_IDLE_SETS_PER_LAYOUT: usize = 64;
+pub(crate) const MAX_IDLE_SETS_PER_LAYOUT: usize = 1024;
 
 /// A registered layout, returned by [`DescriptorAllocator::register_layout`].
 /// Stale tokens (after `unregister_layout`) are detected, not trusted.
@@ -367,6 +373,50 @@ impl DescriptorAllocator {
             }
         }
         self.by_key.clear();
+    }
+
+    /// Returns every cached idle set to its pool and shrinks the buckets
+    /// (pools left with no set follow the usual quarter-free rule).
+    ///
+    /// # Safety
+    /// `device` is the allocator's device.
+    pub(crate) unsafe fn trim<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+    ) -> Result<(), DeviceError> {
+        let mut result = Ok(());
+        let layouts: Vec<(u32, u32)> = self.layouts.iter().map(|(i, g, _)| (i, g)).collect();
+        for (index, generation) in layouts {
+            let Some(entry) = self.layouts.get_mut(index, generation) else {
+                continue;
+            };
+            let idle = std::mem::take(&mut entry.idle);
+            let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
+            let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
+                continue;
+            };
+            for set in idle {
+                bucket.cached = bucket.cached.saturating_sub(1);
+                if bucket
+                    .pools
+                    .get_mut(set.pool, set.pool_generation)
+                    .is_some()
+                {
+                    if let Err(err) = bucket.return_set(device, set.pool, set.raw) {
+                        result = Err(err);
+                    }
+                }
+            }
+        }
+        let buckets: Vec<(u32, u32)> = self.buckets.iter().map(|(i, g, _)| (i, g)).collect();
+        for (index, generation) in buckets {
+            if let Some(bucket) = self.buckets.get_mut(index, generation) {
+                if !bucket.idle_pools.is_empty() {
+                    bucket.shrink(device, &mut self.layouts);
+                }
+            }
+        }
+        result
     }
 
     /// Counters per bucket and in total.

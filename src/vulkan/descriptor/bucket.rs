@@ -267,7 +267,13 @@ impl Bucket {
         loop {
             let free_total = self.capacity.saturating_sub(self.allocated);
             let victim = self.idle_pools.iter().copied().find(|&id| {
+                // A pool whose sets are cached by their layouts is kept: the
+                // cache exists so the next burst reuses them (`trim` returns
+                // them, after which the pool is truly empty).
                 self.pools.get_current(id).is_some_and(|p| {
+                    if p.allocated > 0 {
+                        return false;
+                    }
                     let free_here = u64::from(p.capacity.saturating_sub(p.allocated));
                     let free_other = free_total.saturating_sub(free_here);
                     free_other * 4 >= self.capacity
