@@ -6,7 +6,8 @@
 # run scripts/gpu-run.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)
+grep -qx '/.gl/' "$exclude" 2>/dev/null || echo /.gl/ >> "$exclude"
 mkdir -p .gl/layers .gl/bin /tmp/amd64/partial
 o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then

@@ -269,7 +269,7 @@ impl crate::CommandEncoder for CommandEncoder {
         let info = vk::DependencyInfo::default().buffer_memory_barriers(temp);
         // SAFETY: recording (checked above); every buffer is alive and in
         // `usage.from` (the trait contract), so the scopes are the real ones.
-        unsafe { self.device.raw.cmd_pipeline_barrier2(raw, &info) };
+        unsafe { self.fns.cmd_pipeline_barrier2(raw, &info) };
     }
 
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Texture>]) {
@@ -318,7 +318,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording (checked above); every texture is alive and each
         // range really is in `usage.from` (the trait contract), so the old
         // layouts and source scopes are the real ones.
-        unsafe { self.device.raw.cmd_pipeline_barrier2(raw, &info) };
+        unsafe { self.fns.cmd_pipeline_barrier2(raw, &info) };
     }
 
     unsafe fn clear_buffer(&mut self, buffer: &Buffer, range: Range<u64>) {
@@ -337,13 +337,8 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; the buffer is alive and in `COPY_DST`, the range
         // lies inside it (checked) and is 4-byte aligned (the trait contract).
         unsafe {
-            self.device.raw.cmd_fill_buffer(
-                raw,
-                buffer.raw,
-                range.start,
-                range.end - range.start,
-                0,
-            )
+            self.fns
+                .cmd_fill_buffer(raw, buffer.raw, range.start, range.end - range.start, 0)
         };
     }
 
@@ -378,7 +373,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; both buffers alive, `src` in `COPY_SRC`, `dst`
         // in `COPY_DST` and regions not overlapping (the trait contract);
         // regions inside both (checked).
-        unsafe { self.device.raw.cmd_copy_buffer(raw, src.raw, dst.raw, temp) };
+        unsafe { self.fns.cmd_copy_buffer(raw, src.raw, dst.raw, temp) };
     }
 
     unsafe fn copy_buffer_to_texture(
@@ -403,8 +398,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // `layout`), regions block-aligned (the trait contract); regions
         // inside both, one aspect each (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_copy_buffer_to_image(raw, src.raw, dst.raw, layout, temp)
         };
     }
@@ -432,8 +426,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // in `COPY_DST` (the trait contract); regions inside both, one
         // aspect each (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_copy_image_to_buffer(raw, src.raw, layout, dst.raw, temp)
         };
     }
@@ -484,8 +477,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // the layouts given), formats copy-compatible (the trait contract);
         // regions inside both (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_copy_image(raw, src.raw, src_layout, dst.raw, dst_layout, temp)
         };
     }
@@ -537,8 +529,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; the set is alive (the trait contract) and the
         // range lies in it (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_reset_query_pool(raw, set.raw, range.start, range.end - range.start)
         };
     }
@@ -551,8 +542,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; an occlusion set, the query reset and not active
         // (the trait contract).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_begin_query(raw, set.raw, index, vk::QueryControlFlags::empty())
         };
     }
@@ -563,7 +553,7 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         // SAFETY: recording; the query is active (the trait contract).
-        unsafe { self.device.raw.cmd_end_query(raw, set.raw, index) };
+        unsafe { self.fns.cmd_end_query(raw, set.raw, index) };
     }
 
     unsafe fn write_timestamp(&mut self, set: &QuerySet, index: u32) {
@@ -574,7 +564,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; a timestamp set whose query was reset (the
         // trait contract).
         unsafe {
-            self.device.raw.cmd_write_timestamp2(
+            self.fns.cmd_write_timestamp2(
                 raw,
                 vk::PipelineStageFlags2::ALL_COMMANDS,
                 set.raw,
@@ -617,7 +607,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // multiples of 8 (the trait contract); the range lies in the set and
         // the results fit the buffer (checked).
         unsafe {
-            self.device.raw.cmd_copy_query_pool_results(
+            self.fns.cmd_copy_query_pool_results(
                 raw,
                 set.raw,
                 range.start,

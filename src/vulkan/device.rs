@@ -504,6 +504,7 @@ impl crate::Device for super::Device {
         }
         Ok(super::CommandEncoder {
             device: shared.clone(),
+            fns: shared.raw.clone(),
             pool,
             active: None,
             free: Vec::new(),

@@ -78,8 +78,7 @@ impl CommandEncoder {
         // SAFETY: inside a render pass whose formats match the pipeline's
         // (the trait contract).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_bind_pipeline(raw, vk::PipelineBindPoint::GRAPHICS, pipeline.raw)
         };
     }
@@ -102,7 +101,7 @@ impl CommandEncoder {
         // SAFETY: inside a render pass; the buffer has INDEX usage and is
         // in `INDEX` (the trait contract); the offset lies in it (checked).
         unsafe {
-            self.device.raw.cmd_bind_index_buffer(
+            self.fns.cmd_bind_index_buffer(
                 raw,
                 binding.buffer.raw,
                 binding.offset,
@@ -135,7 +134,7 @@ impl CommandEncoder {
         // SAFETY: inside a render pass; the buffer has VERTEX usage and is
         // in `VERTEX` (the trait contract); the range lies in it (checked).
         unsafe {
-            self.device.raw.cmd_bind_vertex_buffers2(
+            self.fns.cmd_bind_vertex_buffers2(
                 raw,
                 index,
                 &[binding.buffer.raw],
@@ -160,7 +159,7 @@ impl CommandEncoder {
         };
         let viewport = flipped_viewport(rect, depth_range);
         // SAFETY: inside a render pass; negative heights are core (1.1).
-        unsafe { self.device.raw.cmd_set_viewport(raw, 0, &[viewport]) };
+        unsafe { self.fns.cmd_set_viewport(raw, 0, &[viewport]) };
     }
 
     /// See `CommandEncoder::set_scissor_rect`.
@@ -173,7 +172,7 @@ impl CommandEncoder {
         };
         // SAFETY: inside a render pass; the rectangle lies in the render
         // area (the trait contract), so its offsets fit an i32.
-        unsafe { self.device.raw.cmd_set_scissor(raw, 0, &[scissor(rect)]) };
+        unsafe { self.fns.cmd_set_scissor(raw, 0, &[scissor(rect)]) };
     }
 
     /// See `CommandEncoder::set_stencil_reference`.
@@ -186,11 +185,8 @@ impl CommandEncoder {
         };
         // SAFETY: inside a render pass.
         unsafe {
-            self.device.raw.cmd_set_stencil_reference(
-                raw,
-                vk::StencilFaceFlags::FRONT_AND_BACK,
-                value,
-            )
+            self.fns
+                .cmd_set_stencil_reference(raw, vk::StencilFaceFlags::FRONT_AND_BACK, value)
         };
     }
 
@@ -203,7 +199,7 @@ impl CommandEncoder {
             return;
         };
         // SAFETY: inside a render pass.
-        unsafe { self.device.raw.cmd_set_blend_constants(raw, color) };
+        unsafe { self.fns.cmd_set_blend_constants(raw, color) };
     }
 
     /// See `CommandEncoder::draw`.
@@ -223,7 +219,7 @@ impl CommandEncoder {
         // SAFETY: inside a render pass with the pipeline, bind groups and
         // vertex buffers bound and the vertices in range (the trait contract).
         unsafe {
-            self.device.raw.cmd_draw(
+            self.fns.cmd_draw(
                 raw,
                 vertex_count,
                 instance_count,
@@ -251,7 +247,7 @@ impl CommandEncoder {
         // SAFETY: as `pass_draw`, plus an index buffer bound with the
         // indices in range (the trait contract).
         unsafe {
-            self.device.raw.cmd_draw_indexed(
+            self.fns.cmd_draw_indexed(
                 raw,
                 index_count,
                 instance_count,
@@ -354,8 +350,7 @@ impl CommandEncoder {
         };
         // SAFETY: inside a compute pass.
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_bind_pipeline(raw, vk::PipelineBindPoint::COMPUTE, pipeline.raw)
         };
     }
@@ -378,7 +373,7 @@ impl CommandEncoder {
         let [x, y, z] = count;
         // SAFETY: inside a compute pass with the pipeline and its bind
         // groups bound (the trait contract); counts within the limit (checked).
-        unsafe { self.device.raw.cmd_dispatch(raw, x, y, z) };
+        unsafe { self.fns.cmd_dispatch(raw, x, y, z) };
     }
 
     /// See `CommandEncoder::dispatch_indirect`.
@@ -394,10 +389,6 @@ impl CommandEncoder {
         }
         // SAFETY: inside a compute pass with everything bound, the buffer in
         // `INDIRECT` (the trait contract); the counts lie in it (checked).
-        unsafe {
-            self.device
-                .raw
-                .cmd_dispatch_indirect(raw, buffer.raw, offset)
-        };
+        unsafe { self.fns.cmd_dispatch_indirect(raw, buffer.raw, offset) };
     }
 }

@@ -265,9 +265,12 @@ pub struct ComputePipeline {
 }
 
 /// Records into command buffers from one `VkCommandPool`.
-#[derive(Debug)]
 pub struct CommandEncoder {
     pub(crate) device: Arc<DeviceShared>,
+    /// A copy of the device's function table, so recording a command loads
+    /// its function pointer from the encoder itself (one indirection fewer
+    /// than through the `Arc`; it shows in per-draw cost).
+    pub(crate) fns: ash::Device,
     pub(crate) pool: vk::CommandPool,
     /// The command buffer being recorded, if any.
     pub(crate) active: Option<vk::CommandBuffer>,
@@ -278,6 +281,17 @@ pub struct CommandEncoder {
     pub(crate) allocated: Vec<vk::CommandBuffer>,
     /// Scratch for barrier conversion, reused across calls (no per-call allocation).
     pub(crate) temp: command::Temp,
+}
+
+impl std::fmt::Debug for CommandEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandEncoder")
+            .field("pool", &self.pool)
+            .field("active", &self.active)
+            .field("free", &self.free.len())
+            .field("allocated", &self.allocated.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A finished recording.

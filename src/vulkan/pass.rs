@@ -312,7 +312,7 @@ impl CommandEncoder {
         };
         if rendering {
             // SAFETY: recording, inside the rendering this pass began.
-            unsafe { self.device.raw.cmd_end_rendering(raw) };
+            unsafe { self.fns.cmd_end_rendering(raw) };
         }
         self.close_pass(raw);
     }
@@ -376,7 +376,7 @@ impl CommandEncoder {
         // the layout's `index`-th and the offsets keep every range in its
         // buffer (the trait contract); the offset count matches (checked).
         unsafe {
-            self.device.raw.cmd_bind_descriptor_sets(
+            self.fns.cmd_bind_descriptor_sets(
                 raw,
                 bind_point,
                 layout.raw,
@@ -420,7 +420,7 @@ impl CommandEncoder {
         // SAFETY: recording inside a pass; the range lies in the layout's
         // ranges for `stages` (checked).
         unsafe {
-            self.device.raw.cmd_push_constants(
+            self.fns.cmd_push_constants(
                 raw,
                 layout.raw,
                 conv::map_shader_stages(stages),
