@@ -75,6 +75,8 @@ pub enum BindingResource<'a, R: Resources + ?Sized> {
     TextureView(&'a R::TextureView),
     /// An array of texture views.
     TextureViewArray(&'a [&'a R::TextureView]),
+    /// A top-level acceleration structure.
+    AccelerationStructure(&'a R::AccelerationStructure),
 }
 
 /// One binding of a bind group.

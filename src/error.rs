@@ -322,3 +322,44 @@ pub enum SurfaceError {
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
+
+/// Failure of an acceleration-structure operation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AccelerationStructureError {
+    /// The device was not opened with what this needs (acceleration
+    /// structures, a vertex format, …).
+    #[error("unsupported: {0}")]
+    Unsupported(&'static str),
+    /// The structure is smaller than the build needs.
+    #[error("structure of {size} bytes is smaller than the {required} bytes the build needs")]
+    TooSmall {
+        /// Bytes the build needs (the size query's answer).
+        required: u64,
+        /// Bytes the structure has.
+        size: u64,
+    },
+    /// The scratch buffer range is smaller than the build needs or misaligned.
+    #[error("scratch range of {available} bytes at a bad offset or below the {required} needed")]
+    Scratch {
+        /// Bytes the build needs.
+        required: u64,
+        /// Bytes available from the offset.
+        available: u64,
+    },
+    /// Bottom-level geometry for a top-level structure, or the reverse.
+    #[error("entries do not match the structure's kind")]
+    WrongKind,
+    /// A build flag the operation needs is missing (compaction without
+    /// `ALLOW_COMPACTION`, update without `ALLOW_UPDATE`).
+    #[error("the structure was not built with {0}")]
+    MissingFlag(&'static str),
+    /// A build entry without its buffer, or an update without a source.
+    #[error("build input missing: {0}")]
+    MissingInput(&'static str),
+    /// A placement in a buffer that is too small or misaligned.
+    #[error("invalid placement: {0}")]
+    InvalidPlacement(&'static str),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}

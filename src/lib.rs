@@ -82,8 +82,10 @@
 
 pub use wgt;
 
+mod acceleration;
 mod adapter;
 mod binding;
+pub mod compaction;
 mod counters;
 pub mod dynamic;
 mod error;
@@ -99,11 +101,13 @@ mod surface;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 
+pub use acceleration::*;
 pub use adapter::*;
 pub use binding::*;
 pub use counters::{Counter, HalCounters, LiveCounts};
 pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
+    DynAccelerationStructure, DynRayTracingPipeline,
     DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer, DynCommandEncoder,
     DynComputePipeline, DynDevice, DynExposedAdapter, DynFence, DynInstance, DynOpenDevice,
     DynPipelineLayout, DynQuerySet, DynQueue, DynRenderPipeline, DynResource, DynResources,
@@ -162,6 +166,10 @@ pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
     type ComputePipeline: DynComputePipeline;
     /// A presentation surface.
     type Surface: Surface<A = Self> + DynSurface;
+    /// A bottom- or top-level acceleration structure.
+    type AccelerationStructure: DynAccelerationStructure;
+    /// A ray-tracing pipeline.
+    type RayTracingPipeline: DynRayTracingPipeline;
     /// A texture acquired from a surface.
     type SurfaceTexture: DynSurfaceTexture + std::borrow::Borrow<Self::Texture>;
 }
@@ -186,6 +194,8 @@ pub trait Resources {
     type PipelineLayout: ?Sized + std::fmt::Debug;
     /// Shader module type.
     type ShaderModule: ?Sized + std::fmt::Debug;
+    /// Acceleration structure type.
+    type AccelerationStructure: ?Sized + std::fmt::Debug;
 }
 
 impl<A: Api> Resources for A {
@@ -197,6 +207,7 @@ impl<A: Api> Resources for A {
     type BindGroupLayout = A::BindGroupLayout;
     type PipelineLayout = A::PipelineLayout;
     type ShaderModule = A::ShaderModule;
+    type AccelerationStructure = A::AccelerationStructure;
 }
 
 /// Entry point of a backend.
@@ -504,6 +515,89 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Came from this device; no pending GPU work uses it.
     unsafe fn destroy_compute_pipeline(&self, pipeline: <Self::A as Api>::ComputePipeline);
+
+    // Acceleration structures and ray tracing (HalFeatures::ACCELERATION_STRUCTURE,
+    // RAY_TRACING_PIPELINE; without them these return `Unsupported`).
+
+    /// Sizes of a structure and its scratch buffers for the given geometry.
+    ///
+    /// # Safety
+    /// Buffers named in the entries, if any, came from this device.
+    unsafe fn get_acceleration_structure_build_sizes(
+        &self,
+        desc: &GetAccelerationStructureBuildSizesDescriptor<Self::A>,
+    ) -> Result<AccelerationStructureBuildSizes, AccelerationStructureError>;
+    /// Creates an acceleration structure (contents undefined until built; state
+    /// `AccelerationStructureUses::empty()`).
+    ///
+    /// # Safety
+    /// A placement buffer came from this device and outlives the structure.
+    unsafe fn create_acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::AccelerationStructure, AccelerationStructureError>;
+    /// Destroys an acceleration structure (and its owned buffer).
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it, and no TLAS that
+    /// will still be traced or built references it.
+    unsafe fn destroy_acceleration_structure(
+        &self,
+        structure: <Self::A as Api>::AccelerationStructure,
+    );
+    /// The structure's device address, for [`TlasInstance::blas_address`].
+    ///
+    /// # Safety
+    /// Came from this device.
+    unsafe fn get_acceleration_structure_device_address(
+        &self,
+        structure: &<Self::A as Api>::AccelerationStructure,
+    ) -> u64;
+    /// The structure's size in bytes, as created.
+    ///
+    /// # Safety
+    /// Came from this device.
+    unsafe fn get_acceleration_structure_size(
+        &self,
+        structure: &<Self::A as Api>::AccelerationStructure,
+    ) -> u64;
+    /// Creates a ray-tracing pipeline. For naga-based modules each stage's
+    /// interface is checked against the layout.
+    ///
+    /// # Safety
+    /// The layout and modules came from this device.
+    unsafe fn create_ray_tracing_pipeline(
+        &self,
+        desc: &RayTracingPipelineDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::RayTracingPipeline, PipelineError>;
+    /// Destroys a ray-tracing pipeline.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_ray_tracing_pipeline(
+        &self,
+        pipeline: <Self::A as Api>::RayTracingPipeline,
+    );
+    /// Builds a shader binding table for `pipeline`: fetches its group
+    /// handles and lays them out with the adapter's handle size and
+    /// alignments in a new buffer (state `BufferUses::empty()`, ready for
+    /// `trace_rays` after the submit that uses it).
+    ///
+    /// # Safety
+    /// The pipeline came from this device and outlives the table's use.
+    unsafe fn create_shader_binding_table(
+        &self,
+        pipeline: &<Self::A as Api>::RayTracingPipeline,
+        desc: &ShaderBindingTableDescriptor,
+    ) -> Result<ShaderBindingTable<<Self::A as Api>::Buffer>, PipelineError>;
+    /// Destroys a shader binding table.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_shader_binding_table(
+        &self,
+        table: ShaderBindingTable<<Self::A as Api>::Buffer>,
+    );
 
     /// Counts of live objects of this device.
     fn live_counts(&self) -> LiveCounts;
@@ -910,4 +1004,83 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// As `dispatch`; the buffer has INDIRECT usage, is in `INDIRECT`, and
     /// holds the counts at `offset` (a multiple of 4).
     unsafe fn dispatch_indirect(&mut self, buffer: &<Self::A as Api>::Buffer, offset: u64);
+
+    // Acceleration structures and ray tracing. These record outside passes
+    // (except `trace_rays`, inside a ray-tracing pass). The cheap checks
+    // (sizes, kinds, flags) return typed errors and record nothing.
+
+    /// Builds or updates acceleration structures.
+    ///
+    /// # Safety
+    /// Recording, outside any pass; every input buffer is in a state a build
+    /// may read (`BufferUses` covering the read: the hal orders nothing
+    /// itself), each destination is not in use by pending GPU work, and
+    /// BLASes referenced by instance records are built and in `BUILD_INPUT`.
+    unsafe fn build_acceleration_structures(
+        &mut self,
+        descriptors: &[BuildAccelerationStructureDescriptor<Self::A>],
+    ) -> Result<(), AccelerationStructureError>;
+    /// Orders uses of acceleration structures.
+    ///
+    /// # Safety
+    /// Recording, outside any pass; the structures are in `usage.from`.
+    unsafe fn place_acceleration_structure_barrier(
+        &mut self,
+        barrier: AccelerationStructureBarrier<'_, <Self::A as Api>::AccelerationStructure>,
+    );
+    /// Copies a structure: a clone, or a compacted copy.
+    ///
+    /// # Safety
+    /// Recording, outside any pass; `src` is built and in `COPY_SRC`; `dst`
+    /// is large enough (its creation size is at least `src`'s, or the
+    /// compacted size read for `src`).
+    unsafe fn copy_acceleration_structure(
+        &mut self,
+        src: &<Self::A as Api>::AccelerationStructure,
+        dst: &<Self::A as Api>::AccelerationStructure,
+        mode: AccelerationStructureCopy,
+    ) -> Result<(), AccelerationStructureError>;
+    /// Writes the compacted sizes of `structures` as `u64`s, 8 bytes apart,
+    /// into `buffer` at `offset`, with one query-pool reset, one build→read
+    /// barrier (recorded by this call), one properties write and one results
+    /// copy for the whole batch. The query slots come from the device's
+    /// shared pools and return there when this encoder's command buffers are
+    /// reset.
+    ///
+    /// # Safety
+    /// Recording, outside any pass; every structure was built (with
+    /// `ALLOW_COMPACTION`) earlier in submission order; the buffer range is in
+    /// `COPY_DST` and the caller orders later reads of it.
+    unsafe fn read_acceleration_structure_compacted_sizes(
+        &mut self,
+        structures: &[&<Self::A as Api>::AccelerationStructure],
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+    ) -> Result<(), AccelerationStructureError>;
+    /// Begins a ray-tracing pass (bind groups bind to the ray-tracing point).
+    ///
+    /// # Safety
+    /// Recording, outside any pass.
+    unsafe fn begin_ray_tracing_pass(&mut self, desc: &ComputePassDescriptor);
+    /// Ends the ray-tracing pass.
+    ///
+    /// # Safety
+    /// Inside a ray-tracing pass.
+    unsafe fn end_ray_tracing_pass(&mut self);
+    /// Binds a ray-tracing pipeline.
+    ///
+    /// # Safety
+    /// Inside a ray-tracing pass.
+    unsafe fn set_ray_tracing_pipeline(&mut self, pipeline: &<Self::A as Api>::RayTracingPipeline);
+    /// Traces `size` rays (width, height, depth) with the table's records.
+    ///
+    /// # Safety
+    /// Inside a ray-tracing pass with the pipeline the table was built for
+    /// and its bind groups bound; the table's buffer was written by a
+    /// completed or earlier submission.
+    unsafe fn trace_rays(
+        &mut self,
+        table: &ShaderBindingTable<<Self::A as Api>::Buffer>,
+        size: [u32; 3],
+    );
 }

@@ -99,3 +99,108 @@ pub struct RenderPipelineDescriptor<'a, R: Resources + ?Sized> {
     /// Colour targets, by attachment slot.
     pub color_targets: &'a [Option<wgt::ColorTargetState>],
 }
+
+/// The kind of a ray-tracing shader stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RayTracingStageKind {
+    /// Ray generation.
+    RayGeneration,
+    /// Miss.
+    Miss,
+    /// Closest hit.
+    ClosestHit,
+    /// Any hit.
+    AnyHit,
+    /// Intersection (procedural geometry; SPIR-V modules only, WGSL has none).
+    Intersection,
+}
+
+/// One shader of a ray-tracing pipeline.
+#[derive(Debug)]
+pub struct RayTracingStage<'a, R: Resources + ?Sized> {
+    /// Its kind.
+    pub kind: RayTracingStageKind,
+    /// The module and entry point.
+    pub stage: ProgrammableStage<'a, R>,
+}
+
+/// A shader group: what one shader-binding-table record invokes. Indices
+/// point into the pipeline's `stages`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShaderGroup {
+    /// A ray-generation or miss shader.
+    General {
+        /// Index of the stage.
+        stage: u32,
+    },
+    /// Hit shaders for triangle geometry.
+    TrianglesHit {
+        /// Closest-hit stage, if any.
+        closest_hit: Option<u32>,
+        /// Any-hit stage, if any.
+        any_hit: Option<u32>,
+    },
+    /// Hit shaders for AABB geometry, with its intersection shader.
+    ProceduralHit {
+        /// Intersection stage.
+        intersection: u32,
+        /// Closest-hit stage, if any.
+        closest_hit: Option<u32>,
+        /// Any-hit stage, if any.
+        any_hit: Option<u32>,
+    },
+}
+
+/// Describes a ray-tracing pipeline.
+#[derive(Debug)]
+pub struct RayTracingPipelineDescriptor<'a, R: Resources + ?Sized> {
+    /// Debug label.
+    pub label: Option<&'a str>,
+    /// The layout its bindings must match.
+    pub layout: &'a R::PipelineLayout,
+    /// Its shaders.
+    pub stages: &'a [RayTracingStage<'a, R>],
+    /// Its groups; the shader binding table names groups by index here.
+    pub groups: &'a [ShaderGroup],
+    /// Deepest `traceRay` recursion, at most `max_ray_recursion_depth`.
+    pub max_recursion_depth: u32,
+}
+
+/// Which groups a shader binding table holds, in record order.
+#[derive(Clone, Debug, Default)]
+pub struct ShaderBindingTableDescriptor<'a> {
+    /// Debug label.
+    pub label: Option<&'a str>,
+    /// The ray-generation group.
+    pub ray_generation: u32,
+    /// Miss groups (miss index i → record i).
+    pub miss: &'a [u32],
+    /// Hit groups (instance SBT offset + geometry index → record).
+    pub hit: &'a [u32],
+}
+
+/// One region of a shader binding table in its buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShaderBindingTableRegion {
+    /// Byte offset of the first record in the table's buffer.
+    pub offset: u64,
+    /// Bytes between records (the adapter's handle size, aligned).
+    pub stride: u64,
+    /// Bytes of the region (0 when empty).
+    pub size: u64,
+}
+
+/// A shader binding table built by the hal: the group handles of a pipeline
+/// laid out with the adapter's handle size and alignments, in a buffer the
+/// table owns. Destroy it with `destroy_shader_binding_table`.
+#[derive(Debug)]
+pub struct ShaderBindingTable<B> {
+    /// The buffer holding the records.
+    pub buffer: B,
+    /// The ray-generation record.
+    pub ray_generation: ShaderBindingTableRegion,
+    /// The miss records.
+    pub miss: ShaderBindingTableRegion,
+    /// The hit records.
+    pub hit: ShaderBindingTableRegion,
+}

@@ -68,6 +68,10 @@ resource_traits!(
     /// A texture acquired from a surface of some backend. On the dyn path
     /// it travels inside a [`SurfaceTextureBox`], which serves as a texture.
     DynSurfaceTexture,
+    /// An acceleration structure of some backend.
+    DynAccelerationStructure,
+    /// A ray-tracing pipeline of some backend.
+    DynRayTracingPipeline,
 );
 
 /// The dyn path's [`crate::Resources`]: descriptors that name `dyn` resources.
@@ -83,6 +87,7 @@ impl crate::Resources for DynResources {
     type BindGroupLayout = dyn DynBindGroupLayout;
     type PipelineLayout = dyn DynPipelineLayout;
     type ShaderModule = dyn DynShaderModule;
+    type AccelerationStructure = dyn DynAccelerationStructure;
 }
 
 /// Downcasts a dyn resource reference to the backend's concrete type.
