@@ -86,6 +86,8 @@ impl crate::Api for Api {
     type ComputePipeline = ComputePipeline;
     type Surface = Surface;
     type SurfaceTexture = SurfaceTexture;
+    type AccelerationStructure = AccelerationStructure;
+    type RayTracingPipeline = RayTracingPipeline;
 }
 
 /// State shared by a device and its queue.

@@ -698,6 +698,53 @@ impl crate::Device for super::Device {
         unsafe { super::pipeline::destroy_compute_pipeline(self, pipeline) }
     }
 
+    // Acceleration structures live in acceleration.rs, ray-tracing pipelines in ray_tracing.rs.
+
+    unsafe fn get_acceleration_structure_build_sizes(&self, desc: &crate::GetAccelerationStructureBuildSizesDescriptor<super::Api>) -> Result<crate::AccelerationStructureBuildSizes, crate::AccelerationStructureError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::acceleration::build_sizes(self, desc) }
+    }
+
+    unsafe fn create_acceleration_structure(&self, desc: &crate::AccelerationStructureDescriptor<super::Api>) -> Result<super::AccelerationStructure, crate::AccelerationStructureError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::acceleration::create(self, desc) }
+    }
+
+    unsafe fn destroy_acceleration_structure(&self, structure: super::AccelerationStructure) {
+        // SAFETY: forwarded contract.
+        unsafe { super::acceleration::destroy(self, structure) }
+    }
+
+    unsafe fn get_acceleration_structure_device_address(&self, structure: &super::AccelerationStructure) -> u64 {
+        // SAFETY: forwarded contract.
+        unsafe { super::acceleration::device_address(self, structure) }
+    }
+
+    unsafe fn get_acceleration_structure_size(&self, structure: &super::AccelerationStructure) -> u64 {
+        // SAFETY: forwarded contract.
+        unsafe { super::acceleration::size(structure) }
+    }
+
+    unsafe fn create_ray_tracing_pipeline(&self, desc: &crate::RayTracingPipelineDescriptor<super::Api>) -> Result<super::RayTracingPipeline, crate::PipelineError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::ray_tracing::create_pipeline(self, desc) }
+    }
+
+    unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: super::RayTracingPipeline) {
+        // SAFETY: forwarded contract.
+        unsafe { super::ray_tracing::destroy_pipeline(self, pipeline) }
+    }
+
+    unsafe fn create_shader_binding_table(&self, pipeline: &super::RayTracingPipeline, desc: &crate::ShaderBindingTableDescriptor) -> Result<crate::ShaderBindingTable<super::Buffer>, crate::PipelineError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::ray_tracing::create_shader_binding_table(self, pipeline, desc) }
+    }
+
+    unsafe fn destroy_shader_binding_table(&self, table: crate::ShaderBindingTable<super::Buffer>) {
+        // SAFETY: forwarded contract.
+        unsafe { super::ray_tracing::destroy_shader_binding_table(self, table) }
+    }
+
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }

@@ -35,6 +35,7 @@
 //! wrapped (`Device::buffer_from_raw`, `Device::texture_from_raw`) as
 //! caller-owned resources. Upper layers so have escape hatches.
 
+mod acceleration;
 mod adapter;
 mod barrier;
 mod bind_group;
@@ -54,7 +55,9 @@ mod memory;
 mod pass;
 mod pipeline;
 mod pipeline_state;
+mod query;
 mod queue;
+mod ray_tracing;
 mod raw;
 mod surface;
 mod swapchain;
@@ -93,6 +96,8 @@ impl crate::Api for Api {
     type ComputePipeline = ComputePipeline;
     type Surface = Surface;
     type SurfaceTexture = SurfaceTexture;
+    type AccelerationStructure = AccelerationStructure;
+    type RayTracingPipeline = RayTracingPipeline;
 }
 
 /// State shared by a device, its queue and its encoders. Destroyed (VMA
