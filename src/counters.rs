@@ -25,6 +25,8 @@ pub struct LiveCounts {
     pub render_pipelines: isize,
     /// Compute pipelines.
     pub compute_pipelines: isize,
+    /// Ray-tracing pipelines.
+    pub ray_tracing_pipelines: isize,
     /// Bind group layouts.
     pub bind_group_layouts: isize,
     /// Bind groups.
@@ -60,6 +62,8 @@ pub struct HalCounters {
     pub render_pipelines: Counter,
     /// Compute pipelines.
     pub compute_pipelines: Counter,
+    /// Ray-tracing pipelines.
+    pub ray_tracing_pipelines: Counter,
     /// Bind group layouts.
     pub bind_group_layouts: Counter,
     /// Bind groups.
@@ -84,6 +88,7 @@ impl HalCounters {
             shader_modules: self.shader_modules.read(),
             render_pipelines: self.render_pipelines.read(),
             compute_pipelines: self.compute_pipelines.read(),
+            ray_tracing_pipelines: self.ray_tracing_pipelines.read(),
             bind_group_layouts: self.bind_group_layouts.read(),
             bind_groups: self.bind_groups.read(),
             pipeline_layouts: self.pipeline_layouts.read(),

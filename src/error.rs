@@ -298,6 +298,15 @@ pub enum PipelineError {
     /// A fixed-function setting the adapter or backend does not support.
     #[error("unsupported pipeline state: {0}")]
     Unsupported(String),
+    /// A shader group, or a shader binding table's entry, names a stage or
+    /// group that does not exist or is of the wrong kind.
+    #[error("shader group {group}: {reason}")]
+    InvalidShaderGroup {
+        /// Index of the group (in the pipeline's groups).
+        group: u32,
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

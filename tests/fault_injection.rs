@@ -575,6 +575,132 @@ fn instance_path(desc: &InstanceDescriptor) -> Step<()> {
     }
 }
 
+/// A ray-tracing pipeline without bindings: ray generation, miss, closest hit.
+const RAY_TRACING_WGSL: &str = "
+enable wgpu_ray_tracing_pipeline;
+struct Payload { hit: u32 }
+var<incoming_ray_payload> incoming: Payload;
+@ray_generation
+fn rgen() {}
+@miss
+@incoming_payload(incoming)
+fn miss() { incoming.hit = 0u; }
+@closest_hit
+@incoming_payload(incoming)
+fn chit() { incoming.hit = 1u; }
+";
+
+fn ray_tracing_pipeline_path(
+    device: &vulkan::Device,
+    layout: &vulkan::PipelineLayout,
+    module: &vulkan::ShaderModule,
+) -> Step<vulkan::RayTracingPipeline> {
+    use keel_hal::RayTracingStageKind as K;
+    let stage = |kind, entry_point| keel_hal::RayTracingStage::<vulkan::Api> {
+        kind,
+        stage: keel_hal::ProgrammableStage {
+            module,
+            entry_point,
+        },
+    };
+    let stages = [
+        stage(K::RayGeneration, "rgen"),
+        stage(K::Miss, "miss"),
+        stage(K::ClosestHit, "chit"),
+    ];
+    let groups = [
+        keel_hal::ShaderGroup::General { stage: 0 },
+        keel_hal::ShaderGroup::General { stage: 1 },
+        keel_hal::ShaderGroup::TrianglesHit {
+            closest_hit: Some(2),
+            any_hit: None,
+        },
+    ];
+    let desc = keel_hal::RayTracingPipelineDescriptor::<vulkan::Api> {
+        label: Some("fault ray-tracing pipeline"),
+        layout,
+        stages: &stages,
+        groups: &groups,
+        max_recursion_depth: 1,
+    };
+    // SAFETY: the layout and module came from this device.
+    outcome!(
+        unsafe { device.create_ray_tracing_pipeline(&desc) },
+        keel_hal::PipelineError::Device
+    )
+}
+
+/// Ray-tracing pipeline and shader-binding-table creation, on a device
+/// opened with `RAY_TRACING_PIPELINE` (skipped, with a message, where the
+/// adapter lacks it).
+fn ray_tracing_paths(adapter: &vulkan::Adapter, result: vk::Result) -> Vec<(&'static str, Points)> {
+    let desc = DeviceDescriptor {
+        label: Some("fault ray-tracing device"),
+        required_hal_features: keel_hal::HalFeatures::RAY_TRACING_PIPELINE,
+        ..Default::default()
+    };
+    // SAFETY: every object below is destroyed before the device is dropped.
+    let open = match unsafe { adapter.open(&desc) } {
+        Ok(open) => open,
+        Err(e) => {
+            println!("ray-tracing paths skipped: {e}");
+            return Vec::new();
+        }
+    };
+    let device = open.device;
+    let counts = || device.live_counts();
+    let mut per_path = Vec::new();
+    // SAFETY: destroyed after the sweeps.
+    let layout = unsafe {
+        device.create_pipeline_layout(&PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &[],
+            push_constant_ranges: &[],
+        })
+    }
+    .expect("layout");
+    let module = shader_module_path(&device, RAY_TRACING_WGSL).expect("ray-tracing module");
+    per_path.push((
+        "ray-tracing pipeline",
+        sweep("ray-tracing pipeline", result, counts, || {
+            let pipeline = ray_tracing_pipeline_path(&device, &layout, &module)?;
+            // SAFETY: no GPU work uses it.
+            unsafe { device.destroy_ray_tracing_pipeline(pipeline) };
+            Ok(())
+        }),
+    ));
+    let pipeline =
+        ray_tracing_pipeline_path(&device, &layout, &module).expect("ray-tracing pipeline");
+    per_path.push((
+        "shader binding table",
+        sweep("shader binding table", result, counts, || {
+            let desc = keel_hal::ShaderBindingTableDescriptor {
+                label: Some("fault table"),
+                ray_generation: 0,
+                miss: &[1],
+                hit: &[2, 2],
+            };
+            // SAFETY: the pipeline came from this device; no GPU work uses the table.
+            unsafe {
+                let table = outcome!(
+                    device.create_shader_binding_table(&pipeline, &desc),
+                    keel_hal::PipelineError::Device
+                )?;
+                device.destroy_shader_binding_table(table);
+            }
+            Ok(())
+        }),
+    ));
+    // SAFETY: no GPU work used them.
+    unsafe {
+        device.destroy_ray_tracing_pipeline(pipeline);
+        device.destroy_shader_module(module);
+        device.destroy_pipeline_layout(layout);
+    }
+    assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
+    per_path
+}
+
 #[test]
 fn fault_sweep() {
     let _ = env_logger::builder().is_test(true).try_init();
@@ -848,6 +974,7 @@ fn fault_sweep() {
         }
         assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
         drop((device, queue));
+        per_path.extend(ray_tracing_paths(&adapter, result));
 
         let total: u64 = per_path.iter().map(|(_, p)| p.total).sum();
         for (name, p) in &per_path {

@@ -204,6 +204,159 @@ fn main() {
     );
 }
 
+#[test]
+fn ray_query_in_a_fragment_shader_translates() {
+    let text = "\
+enable wgpu_ray_query;
+@group(0) @binding(0) var acc: acceleration_structure;
+@fragment
+fn main(@builtin(position) pos: vec4<f32>) -> @location(0) vec4<f32> {
+    var rq: ray_query;
+    rayQueryInitialize(&rq, acc, RayDesc(0u, 0xFFu, 0.0, 10.0, vec3<f32>(pos.xy, -1.0), vec3<f32>(0.0, 0.0, 1.0)));
+    rayQueryProceed(&rq);
+    let hit = rayQueryGetCommittedIntersection(&rq).kind != RAY_QUERY_INTERSECTION_NONE;
+    return select(vec4<f32>(0.0), vec4<f32>(1.0), hit);
+}
+";
+    let module = parse_and_validate(
+        ShaderSource::Wgsl(Cow::Borrowed(text)),
+        caps() | Capabilities::RAY_QUERY,
+    )
+    .expect("valid with RAY_QUERY");
+    let options = SpirvOptions {
+        entry_point: Some((naga::ShaderStage::Fragment, "main")),
+        ..SpirvOptions::default()
+    };
+    check_spirv(&to_spirv(&module, &options).expect("translates")).expect("ok");
+    let interface = find_entry_point(&module, "main", naga::ShaderStage::Fragment).expect("found");
+    assert_eq!(interface.bindings.len(), 1);
+}
+
+/// A ray-tracing pipeline's stages: ray generation tracing into an
+/// acceleration structure and writing a buffer, miss and closest hit
+/// writing the payload.
+const RAY_TRACING: &str = "\
+enable wgpu_ray_tracing_pipeline;
+
+struct Payload { hit: u32 }
+
+@group(0) @binding(0) var acc: acceleration_structure;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+
+var<ray_payload> payload: Payload;
+var<incoming_ray_payload> incoming: Payload;
+
+@ray_generation
+fn rgen(@builtin(ray_invocation_id) id: vec3<u32>, @builtin(num_ray_invocations) n: vec3<u32>) {
+    payload = Payload(7u);
+    let origin = vec3<f32>(f32(id.x) / f32(n.x), f32(id.y) / f32(n.y), -1.0);
+    traceRay(acc, RayDesc(0u, 0xFFu, 0.0, 10.0, origin, vec3<f32>(0.0, 0.0, 1.0)), &payload);
+    out[id.y * n.x + id.x] = payload.hit;
+}
+
+@miss
+@incoming_payload(incoming)
+fn miss() { incoming.hit = 0u; }
+
+@closest_hit
+@incoming_payload(incoming)
+fn chit(@builtin(ray_t_current_max) t: f32) { incoming.hit = 1u + u32(t); }
+";
+
+#[test]
+fn ray_tracing_stages_validate_reflect_and_translate() {
+    let source = || ShaderSource::Wgsl(Cow::Borrowed(RAY_TRACING));
+    let without = parse_and_validate(source(), caps());
+    assert!(
+        matches!(without, Err(ShaderError::Parse { line: 1, .. })),
+        "{without:?}"
+    );
+    let module = parse_and_validate(source(), caps() | Capabilities::RAY_TRACING_PIPELINE)
+        .expect("valid with RAY_TRACING_PIPELINE");
+    use naga::ShaderStage as S;
+    let rgen = find_entry_point(&module, "rgen", S::RayGeneration).expect("ray generation");
+    let kinds: Vec<_> = rgen.bindings.iter().map(|b| (b.binding, b.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (
+                0,
+                BindingKind::AccelerationStructure {
+                    vertex_return: false
+                }
+            ),
+            (
+                1,
+                BindingKind::StorageBuffer {
+                    read_only: false,
+                    min_size: 4
+                }
+            ),
+        ]
+    );
+    let miss = find_entry_point(&module, "miss", S::Miss).expect("miss");
+    let chit = find_entry_point(&module, "chit", S::ClosestHit).expect("closest hit");
+    assert!(
+        miss.bindings.is_empty() && chit.bindings.is_empty(),
+        "payloads are no bindings"
+    );
+    assert!(matches!(
+        find_entry_point(&module, "rgen", S::Miss),
+        Err(PipelineError::EntryPoint { stage: S::Miss, .. })
+    ));
+    assert_eq!(stage_flag(S::RayGeneration), ShaderStages::RAY_GENERATION);
+    assert_eq!(stage_flag(S::Miss), ShaderStages::MISS);
+    assert_eq!(stage_flag(S::ClosestHit), ShaderStages::CLOSEST_HIT);
+    assert_eq!(stage_flag(S::AnyHit), ShaderStages::ANY_HIT);
+
+    // The layout must show the bindings to the ray-generation stage.
+    let as_entry = |visibility| {
+        entry(
+            0,
+            visibility,
+            BindingType::AccelerationStructure {
+                vertex_return: false,
+            },
+        )
+    };
+    let group = [
+        as_entry(ShaderStages::RAY_GENERATION),
+        entry(1, ShaderStages::RAY_GENERATION, storage(false)),
+    ];
+    let layout = |entries: &[BindGroupLayoutEntry]| {
+        check_layout(
+            &rgen,
+            &LayoutSlices {
+                bind_groups: &[entries],
+                push_constant_ranges: &[],
+            },
+        )
+    };
+    layout(&group).expect("matches");
+    let hidden = [
+        as_entry(ShaderStages::COMPUTE),
+        entry(1, ShaderStages::RAY_GENERATION, storage(false)),
+    ];
+    assert!(mismatch(layout(&hidden)).contains("RayGeneration"));
+
+    for (stage, name) in [
+        (S::RayGeneration, "rgen"),
+        (S::Miss, "miss"),
+        (S::ClosestHit, "chit"),
+    ] {
+        let options = SpirvOptions {
+            entry_point: Some((stage, name)),
+            ..SpirvOptions::default()
+        };
+        let words = to_spirv(&module, &options).expect("translates");
+        check_spirv(&words).expect("passes");
+        assert!(
+            words[1] >= 0x0001_0400,
+            "ray tracing needs SPIR-V 1.4 or later"
+        );
+    }
+}
+
 /// A structurally fine module: header and one `OpEntryPoint GLCompute %1 "m"`.
 fn minimal_spirv() -> Vec<u32> {
     vec![

@@ -158,6 +158,14 @@ pub(crate) struct RayLimits {
     pub(crate) max_per_stage_acceleration_structures: u32,
     pub(crate) max_ray_recursion_depth: u32,
     pub(crate) max_ray_dispatch_invocation_count: u32,
+    /// Bytes of one shader group handle.
+    pub(crate) shader_group_handle_size: u32,
+    /// Alignment of each shader binding table record.
+    pub(crate) shader_group_handle_alignment: u32,
+    /// Alignment of each shader binding table region's start.
+    pub(crate) shader_group_base_alignment: u32,
+    /// Largest stride between shader binding table records.
+    pub(crate) max_shader_group_stride: u32,
 }
 
 /// Everything keel-hal reads from a physical device, read once.
@@ -388,6 +396,10 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
             .max_per_stage_descriptor_acceleration_structures,
         max_ray_recursion_depth: rt_props.max_ray_recursion_depth,
         max_ray_dispatch_invocation_count: rt_props.max_ray_dispatch_invocation_count,
+        shader_group_handle_size: rt_props.shader_group_handle_size,
+        shader_group_handle_alignment: rt_props.shader_group_handle_alignment,
+        shader_group_base_alignment: rt_props.shader_group_base_alignment,
+        max_shader_group_stride: rt_props.max_shader_group_stride,
     };
     Ok(PhysicalInfo {
         properties,
@@ -683,6 +695,10 @@ impl crate::Adapter for Adapter {
         };
         // SAFETY: the family was created with one queue.
         let queue = unsafe { raw.get_device_queue(self.info.queue_family_index, 0) };
+        let ray_tracing = enabled_rt.then(|| {
+            // SAFETY: `raw` is live and has `VK_KHR_ray_tracing_pipeline` enabled.
+            unsafe { super::ray_tracing::RayTracingFns::load(instance, &raw) }
+        });
         let shared = Arc::new(super::DeviceShared {
             raw,
             instance: instance.clone(),
@@ -698,6 +714,7 @@ impl crate::Adapter for Adapter {
             timestamp_period: self.capabilities.timestamp_period,
             counters: Default::default(),
             physical: self.info.clone(),
+            ray_tracing,
             queue_lock: parking_lot::Mutex::new(()),
             descriptors: Default::default(),
         });

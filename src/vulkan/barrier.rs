@@ -16,7 +16,9 @@
 //!   ([`buffer_needs_barrier`], [`texture_needs_barrier`]).
 //!
 //! Shader stages are `PRE_RASTERIZATION_SHADERS | FRAGMENT_SHADER |
-//! COMPUTE_SHADER`: valid without the geometry/tessellation/mesh features.
+//! COMPUTE_SHADER` (valid without the geometry/tessellation/mesh
+//! features), plus `RAY_TRACING_SHADER_KHR` on a device with ray-tracing
+//! pipelines, where alone that stage is valid ([`shader_stages`]).
 //! [`TextureUses::PRESENT`] maps to `PRESENT_SRC_KHR`, which is only valid on
 //! a device with `VK_KHR_swapchain` enabled; elsewhere (nobody can present
 //! there) it maps to `GENERAL`. Layout functions take that as `swapchain`.
@@ -25,12 +27,23 @@ use ash::vk;
 
 use crate::{BufferUses, TextureUses};
 
-/// Every shader stage a keel-hal pipeline may run, as sync2 stage bits.
-const SHADER_STAGES: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::from_raw(
+/// The shader stages of graphics and compute pipelines, as sync2 stage bits.
+const RASTER_AND_COMPUTE_SHADERS: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::from_raw(
     vk::PipelineStageFlags2::PRE_RASTERIZATION_SHADERS.as_raw()
         | vk::PipelineStageFlags2::FRAGMENT_SHADER.as_raw()
         | vk::PipelineStageFlags2::COMPUTE_SHADER.as_raw(),
 );
+
+/// Every shader stage a keel-hal pipeline may run on a device, as sync2
+/// stage bits: ray-tracing shaders too when `ray_tracing` (the device
+/// enabled ray-tracing pipelines; the stage is invalid elsewhere).
+pub(super) fn shader_stages(ray_tracing: bool) -> vk::PipelineStageFlags2 {
+    if ray_tracing {
+        RASTER_AND_COMPUTE_SHADERS | vk::PipelineStageFlags2::RAY_TRACING_SHADER_KHR
+    } else {
+        RASTER_AND_COMPUTE_SHADERS
+    }
+}
 
 /// Depth/stencil tests happen in both fragment-test stages.
 const FRAGMENT_TESTS: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::from_raw(
@@ -60,8 +73,12 @@ const WRITE_ACCESS: vk::AccessFlags2 = vk::AccessFlags2::from_raw(
         | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE.as_raw(),
 );
 
-/// Stage and access of one buffer state flag.
-fn buffer_flag_scope(flag: BufferUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+/// Stage and access of one buffer state flag; `shaders` is the device's
+/// [`shader_stages`].
+fn buffer_flag_scope(
+    flag: BufferUses,
+    shaders: vk::PipelineStageFlags2,
+) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
     use vk::AccessFlags2 as A;
     use vk::PipelineStageFlags2 as S;
     match flag {
@@ -71,26 +88,29 @@ fn buffer_flag_scope(flag: BufferUses) -> (vk::PipelineStageFlags2, vk::AccessFl
         BufferUses::COPY_DST | BufferUses::QUERY_RESOLVE => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
         BufferUses::INDEX => (S::INDEX_INPUT, A::INDEX_READ),
         BufferUses::VERTEX => (S::VERTEX_ATTRIBUTE_INPUT, A::VERTEX_ATTRIBUTE_READ),
-        BufferUses::UNIFORM => (SHADER_STAGES, A::UNIFORM_READ),
-        BufferUses::STORAGE_READ_ONLY => (SHADER_STAGES, A::SHADER_STORAGE_READ),
-        BufferUses::STORAGE_READ_WRITE => (
-            SHADER_STAGES,
-            A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
-        ),
+        BufferUses::UNIFORM => (shaders, A::UNIFORM_READ),
+        BufferUses::STORAGE_READ_ONLY => (shaders, A::SHADER_STORAGE_READ),
+        BufferUses::STORAGE_READ_WRITE => {
+            (shaders, A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE)
+        }
         BufferUses::INDIRECT => (S::DRAW_INDIRECT, A::INDIRECT_COMMAND_READ),
         // Unknown bits (none today) order nothing.
         _ => (S::NONE, A::NONE),
     }
 }
 
-/// Stage and access of one texture state flag.
-fn texture_flag_scope(flag: TextureUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+/// Stage and access of one texture state flag; `shaders` is the device's
+/// [`shader_stages`].
+fn texture_flag_scope(
+    flag: TextureUses,
+    shaders: vk::PipelineStageFlags2,
+) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
     use vk::AccessFlags2 as A;
     use vk::PipelineStageFlags2 as S;
     match flag {
         TextureUses::COPY_SRC => (S::ALL_TRANSFER, A::TRANSFER_READ),
         TextureUses::COPY_DST => (S::ALL_TRANSFER, A::TRANSFER_WRITE),
-        TextureUses::RESOURCE => (SHADER_STAGES, A::SHADER_SAMPLED_READ),
+        TextureUses::RESOURCE => (shaders, A::SHADER_SAMPLED_READ),
         TextureUses::COLOR_TARGET => (
             S::COLOR_ATTACHMENT_OUTPUT,
             A::COLOR_ATTACHMENT_READ | A::COLOR_ATTACHMENT_WRITE,
@@ -100,11 +120,10 @@ fn texture_flag_scope(flag: TextureUses) -> (vk::PipelineStageFlags2, vk::Access
             FRAGMENT_TESTS,
             A::DEPTH_STENCIL_ATTACHMENT_READ | A::DEPTH_STENCIL_ATTACHMENT_WRITE,
         ),
-        TextureUses::STORAGE_READ_ONLY => (SHADER_STAGES, A::SHADER_STORAGE_READ),
-        TextureUses::STORAGE_READ_WRITE => (
-            SHADER_STAGES,
-            A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
-        ),
+        TextureUses::STORAGE_READ_ONLY => (shaders, A::SHADER_STORAGE_READ),
+        TextureUses::STORAGE_READ_WRITE => {
+            (shaders, A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE)
+        }
         // UNINITIALIZED and PRESENT: no access to make available, but the
         // stage is ALL_COMMANDS so that the layout change chains after a
         // semaphore wait of the same submit, whatever stage that wait names
@@ -115,17 +134,25 @@ fn texture_flag_scope(flag: TextureUses) -> (vk::PipelineStageFlags2, vk::Access
     }
 }
 
-/// The stages and accesses of a buffer state (the union over its flags).
-pub(super) fn buffer_scope(usage: BufferUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
-    usage.iter().map(buffer_flag_scope).fold(
+/// The stages and accesses of a buffer state (the union over its flags);
+/// `shaders` is the device's [`shader_stages`].
+pub(super) fn buffer_scope(
+    usage: BufferUses,
+    shaders: vk::PipelineStageFlags2,
+) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    usage.iter().map(|f| buffer_flag_scope(f, shaders)).fold(
         (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
         |acc, s| (acc.0 | s.0, acc.1 | s.1),
     )
 }
 
-/// The stages and accesses of a texture state (the union over its flags).
-pub(super) fn texture_scope(usage: TextureUses) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
-    usage.iter().map(texture_flag_scope).fold(
+/// The stages and accesses of a texture state (the union over its flags);
+/// `shaders` is the device's [`shader_stages`].
+pub(super) fn texture_scope(
+    usage: TextureUses,
+    shaders: vk::PipelineStageFlags2,
+) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    usage.iter().map(|f| texture_flag_scope(f, shaders)).fold(
         (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
         |acc, s| (acc.0 | s.0, acc.1 | s.1),
     )
@@ -190,12 +217,12 @@ mod tests {
     #[test]
     fn new_resources_have_no_source_access() {
         assert_eq!(
-            buffer_scope(BufferUses::empty()),
+            buffer_scope(BufferUses::empty(), RASTER_AND_COMPUTE_SHADERS),
             (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
         );
         // ALL_COMMANDS chains the layout change after any acquire-semaphore wait.
         assert_eq!(
-            texture_scope(TextureUses::UNINITIALIZED),
+            texture_scope(TextureUses::UNINITIALIZED, RASTER_AND_COMPUTE_SHADERS),
             (
                 vk::PipelineStageFlags2::ALL_COMMANDS,
                 vk::AccessFlags2::NONE
@@ -236,7 +263,10 @@ mod tests {
 
     #[test]
     fn scopes_union_and_writes_mask() {
-        let (stage, access) = buffer_scope(BufferUses::COPY_SRC | BufferUses::INDEX);
+        let (stage, access) = buffer_scope(
+            BufferUses::COPY_SRC | BufferUses::INDEX,
+            RASTER_AND_COMPUTE_SHADERS,
+        );
         assert_eq!(
             stage,
             vk::PipelineStageFlags2::ALL_TRANSFER | vk::PipelineStageFlags2::INDEX_INPUT
@@ -246,7 +276,10 @@ mod tests {
             vk::AccessFlags2::TRANSFER_READ | vk::AccessFlags2::INDEX_READ
         );
         assert_eq!(writes(access), vk::AccessFlags2::NONE);
-        let (_, access) = texture_scope(TextureUses::STORAGE_READ_WRITE | TextureUses::RESOURCE);
+        let (_, access) = texture_scope(
+            TextureUses::STORAGE_READ_WRITE | TextureUses::RESOURCE,
+            RASTER_AND_COMPUTE_SHADERS,
+        );
         assert_eq!(writes(access), vk::AccessFlags2::SHADER_STORAGE_WRITE);
     }
 
@@ -261,6 +294,17 @@ mod tests {
         );
         assert_eq!(texture_layout(T::RESOURCE | T::COPY_SRC, false), L::GENERAL);
         assert_eq!(texture_layout(T::STORAGE_READ_ONLY, false), L::GENERAL);
+    }
+
+    #[test]
+    fn ray_tracing_shaders_only_on_ray_tracing_devices() {
+        let rt = vk::PipelineStageFlags2::RAY_TRACING_SHADER_KHR;
+        assert!(!shader_stages(false).contains(rt));
+        assert!(shader_stages(true).contains(rt | RASTER_AND_COMPUTE_SHADERS));
+        let (stage, _) = buffer_scope(BufferUses::STORAGE_READ_WRITE, shader_stages(true));
+        assert!(stage.contains(rt));
+        let (stage, _) = texture_scope(TextureUses::RESOURCE, shader_stages(false));
+        assert_eq!(stage, RASTER_AND_COMPUTE_SHADERS);
     }
 
     #[test]

@@ -242,6 +242,7 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, Buffer>]) {
         let Some(raw) = self.recording() else { return };
+        let shaders = barrier::shader_stages(self.device.ray_tracing.is_some());
         let temp = &mut self.temp.buffer_barriers;
         temp.clear();
         temp.extend(
@@ -249,8 +250,8 @@ impl crate::CommandEncoder for CommandEncoder {
                 .iter()
                 .filter(|b| barrier::buffer_needs_barrier(b.usage.from, b.usage.to))
                 .map(|b| {
-                    let (src_stage, src_access) = barrier::buffer_scope(b.usage.from);
-                    let (dst_stage, dst_access) = barrier::buffer_scope(b.usage.to);
+                    let (src_stage, src_access) = barrier::buffer_scope(b.usage.from, shaders);
+                    let (dst_stage, dst_access) = barrier::buffer_scope(b.usage.to, shaders);
                     vk::BufferMemoryBarrier2::default()
                         .src_stage_mask(src_stage)
                         .src_access_mask(barrier::writes(src_access))
@@ -275,6 +276,7 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Texture>]) {
         let Some(raw) = self.recording() else { return };
         let swapchain = self.device.swapchain;
+        let shaders = barrier::shader_stages(self.device.ray_tracing.is_some());
         let temp = &mut self.temp.image_barriers;
         temp.clear();
         temp.extend(
@@ -296,8 +298,8 @@ impl crate::CommandEncoder for CommandEncoder {
                     fits
                 })
                 .map(|b| {
-                    let (src_stage, src_access) = barrier::texture_scope(b.usage.from);
-                    let (dst_stage, dst_access) = barrier::texture_scope(b.usage.to);
+                    let (src_stage, src_access) = barrier::texture_scope(b.usage.from, shaders);
+                    let (dst_stage, dst_access) = barrier::texture_scope(b.usage.to, shaders);
                     vk::ImageMemoryBarrier2::default()
                         .src_stage_mask(src_stage)
                         .src_access_mask(barrier::writes(src_access))
@@ -757,6 +759,28 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn dispatch_indirect(&mut self, buffer: &Buffer, offset: u64) {
         // SAFETY: forwarded contract.
         unsafe { self.pass_dispatch_indirect(buffer, offset) }
+    }
+
+    // Ray-tracing passes: pass.rs (begin, end) and draw.rs (pipeline, trace).
+
+    unsafe fn begin_ray_tracing_pass(&mut self, desc: &ComputePassDescriptor) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_begin_ray_tracing(desc) }
+    }
+
+    unsafe fn end_ray_tracing_pass(&mut self) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_end_ray_tracing() }
+    }
+
+    unsafe fn set_ray_tracing_pipeline(&mut self, pipeline: &super::RayTracingPipeline) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_ray_tracing_pipeline(pipeline) }
+    }
+
+    unsafe fn trace_rays(&mut self, table: &crate::ShaderBindingTable<Buffer>, size: [u32; 3]) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_trace_rays(table, size) }
     }
 }
 

@@ -1,5 +1,6 @@
 //! Commands inside passes: pipelines, vertex and index buffers, dynamic
-//! state, draws and dispatches (the passes themselves are in `pass.rs`).
+//! state, draws, dispatches and ray traces (the passes themselves are in
+//! `pass.rs`).
 //!
 //! Each command checks, in a comparison or two, that it is recorded inside
 //! the kind of pass it belongs to, and that a buffer range or indirect
@@ -9,8 +10,10 @@
 use ash::vk;
 
 use super::pass::flipped_viewport;
-use super::{bounds, conv, Buffer, CommandEncoder, ComputePipeline, RenderPipeline};
-use crate::{BufferBinding, Rect};
+use super::{
+    bounds, conv, Buffer, CommandEncoder, ComputePipeline, RayTracingPipeline, RenderPipeline,
+};
+use crate::{BufferBinding, Rect, ShaderBindingTable, ShaderBindingTableRegion};
 
 /// Bytes of one `VkDrawIndirectCommand`.
 const DRAW_ARGS: u64 = 16;
@@ -391,4 +394,95 @@ impl CommandEncoder {
         // `INDIRECT` (the trait contract); the counts lie in it (checked).
         unsafe { self.fns.cmd_dispatch_indirect(raw, buffer.raw, offset) };
     }
+
+    /// See `CommandEncoder::set_ray_tracing_pipeline`.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_set_ray_tracing_pipeline(&mut self, pipeline: &RayTracingPipeline) {
+        let Some(raw) = self.in_ray_tracing_pass("set_ray_tracing_pipeline") else {
+            return;
+        };
+        // SAFETY: inside a ray-tracing pass (which only begins on a device
+        // with ray-tracing pipelines).
+        unsafe {
+            self.fns
+                .cmd_bind_pipeline(raw, vk::PipelineBindPoint::RAY_TRACING_KHR, pipeline.raw)
+        };
+    }
+
+    /// See `CommandEncoder::trace_rays`. The table's regions become device
+    /// addresses (its buffer's address plus each offset); the callable
+    /// region is empty.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_trace_rays(
+        &mut self,
+        table: &ShaderBindingTable<Buffer>,
+        size: [u32; 3],
+    ) {
+        let Some(raw) = self.in_ray_tracing_pass("trace_rays") else {
+            return;
+        };
+        let Some(fns) = &self.device.ray_tracing else {
+            return;
+        };
+        if !trace_size_fits(&self.device.physical, size) {
+            log::error!(
+                "keel-hal: trace_rays of {size:?} rays exceeds the adapter's limits; skipped"
+            );
+            return;
+        }
+        let regions = [table.ray_generation, table.miss, table.hit];
+        if regions
+            .iter()
+            .any(|r| !bounds::byte_range_fits(table.buffer.size, r.offset, r.size))
+            || table.ray_generation.size == 0
+        {
+            log::error!(
+                "keel-hal: trace_rays: the table's regions do not lie in its buffer of {} bytes \
+                 (or it has no ray-generation record); skipped",
+                table.buffer.size
+            );
+            return;
+        }
+        let info = vk::BufferDeviceAddressInfo::default().buffer(table.buffer.raw);
+        // SAFETY: the table's buffer is live and was made with
+        // `SHADER_DEVICE_ADDRESS` usage (the trait contract: it came from
+        // `create_shader_binding_table`).
+        let base = unsafe { self.fns.get_buffer_device_address(&info) };
+        let region = |r: ShaderBindingTableRegion| match r.size {
+            0 => vk::StridedDeviceAddressRegionKHR::default(),
+            _ => vk::StridedDeviceAddressRegionKHR {
+                device_address: base + r.offset,
+                stride: r.stride,
+                size: r.size,
+            },
+        };
+        let regions = [
+            region(table.ray_generation),
+            region(table.miss),
+            region(table.hit),
+            vk::StridedDeviceAddressRegionKHR::default(),
+        ];
+        // SAFETY: inside a ray-tracing pass with the table's pipeline and
+        // its bind groups bound (the trait contract); the regions lie in
+        // the table's buffer and the size within the limits (checked).
+        unsafe { fns.cmd_trace_rays(raw, &regions, size) };
+    }
+}
+
+/// Whether `size` rays fit the adapter's limits: per dimension, the compute
+/// workgroup count times size (Vulkan's bound), and in all
+/// `maxRayDispatchInvocationCount`.
+fn trace_size_fits(physical: &super::adapter::PhysicalInfo, size: [u32; 3]) -> bool {
+    let l = &physical.properties.limits;
+    let per_dim = (0..3).all(|i| {
+        let max = u64::from(l.max_compute_work_group_count[i])
+            * u64::from(l.max_compute_work_group_size[i]);
+        u64::from(size[i]) <= max
+    });
+    let total = size.iter().map(|&n| u64::from(n)).product::<u64>();
+    per_dim && total <= u64::from(physical.ray_limits.max_ray_dispatch_invocation_count)
 }

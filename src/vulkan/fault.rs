@@ -23,7 +23,8 @@
 //! ([`net_creates`]): +1 for every successful create or allocate of a Vulkan
 //! object or memory (instance, messenger, device, buffer, image, memory,
 //! view, sampler, query pool, semaphore, command pool, descriptor set
-//! layout, descriptor pool, pipeline layout, shader module, pipeline), −1
+//! layout, descriptor pool, pipeline layout, shader module, pipeline
+//! (ray-tracing ones included), −1
 //! for every destroy or free of a non-null one. A failure path that leaks
 //! leaves it above where it started, even when the hal's own counters never
 //! saw the object.
@@ -253,6 +254,13 @@ hooks! {
     CreatePipelineLayout = "vkCreatePipelineLayout" [1]: vk::PFN_vkCreatePipelineLayout = fn(
         d: vk::Device, info: *const vk::PipelineLayoutCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::PipelineLayout);
+    // Ray-tracing pipelines: one a call, like the others (destroyed with vkDestroyPipeline).
+    CreateRayTracingPipelinesKHR = "vkCreateRayTracingPipelinesKHR" [1]: vk::PFN_vkCreateRayTracingPipelinesKHR = fn(
+        d: vk::Device, deferred: vk::DeferredOperationKHR, cache: vk::PipelineCache, count: u32,
+        infos: *const vk::RayTracingPipelineCreateInfoKHR<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Pipeline);
+    GetRayTracingShaderGroupHandlesKHR = "vkGetRayTracingShaderGroupHandlesKHR" [0]: vk::PFN_vkGetRayTracingShaderGroupHandlesKHR = fn(
+        d: vk::Device, pipeline: vk::Pipeline, first: u32, count: u32, size: usize, out: *mut c_void);
 }
 
 /// Generates one hook per destroy or free command: it takes one off the
@@ -369,6 +377,25 @@ pub(crate) unsafe fn wrap_instance(entry: &ash::Entry, instance: vk::Instance) -
             instance,
         )
     }
+}
+
+/// The address of a device-level command for an extension table (e.g.
+/// `ash::khr::ray_tracing_pipeline::DeviceFn::load`): its hook where it has
+/// one, else the loader's function. Loaded through `vkGetInstanceProcAddr`,
+/// as [`wrap_device`] does, so the hooks' real pointers are the loader's
+/// trampolines.
+///
+/// # Safety
+/// `instance` is live; the command is used only with devices of it.
+pub(crate) unsafe fn device_proc_addr(
+    instance: &super::instance::InstanceShared,
+    name: &CStr,
+) -> *const c_void {
+    let handle = instance.raw.handle();
+    // SAFETY: forwarded contract; `name` is NUL-terminated.
+    substitute(name, unsafe {
+        instance.entry.get_instance_proc_addr(handle, name.as_ptr())
+    })
 }
 
 /// Builds a device's function table with hooks, loading every command

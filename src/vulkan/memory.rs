@@ -120,9 +120,35 @@ impl MemoryAllocator {
         memory: Memory,
         counter: &Counter,
     ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.create_buffer_aligned(info, memory, 0, counter) }
+    }
+
+    /// [`Self::create_buffer`] with the memory placed at a multiple of
+    /// `min_alignment` (a power of two; 0 or 1: the buffer's own
+    /// requirement), for buffers whose device address needs more alignment
+    /// than the driver asks of their memory (shader binding tables, whose
+    /// regions start at multiples of `shaderGroupBaseAlignment`).
+    ///
+    /// # Safety
+    /// `info` is a valid buffer description for this device.
+    pub(crate) unsafe fn create_buffer_aligned(
+        &self,
+        info: &vk::BufferCreateInfo<'_>,
+        memory: Memory,
+        min_alignment: u64,
+        counter: &Counter,
+    ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
         let create = allocation_info(memory);
         // SAFETY: forwarded contract.
-        let (buffer, mut allocation) = unsafe { self.raw.create_buffer(info, &create) }?;
+        let (buffer, mut allocation) = unsafe {
+            if min_alignment > 1 {
+                self.raw
+                    .create_buffer_with_alignment(info, &create, min_alignment)
+            } else {
+                self.raw.create_buffer(info, &create)
+            }
+        }?;
         let mapped = if memory.is_mappable() {
             let ptr = self.raw.get_allocation_info(&allocation).mapped_data;
             match NonNull::new(ptr.cast::<u8>()) {

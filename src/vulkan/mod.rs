@@ -126,6 +126,8 @@ pub(crate) struct DeviceShared {
     pub(crate) counters: crate::HalCounters,
     /// What the adapter reported (properties, feature bits, extensions).
     pub(crate) physical: adapter::PhysicalInfo,
+    /// `VK_KHR_ray_tracing_pipeline` functions, when the device enabled it.
+    pub(crate) ray_tracing: Option<ray_tracing::RayTracingFns>,
     /// Guards the one queue: `vkQueueSubmit2` and `vkDeviceWaitIdle` need
     /// it externally synchronised.
     pub(crate) queue_lock: parking_lot::Mutex<()>,
@@ -269,6 +271,15 @@ pub struct ComputePipeline {
     pub(crate) raw: vk::Pipeline,
 }
 
+/// A Vulkan ray-tracing pipeline, with the kind of each of its shader
+/// groups (what a shader binding table may put where).
+#[derive(Debug)]
+pub struct RayTracingPipeline {
+    pub(crate) raw: vk::Pipeline,
+    /// Each group's kind, by group index.
+    pub(crate) groups: Box<[ray_tracing::GroupKind]>,
+}
+
 /// Records into command buffers from one `VkCommandPool`.
 pub struct CommandEncoder {
     pub(crate) device: Arc<DeviceShared>,
@@ -357,6 +368,7 @@ raw_access!(
     PipelineLayout => vk::PipelineLayout,
     RenderPipeline => vk::Pipeline,
     ComputePipeline => vk::Pipeline,
+    RayTracingPipeline => vk::Pipeline,
     CommandBuffer => vk::CommandBuffer,
     Queue => vk::Queue,
 );
@@ -422,6 +434,7 @@ dyn_resources!(
     ShaderModule: DynShaderModule,
     RenderPipeline: DynRenderPipeline,
     ComputePipeline: DynComputePipeline,
+    RayTracingPipeline: DynRayTracingPipeline,
     CommandBuffer: DynCommandBuffer,
     SurfaceTexture: DynSurfaceTexture,
 );
@@ -449,6 +462,7 @@ const _: () = {
     send_sync::<ShaderModule>();
     send_sync::<RenderPipeline>();
     send_sync::<ComputePipeline>();
+    send_sync::<RayTracingPipeline>();
 };
 
 /// Maps a driver error to the hal's [`crate::DeviceError`].

@@ -1,4 +1,4 @@
-//! Render and compute passes: dynamic rendering, the pass state, bind
+//! Render, compute and ray-tracing passes: dynamic rendering, the pass state, bind
 //! groups and push constants. `command.rs` forwards the trait's pass
 //! methods here; the commands recorded inside passes (pipelines, buffers,
 //! dynamic state, draws, dispatches) are in `draw.rs`.
@@ -38,6 +38,8 @@ pub(super) enum PassKind {
     },
     /// A compute pass.
     Compute,
+    /// A ray-tracing pass (only begun on a device with ray-tracing pipelines).
+    RayTracing,
 }
 
 /// The encoder's pass state (kept in `command::Temp`).
@@ -164,11 +166,21 @@ impl CommandEncoder {
         let ok = match self.temp.pass.kind {
             PassKind::Render { rendering } => render && rendering,
             PassKind::Compute => !render,
-            PassKind::None => false,
+            PassKind::RayTracing | PassKind::None => false,
         };
         if !ok {
             let pass = if render { "a render" } else { "a compute" };
             log::error!("keel-hal: {what} outside {pass} pass (or in a rejected one); skipped");
+            return None;
+        }
+        Some(raw)
+    }
+
+    /// The command buffer, when recording inside a ray-tracing pass; logs otherwise.
+    pub(super) fn in_ray_tracing_pass(&self, what: &str) -> Option<vk::CommandBuffer> {
+        let raw = self.recording()?;
+        if self.temp.pass.kind != PassKind::RayTracing {
+            log::error!("keel-hal: {what} outside a ray-tracing pass; skipped");
             return None;
         }
         Some(raw)
@@ -340,6 +352,38 @@ impl CommandEncoder {
         self.close_pass(raw);
     }
 
+    /// See `CommandEncoder::begin_ray_tracing_pass`. On a device without
+    /// ray-tracing pipelines no pass begins (logged): the ray-tracing bind
+    /// point does not exist there, and the pass's commands are skipped.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_begin_ray_tracing(&mut self, desc: &ComputePassDescriptor) {
+        if self.device.ray_tracing.is_none() {
+            log::error!(
+                "keel-hal: begin_ray_tracing_pass on a device without ray-tracing pipelines; \
+                 skipped"
+            );
+            return;
+        }
+        if let Some(raw) = self.start_pass(PassKind::RayTracing, "begin_ray_tracing_pass") {
+            self.open_pass_label(raw, desc.label);
+        }
+    }
+
+    /// See `CommandEncoder::end_ray_tracing_pass`.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_end_ray_tracing(&mut self) {
+        let Some(raw) = self.recording() else { return };
+        if self.temp.pass.kind != PassKind::RayTracing {
+            log::error!("keel-hal: end_ray_tracing_pass outside a ray-tracing pass; ignored");
+            return;
+        }
+        self.close_pass(raw);
+    }
+
     /// See `CommandEncoder::set_bind_group`.
     ///
     /// # Safety
@@ -355,6 +399,7 @@ impl CommandEncoder {
         let bind_point = match self.temp.pass.kind {
             PassKind::Render { rendering: true } => vk::PipelineBindPoint::GRAPHICS,
             PassKind::Compute => vk::PipelineBindPoint::COMPUTE,
+            PassKind::RayTracing => vk::PipelineBindPoint::RAY_TRACING_KHR,
             _ => {
                 log::error!("keel-hal: set_bind_group outside a pass; skipped");
                 return;

@@ -84,6 +84,12 @@ pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabil
     if shared.hal_features.contains(crate::HalFeatures::RAY_QUERY) {
         caps |= C::RAY_QUERY;
     }
+    if shared
+        .hal_features
+        .contains(crate::HalFeatures::RAY_TRACING_PIPELINE)
+    {
+        caps |= C::RAY_TRACING_PIPELINE;
+    }
     caps
 }
 
@@ -116,11 +122,11 @@ pub(super) unsafe fn destroy_shader_module(device: &super::Device, module: Shade
 
 /// A `VkShaderModule` made for one pipeline stage; destroyed when dropped,
 /// so it goes on every path once the pipeline is created (or not).
-struct StageModule<'d> {
-    device: &'d ash::Device,
-    raw: vk::ShaderModule,
-    entry_point: CString,
-    stage: vk::ShaderStageFlags,
+pub(super) struct StageModule<'d> {
+    pub(super) device: &'d ash::Device,
+    pub(super) raw: vk::ShaderModule,
+    pub(super) entry_point: CString,
+    pub(super) stage: vk::ShaderStageFlags,
 }
 
 impl Drop for StageModule<'_> {
@@ -133,7 +139,7 @@ impl Drop for StageModule<'_> {
 }
 
 impl StageModule<'_> {
-    fn info(&self) -> vk::PipelineShaderStageCreateInfo<'_> {
+    pub(super) fn info(&self) -> vk::PipelineShaderStageCreateInfo<'_> {
         vk::PipelineShaderStageCreateInfo::default()
             .stage(self.stage)
             .module(self.raw)
@@ -142,7 +148,7 @@ impl StageModule<'_> {
 }
 
 /// Translation and SPIR-V front-end failures become pipeline errors.
-fn translation_error(err: ShaderError) -> PipelineError {
+pub(super) fn translation_error(err: ShaderError) -> PipelineError {
     match err {
         ShaderError::Device(d) => PipelineError::Device(d),
         ShaderError::Translation(message) => PipelineError::Unsupported(message),
@@ -220,13 +226,20 @@ unsafe fn stage_module<'d>(
 /// is not read, but a misspelt entry point is caught here rather than by
 /// the driver.
 fn spirv_has_entry_point(words: &[u32], stage: naga::ShaderStage, name: &str) -> bool {
-    const OP_ENTRY_POINT: u32 = 15;
     let model = match stage {
         naga::ShaderStage::Vertex => 0,
         naga::ShaderStage::Fragment => 4,
         naga::ShaderStage::Compute => 5,
         _ => return false,
     };
+    spirv_has_entry_point_model(words, model, name)
+}
+
+/// Whether SPIR-V `words` (which passed the structural check) declare an
+/// `OpEntryPoint` of execution model `model` (the SPIR-V enumerant, e.g.
+/// 5313 for `RayGenerationKHR`) named `name`.
+pub(super) fn spirv_has_entry_point_model(words: &[u32], model: u32, name: &str) -> bool {
+    const OP_ENTRY_POINT: u32 = 15;
     // The name is a literal string: UTF-8 bytes, lowest byte of each word
     // first, NUL-terminated, padded with NULs to a whole word.
     let matches = |literal: &[u32]| {
@@ -254,7 +267,7 @@ fn spirv_has_entry_point(words: &[u32], stage: naga::ShaderStage, name: &str) ->
 /// create info. On failure that pipeline was not made (the driver sets its
 /// handle to null), so there is nothing to destroy; the handles returned
 /// are not even read, as a failing layer or hook may leave them unwritten.
-fn single_pipeline(
+pub(super) fn single_pipeline(
     result: Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)>,
 ) -> Result<vk::Pipeline, PipelineError> {
     match result {
