@@ -12,9 +12,10 @@
 //! | `memory.rs` | VMA behind our `Memory` enum (the only file that names `vk_mem`) |
 //! | `queue.rs` | submission, timeline-semaphore fences |
 //! | `command.rs` | command recording: barriers, copies, queries, markers |
-//! | `pass.rs` | render and compute passes, bind groups, push constants |
-//! | `draw.rs` | commands in passes: pipelines, buffers, dynamic state, draws, dispatches |
+//! | `pass.rs` | render, compute and ray-tracing passes, bind groups, push constants |
+//! | `draw.rs` | commands in passes: pipelines, buffers, dynamic state, draws, dispatches, ray traces |
 //! | `pipeline.rs` | shader modules, render and compute pipelines |
+//! | `ray_tracing.rs` | ray-tracing pipelines, shader binding tables, the extension's functions |
 //! | `pipeline_state.rs` | fixed-function pipeline state: checks and conversion |
 //! | `bounds.rs` | recording-time bounds checks of regions and ranges |
 //! | `copy.rs` | copy regions in Vulkan terms |
