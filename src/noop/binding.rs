@@ -5,15 +5,16 @@
 //!
 //! - layouts: a binding number at or above `max_bindings_per_bind_group`
 //!   (`LimitExceeded`), two entries with one binding (`DuplicateBinding`),
-//!   acceleration structures and external textures (the noop adapter has
-//!   neither), binding arrays without the device feature their resource
+//!   external textures (the noop adapter has none), acceleration structures
+//!   on a device without `ACCELERATION_STRUCTURE`, with vertex return, or
+//!   in arrays, binding arrays without the device feature their resource
 //!   needs, dynamic offsets on an array or in an update-after-bind layout
 //!   (`Unsupported`);
 //! - groups: an entry whose binding the layout lacks (`UnknownBinding`), a
 //!   binding with two entries (`DuplicateBinding`) or none
 //!   (`MissingBinding`), a resource of another kind than the layout's, a
-//!   view whose dimension, sample count or format does not fit
-//!   (`WrongType`), an array of the wrong length (`WrongCount`; an
+//!   view whose dimension, sample count or format does not fit, a
+//!   bottom-level acceleration structure (`WrongType`), an array of the wrong length (`WrongCount`; an
 //!   update-after-bind layout may be partially bound), a buffer range that
 //!   is empty, misaligned, shorter than `min_binding_size`, longer than the
 //!   binding size limit or past the end of its buffer (`InvalidBufferRange`);
@@ -83,7 +84,7 @@ pub(crate) fn create_bind_group_layout(
     let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
     let mut dynamic_count = 0u32;
     for entry in &entries {
-        check_layout_entry(entry, shared.features, update_after_bind)?;
+        check_layout_entry(entry, shared, update_after_bind)?;
         if is_dynamic(&entry.ty) {
             dynamic_count += 1;
         }
@@ -107,15 +108,29 @@ fn is_dynamic(ty: &wgt::BindingType) -> bool {
 
 fn check_layout_entry(
     entry: &wgt::BindGroupLayoutEntry,
-    features: wgt::Features,
+    shared: &DeviceShared,
     update_after_bind: bool,
 ) -> Result<(), BindingError> {
     use wgt::BindingType as T;
     let binding = entry.binding;
+    let features = shared.features;
     let unsupported = |reason| Err(BindingError::Unsupported { binding, reason });
     match entry.ty {
-        T::AccelerationStructure { .. } => {
-            return unsupported("acceleration structures need HalFeatures::ACCELERATION_STRUCTURE")
+        T::AccelerationStructure { vertex_return } => {
+            if !shared
+                .hal_features
+                .contains(crate::HalFeatures::ACCELERATION_STRUCTURE)
+            {
+                return unsupported(
+                    "acceleration structures need HalFeatures::ACCELERATION_STRUCTURE",
+                );
+            }
+            if vertex_return {
+                return unsupported("acceleration structures with vertex return are not supported");
+            }
+            if entry.count.is_some() {
+                return unsupported("binding arrays of acceleration structures are not supported");
+            }
         }
         T::ExternalTexture => return unsupported("external textures are not supported"),
         _ => {}
@@ -197,6 +212,7 @@ fn expected(ty: &wgt::BindingType, array: bool) -> &'static str {
         (T::Buffer { .. }, true) => "an array of buffers",
         (T::Sampler(_), false) => "a sampler",
         (T::Sampler(_), true) => "an array of samplers",
+        (T::AccelerationStructure { .. }, _) => "a top-level acceleration structure",
         (_, false) => "a texture view",
         (_, true) => "an array of texture views",
     }
@@ -249,6 +265,12 @@ fn check_entry(
             Ok(())
         }
         (T::Sampler(_), BindingResource::Sampler(_), false) => Ok(()),
+        (T::AccelerationStructure { .. }, BindingResource::AccelerationStructure(a), false) => {
+            match a.kind {
+                crate::AccelerationStructureKind::TopLevel => Ok(()),
+                crate::AccelerationStructureKind::BottomLevel => Err(wrong()),
+            }
+        }
         (T::Sampler(_), BindingResource::SamplerArray(list), true) => count(list.len()),
         (T::Texture { .. } | T::StorageTexture { .. }, BindingResource::TextureView(v), false) => {
             check_view(binding, &slot.ty, v)

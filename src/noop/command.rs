@@ -17,16 +17,19 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::acceleration::{self, BuildState};
 use super::memory::HostBytes;
 use super::pass::{self, Pass};
 use super::texel::{self, CopyError, CopyPlan};
 use super::{
-    Api, BindGroup, Buffer, ComputePipeline, DeviceShared, PipelineLayout, QuerySet,
-    RenderPipeline, Texture,
+    AccelerationStructure, Api, BindGroup, Buffer, ComputePipeline, DeviceShared, PipelineLayout,
+    QuerySet, RayTracingPipeline, RenderPipeline, Texture,
 };
 use crate::{
-    BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy, ComputePassDescriptor,
-    DeviceError, Rect, RenderPassDescriptor, TextureBarrier, TextureCopy, TextureUses,
+    AccelerationStructureBarrier, AccelerationStructureCopy, AccelerationStructureError,
+    BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy,
+    BuildAccelerationStructureDescriptor, ComputePassDescriptor, DeviceError, Rect,
+    RenderPassDescriptor, ShaderBindingTable, TextureBarrier, TextureCopy, TextureUses,
 };
 
 /// What a query set counts. (The noop backend supports no pipeline statistics.)
@@ -106,6 +109,14 @@ enum Command {
         offset: u64,
         stride: u64,
     },
+    /// A build or copy into an acceleration structure: marks it built.
+    BuildAccelerationStructure { dst: Arc<BuildState> },
+    /// Write compacted sizes as native-endian `u64`s, 8 bytes apart.
+    WriteCompactedSizes {
+        sizes: Vec<u64>,
+        dst: Arc<HostBytes>,
+        offset: u64,
+    },
 }
 
 /// A finished recording.
@@ -133,6 +144,8 @@ pub struct CommandEncoder {
     /// `min_storage_buffer_offset_alignment`, the smaller one: dynamic
     /// offsets must be multiples of it.
     offset_alignment: u32,
+    /// The device's acceleration-structure limits, for build checks.
+    as_limits: acceleration::Limits,
 }
 
 impl CommandEncoder {
@@ -141,6 +154,7 @@ impl CommandEncoder {
             offset_alignment: limits
                 .min_uniform_buffer_offset_alignment
                 .min(limits.min_storage_buffer_offset_alignment),
+            as_limits: acceleration::Limits::new(limits),
             ..Self::default()
         }
     }
@@ -208,6 +222,17 @@ impl CommandEncoder {
             }),
             Err(e) => log::error!("noop: {what} region skipped: {e}"),
         }
+    }
+
+    /// Whether a recording is in progress outside any pass; logs `what` as
+    /// skipped if not. Checked before the acceleration-structure checks, so
+    /// a skipped command remembers no build flags.
+    fn recording_outside_passes(&self, what: &str) -> bool {
+        if self.active.is_none() {
+            log::error!("noop: {what} recorded outside begin_encoding/end_encoding; ignored");
+            return false;
+        }
+        self.in_pass(Pass::None, what)
     }
 
     /// Checks that `index` names a query of `set`, and that the set counts `kind`.
@@ -599,6 +624,102 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn dispatch_indirect(&mut self, _buffer: &Buffer, _offset: u64) {
         self.in_pass(Pass::Compute, "dispatch_indirect");
     }
+
+    unsafe fn build_acceleration_structures(
+        &mut self,
+        descriptors: &[BuildAccelerationStructureDescriptor<Api>],
+    ) -> Result<(), AccelerationStructureError> {
+        if !self.recording_outside_passes("build_acceleration_structures") {
+            return Ok(());
+        }
+        acceleration::record_builds(descriptors, &self.as_limits)?;
+        for desc in descriptors {
+            self.record(Command::BuildAccelerationStructure {
+                dst: Arc::clone(&desc.destination_acceleration_structure.state),
+            });
+        }
+        Ok(())
+    }
+
+    unsafe fn place_acceleration_structure_barrier(
+        &mut self,
+        _barrier: AccelerationStructureBarrier<'_, AccelerationStructure>,
+    ) {
+        // Commands run in order on one thread: there is nothing to order.
+        self.in_pass(Pass::None, "place_acceleration_structure_barrier");
+    }
+
+    unsafe fn copy_acceleration_structure(
+        &mut self,
+        src: &AccelerationStructure,
+        dst: &AccelerationStructure,
+        mode: AccelerationStructureCopy,
+    ) -> Result<(), AccelerationStructureError> {
+        if !self.recording_outside_passes("copy_acceleration_structure") {
+            return Ok(());
+        }
+        acceleration::record_copy(src, dst, mode)?;
+        // Noop structures hold no traceable contents: a copy only makes
+        // the destination built.
+        self.record(Command::BuildAccelerationStructure {
+            dst: Arc::clone(&dst.state),
+        });
+        Ok(())
+    }
+
+    unsafe fn read_acceleration_structure_compacted_sizes(
+        &mut self,
+        structures: &[&AccelerationStructure],
+        buffer: &Buffer,
+        offset: u64,
+    ) -> Result<(), AccelerationStructureError> {
+        if !self.recording_outside_passes("read_acceleration_structure_compacted_sizes") {
+            return Ok(());
+        }
+        let sizes = acceleration::compacted_sizes(structures)?;
+        let end = (sizes.len() as u64)
+            .checked_mul(8)
+            .and_then(|len| len.checked_add(offset));
+        if offset % 8 != 0 || end.is_none_or(|end| end > buffer.size()) {
+            log::error!(
+                "noop: read_acceleration_structure_compacted_sizes: {} sizes at offset {offset} \
+                 do not fit the buffer of {} bytes, or the offset is not a multiple of 8; skipped",
+                sizes.len(),
+                buffer.size()
+            );
+            return Ok(());
+        }
+        if !sizes.is_empty() {
+            self.record(Command::WriteCompactedSizes {
+                sizes,
+                dst: Arc::clone(&buffer.bytes),
+                offset,
+            });
+        }
+        Ok(())
+    }
+
+    unsafe fn begin_ray_tracing_pass(&mut self, _desc: &ComputePassDescriptor) {
+        if self.in_pass(Pass::None, "begin_ray_tracing_pass") {
+            self.pass = Pass::RayTracing;
+        }
+    }
+
+    unsafe fn end_ray_tracing_pass(&mut self) {
+        if self.in_pass(Pass::RayTracing, "end_ray_tracing_pass") {
+            self.pass = Pass::None;
+        }
+    }
+
+    unsafe fn set_ray_tracing_pipeline(&mut self, pipeline: &RayTracingPipeline) {
+        // No value of the type exists: creation always fails.
+        match *pipeline {}
+    }
+
+    unsafe fn trace_rays(&mut self, _table: &ShaderBindingTable<Buffer>, _size: [u32; 3]) {
+        // Accepted; noop runs no shaders, so no ray is traced.
+        self.in_pass(Pass::RayTracing, "trace_rays");
+    }
 }
 
 /// Runs a command buffer's commands in order. Called by the queue with the
@@ -633,6 +754,17 @@ pub(crate) fn execute(buffer: &CommandBuffer, device: &DeviceShared) {
                         break;
                     }
                     at = at.saturating_add(*stride);
+                }
+            }
+            Command::BuildAccelerationStructure { dst } => dst.mark_built(),
+            Command::WriteCompactedSizes { sizes, dst, offset } => {
+                let mut at = *offset;
+                for size in sizes {
+                    if dst.write(at, &size.to_ne_bytes()).is_err() {
+                        log::error!("noop: compacted sizes out of bounds at submit; stopped");
+                        break;
+                    }
+                    at = at.saturating_add(8);
                 }
             }
         }

@@ -26,8 +26,9 @@
 //! allocated; either failing is `DeviceError::OutOfMemory`.
 //!
 //! Bind group layouts, bind groups and pipeline layouts are checked in
-//! `binding.rs`, shader modules and pipelines in `pipeline.rs`; this file
-//! only counts them.
+//! `binding.rs`, shader modules and pipelines in `pipeline.rs`, acceleration
+//! structures in `acceleration.rs`; this file only counts them. Ray-tracing
+//! pipelines are never made: noop lacks `RAY_TRACING_PIPELINE`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,16 +37,19 @@ use super::command::{QueryKind, QueryResults};
 use super::memory::HostBytes;
 use super::texel::{LayoutError, TexelLayout};
 use super::{
-    binding, pipeline, Api, BindGroup, BindGroupLayout, Buffer, CommandEncoder, ComputePipeline,
-    Device, DeviceShared, Fence, PipelineLayout, QuerySet, RenderPipeline, Sampler, ShaderModule,
-    Texture, TextureView,
+    acceleration, binding, pipeline, AccelerationStructure, Api, BindGroup, BindGroupLayout,
+    Buffer, CommandEncoder, ComputePipeline, Device, DeviceShared, Fence, PipelineLayout, QuerySet,
+    RayTracingPipeline, RenderPipeline, Sampler, ShaderModule, Texture, TextureView,
 };
 use crate::{
+    AccelerationStructureBuildSizes, AccelerationStructureDescriptor, AccelerationStructureError,
     BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor, BufferError,
     BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, DeviceError, FenceValue,
-    LiveCounts, MapError, Memory, PipelineError, PipelineLayoutDescriptor, QuerySetDescriptor,
-    QuerySetError, RenderPipelineDescriptor, SamplerDescriptor, SamplerError, ShaderError,
-    ShaderModuleDescriptor, TextureDescriptor, TextureError, TextureViewDescriptor, MAX_QUERIES,
+    GetAccelerationStructureBuildSizesDescriptor, LiveCounts, MapError, Memory, PipelineError,
+    PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError, RayTracingPipelineDescriptor,
+    RenderPipelineDescriptor, SamplerDescriptor, SamplerError, ShaderBindingTable,
+    ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor, TextureDescriptor,
+    TextureError, TextureViewDescriptor, MAX_QUERIES,
 };
 
 impl crate::Device for Device {
@@ -297,6 +301,64 @@ impl crate::Device for Device {
     unsafe fn destroy_compute_pipeline(&self, _pipeline: ComputePipeline) {
         // A pipeline owns nothing: only the count changes.
         self.shared.counters.compute_pipelines.sub();
+    }
+
+    unsafe fn get_acceleration_structure_build_sizes(
+        &self,
+        desc: &GetAccelerationStructureBuildSizesDescriptor<Api>,
+    ) -> Result<AccelerationStructureBuildSizes, AccelerationStructureError> {
+        acceleration::build_sizes(&self.shared, desc)
+    }
+
+    unsafe fn create_acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDescriptor<Api>,
+    ) -> Result<AccelerationStructure, AccelerationStructureError> {
+        acceleration::create(&self.shared, desc)
+    }
+
+    unsafe fn destroy_acceleration_structure(&self, structure: AccelerationStructure) {
+        acceleration::destroy(&self.shared, structure);
+    }
+
+    unsafe fn get_acceleration_structure_device_address(
+        &self,
+        structure: &AccelerationStructure,
+    ) -> u64 {
+        structure.address
+    }
+
+    unsafe fn get_acceleration_structure_size(&self, structure: &AccelerationStructure) -> u64 {
+        structure.size
+    }
+
+    unsafe fn create_ray_tracing_pipeline(
+        &self,
+        _desc: &RayTracingPipelineDescriptor<Api>,
+    ) -> Result<RayTracingPipeline, PipelineError> {
+        Err(PipelineError::Unsupported(
+            "ray-tracing pipelines need HalFeatures::RAY_TRACING_PIPELINE, which noop lacks".into(),
+        ))
+    }
+
+    unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: RayTracingPipeline) {
+        // No value of the type exists: creation always fails.
+        match pipeline {}
+    }
+
+    unsafe fn create_shader_binding_table(
+        &self,
+        pipeline: &RayTracingPipeline,
+        _desc: &ShaderBindingTableDescriptor,
+    ) -> Result<ShaderBindingTable<Buffer>, PipelineError> {
+        match *pipeline {}
+    }
+
+    unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Buffer>) {
+        // No table is ever made on noop; one assembled by hand owns its
+        // buffer, which goes with it.
+        // SAFETY: forwarded contract (the buffer came from this device).
+        unsafe { crate::Device::destroy_buffer(self, table.buffer) };
     }
 
     fn live_counts(&self) -> LiveCounts {

@@ -85,14 +85,19 @@ fn adapter_info() -> AdapterInfo {
 ///   also inside encoders; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
 ///   which cost a backend that runs no shader nothing to accept;
-/// - no [`HalFeatures`] at all, in particular no `SHADER_EXECUTION`:
-///   pipelines and passes are checked and recorded, draws and dispatches
-///   do nothing;
+/// - of the [`HalFeatures`], only `ACCELERATION_STRUCTURE`: structures are
+///   created, sized, built, copied and compacted as bookkeeping (see
+///   `acceleration.rs`); there is no `SHADER_EXECUTION`, so no
+///   `RAY_QUERY` or `RAY_TRACING_PIPELINE` either: pipelines and passes are
+///   checked and recorded, draws, dispatches and ray tracing do nothing;
 /// - limits: `wgt::Limits::default()`, the WebGPU defaults every backend
 ///   supports, so code tested on noop does not rely on more than a real
 ///   adapter gives (noop itself could go higher: its only real limit is
 ///   the memory budget), plus `max_immediate_size` = 128, the push-constant
-///   size every Vulkan device guarantees;
+///   size every Vulkan device guarantees, and wgt's minimum
+///   acceleration-structure limits (`max_blas_primitive_count`,
+///   `max_blas_geometry_count`, `max_tlas_instance_count`, one structure
+///   binding per stage);
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
 fn capabilities() -> Capabilities {
     Capabilities {
@@ -103,11 +108,12 @@ fn capabilities() -> Capabilities {
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
             | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY,
-        hal_features: HalFeatures::empty(),
+        hal_features: HalFeatures::ACCELERATION_STRUCTURE,
         limits: wgt::Limits {
             max_immediate_size: 128,
             ..wgt::Limits::default()
-        },
+        }
+        .using_minimum_supported_acceleration_structure_values(),
         timestamp_period: 1.0,
     }
 }
@@ -142,10 +148,12 @@ impl crate::Adapter for Adapter {
         let shared = Arc::new(DeviceShared {
             budget: Arc::clone(&self.budget),
             features: desc.required_features,
+            hal_features: desc.required_hal_features,
             limits,
             counters: crate::HalCounters::default(),
             clock: super::queue::Clock::new(),
             submit_lock: parking_lot::Mutex::new(()),
+            next_address: super::acceleration::first_address(),
         });
         Ok(OpenDevice {
             device: Device {

@@ -17,6 +17,7 @@
 //! | `memory.rs` | host allocations ("device memory") and the memory budget |
 //! | `texel.rs` | texture storage layout and the copy-region math |
 //! | `device.rs` | resource creation (with the cheap descriptor checks) and destruction |
+//! | `acceleration.rs` | acceleration structures: sizes, storage, the cheap build and copy checks |
 //! | `binding.rs` | bind group layouts, bind groups, pipeline layouts: their checks |
 //! | `pipeline.rs` | shader modules and pipelines, through the shader front end |
 //! | `command.rs` | recording commands, and executing them |
@@ -38,6 +39,9 @@
 //!    undefined behaviour on a GPU, a backend that can still detect it
 //!    cheaply logs it and skips the work (see `command.rs`).
 
+mod acceleration;
+#[cfg(test)]
+mod acceleration_tests;
 mod binding;
 mod clear;
 mod command;
@@ -52,8 +56,10 @@ mod surface;
 mod tests;
 mod texel;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+pub use acceleration::SCRATCH_ALIGNMENT;
 pub use command::{CommandBuffer, CommandEncoder};
 pub use instance::{Adapter, Instance, ADAPTER_NAME, API_VERSION};
 pub use queue::{Fence, Queue};
@@ -97,6 +103,8 @@ pub(crate) struct DeviceShared {
     pub(crate) budget: Arc<Budget>,
     /// Features the device was opened with.
     pub(crate) features: wgt::Features,
+    /// keel-hal capabilities the device was opened with.
+    pub(crate) hal_features: crate::HalFeatures,
     /// Limits the device enforces (the requested ones, or the adapter's).
     pub(crate) limits: wgt::Limits,
     /// Live-object counters.
@@ -106,6 +114,8 @@ pub(crate) struct DeviceShared {
     /// Held while a submission executes, so submissions run one at a time
     /// and `wait_idle` can wait for one in flight.
     pub(crate) submit_lock: parking_lot::Mutex<()>,
+    /// The next fake device address handed to an acceleration structure.
+    pub(crate) next_address: AtomicU64,
 }
 
 /// A noop logical device.
@@ -274,6 +284,54 @@ pub struct ComputePipeline {
     _private: (),
 }
 
+/// An acceleration structure. Noop traces no rays, so a structure is its
+/// bookkeeping: its kind and size, its storage (host bytes it owns, charged
+/// to the memory budget, or a range of a caller's buffer), a fake device
+/// address unique on its device, and the state builds and copies update.
+#[derive(Debug)]
+pub struct AccelerationStructure {
+    pub(crate) kind: crate::AccelerationStructureKind,
+    pub(crate) size: u64,
+    pub(crate) storage: acceleration::Storage,
+    pub(crate) address: u64,
+    /// Shared with recorded builds and copies that write it.
+    pub(crate) state: Arc<acceleration::BuildState>,
+}
+
+impl AccelerationStructure {
+    /// Bottom or top level.
+    pub fn kind(&self) -> crate::AccelerationStructureKind {
+        self.kind
+    }
+
+    /// Size in bytes, as created.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether it lives in a caller's buffer rather than its own storage.
+    pub fn is_placed(&self) -> bool {
+        matches!(self.storage, acceleration::Storage::Placed { .. })
+    }
+
+    /// Whether a build or copy into it has executed (at submit).
+    pub fn is_built(&self) -> bool {
+        self.state.is_built()
+    }
+
+    /// The flags of the last build recorded into it (copies pass their
+    /// source's on), or `None` before any.
+    pub fn last_build_flags(&self) -> Option<wgt::AccelerationStructureFlags> {
+        self.state.recorded_flags()
+    }
+}
+
+/// A ray-tracing pipeline: noop has no `RAY_TRACING_PIPELINE` capability,
+/// so none is ever created (`create_ray_tracing_pipeline` returns
+/// `PipelineError::Unsupported`) and this type has no values.
+#[derive(Debug)]
+pub enum RayTracingPipeline {}
+
 macro_rules! dyn_resources {
     ($($ty:ident: $tr:ident),* $(,)?) => {$( impl crate::$tr for $ty {} )*};
 }
@@ -292,6 +350,8 @@ dyn_resources!(
     RenderPipeline: DynRenderPipeline,
     ComputePipeline: DynComputePipeline,
     SurfaceTexture: DynSurfaceTexture,
+    AccelerationStructure: DynAccelerationStructure,
+    RayTracingPipeline: DynRayTracingPipeline,
 );
 
 /// Compile-time check that every type of the backend is `Send + Sync`.
@@ -317,4 +377,6 @@ const _: () = {
     send_sync::<ComputePipeline>();
     send_sync::<Surface>();
     send_sync::<SurfaceTexture>();
+    send_sync::<AccelerationStructure>();
+    send_sync::<RayTracingPipeline>();
 };

@@ -36,6 +36,8 @@ pub(super) enum Pass {
     Render,
     /// Between `begin_compute_pass` and `end_compute_pass`.
     Compute,
+    /// Between `begin_ray_tracing_pass` and `end_ray_tracing_pass`.
+    RayTracing,
 }
 
 /// A fill of texels: one source row (the clear texel repeated) copied over
