@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use super::convert::{self, Unbox};
 use super::{
-    DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer, DynCommandEncoder,
-    DynComputePipeline, DynDevice, DynFence, DynInstance, DynPipelineLayout, DynQuerySet, DynQueue,
-    DynRenderPipeline, DynSampler, DynShaderModule, DynSurface, DynTexture, DynTextureView,
-    SurfaceTextureBox,
+    DynAccelerationStructure, DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer,
+    DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynDevice, DynFence, DynInstance,
+    DynPipelineLayout, DynQuerySet, DynQueue, DynRayTracingPipeline, DynRenderPipeline, DynSampler,
+    DynShaderModule, DynSurface, DynTexture, DynTextureView, SurfaceTextureBox,
 };
 use crate::*;
 
@@ -41,6 +41,8 @@ impl Api for DynApi {
     type RenderPipeline = Box<dyn DynRenderPipeline>;
     type ComputePipeline = Box<dyn DynComputePipeline>;
     type Surface = Box<dyn DynSurface>;
+    type AccelerationStructure = Box<dyn DynAccelerationStructure>;
+    type RayTracingPipeline = Box<dyn DynRayTracingPipeline>;
     type SurfaceTexture = SurfaceTextureBox;
 }
 
@@ -57,6 +59,8 @@ impl DynPipelineLayout for Box<dyn DynPipelineLayout> {}
 impl DynShaderModule for Box<dyn DynShaderModule> {}
 impl DynRenderPipeline for Box<dyn DynRenderPipeline> {}
 impl DynComputePipeline for Box<dyn DynComputePipeline> {}
+impl DynAccelerationStructure for Box<dyn DynAccelerationStructure> {}
+impl DynRayTracingPipeline for Box<dyn DynRayTracingPipeline> {}
 
 /// A conversion of `DynApi` boxes to the objects inside cannot meet a
 /// foreign resource; only allocating its list can fail.
@@ -306,6 +310,71 @@ impl Device for Box<dyn DynDevice> {
     unsafe fn destroy_compute_pipeline(&self, pipeline: Box<dyn DynComputePipeline>) {
         // SAFETY: forwarded contract.
         unsafe { DynDevice::destroy_compute_pipeline(&**self, pipeline) }
+    }
+    unsafe fn get_acceleration_structure_build_sizes(
+        &self,
+        desc: &GetAccelerationStructureBuildSizesDescriptor<DynApi>,
+    ) -> Result<AccelerationStructureBuildSizes, AccelerationStructureError> {
+        let device = &**self;
+        convert::build_sizes(desc, &Unbox, |d| {
+            // SAFETY: forwarded contract.
+            unsafe { DynDevice::get_acceleration_structure_build_sizes(device, d) }
+        })
+        .map_err(|e| AccelerationStructureError::Device(unboxed(e)))?
+    }
+    unsafe fn create_acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynAccelerationStructure>, AccelerationStructureError> {
+        let d = convert::acceleration_structure(desc, &Unbox)
+            .map_err(|e| AccelerationStructureError::Device(unboxed(e)))?;
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_acceleration_structure(&**self, &d) }
+    }
+    unsafe fn destroy_acceleration_structure(&self, structure: Box<dyn DynAccelerationStructure>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_acceleration_structure(&**self, structure) }
+    }
+    unsafe fn get_acceleration_structure_device_address(
+        &self,
+        structure: &Box<dyn DynAccelerationStructure>,
+    ) -> u64 {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::get_acceleration_structure_device_address(&**self, &**structure) }
+    }
+    unsafe fn get_acceleration_structure_size(
+        &self,
+        structure: &Box<dyn DynAccelerationStructure>,
+    ) -> u64 {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::get_acceleration_structure_size(&**self, &**structure) }
+    }
+    unsafe fn create_ray_tracing_pipeline(
+        &self,
+        desc: &RayTracingPipelineDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynRayTracingPipeline>, PipelineError> {
+        let device = &**self;
+        convert::ray_tracing_pipeline(desc, &Unbox, |d| {
+            // SAFETY: forwarded contract.
+            unsafe { DynDevice::create_ray_tracing_pipeline(device, d) }
+        })
+        .map_err(|e| PipelineError::Device(unboxed(e)))?
+    }
+    unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: Box<dyn DynRayTracingPipeline>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_ray_tracing_pipeline(&**self, pipeline) }
+    }
+    unsafe fn create_shader_binding_table(
+        &self,
+        pipeline: &Box<dyn DynRayTracingPipeline>,
+        desc: &ShaderBindingTableDescriptor,
+    ) -> Result<ShaderBindingTable<Box<dyn DynBuffer>>, PipelineError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_shader_binding_table(&**self, &**pipeline, desc) }
+    }
+    unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_shader_binding_table(&**self, table) }
     }
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)

@@ -5,8 +5,9 @@ use std::ops::Range;
 
 use super::convert::{self, Unbox};
 use super::{
-    DynBindGroup, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynComputePipeline,
-    DynPipelineLayout, DynQuerySet, DynRenderPipeline, DynTexture,
+    DynAccelerationStructure, DynBindGroup, DynBuffer, DynCommandBuffer, DynCommandEncoder,
+    DynComputePipeline, DynPipelineLayout, DynQuerySet, DynRayTracingPipeline, DynRenderPipeline,
+    DynTexture,
 };
 use crate::*;
 
@@ -328,5 +329,85 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
     unsafe fn dispatch_indirect(&mut self, buffer: &Box<dyn DynBuffer>, offset: u64) {
         // SAFETY: forwarded contract.
         unsafe { DynCommandEncoder::dispatch_indirect(&mut **self, &**buffer, offset) }
+    }
+    unsafe fn build_acceleration_structures(
+        &mut self,
+        descriptors: &[BuildAccelerationStructureDescriptor<DynApi>],
+    ) -> Result<(), AccelerationStructureError> {
+        let encoder = &mut **self;
+        convert::build_acceleration_structures(descriptors, &Unbox, |d| {
+            // SAFETY: forwarded contract.
+            unsafe { DynCommandEncoder::build_acceleration_structures(encoder, d) }
+        })
+        .map_err(|e| AccelerationStructureError::Device(e.into()))?
+    }
+    unsafe fn place_acceleration_structure_barrier(
+        &mut self,
+        barrier: AccelerationStructureBarrier<'_, Box<dyn DynAccelerationStructure>>,
+    ) {
+        let encoder = &mut **self;
+        super::map_inline(
+            barrier.structures,
+            |s| Some::<&dyn DynAccelerationStructure>(&***s),
+            |structures| {
+                let own = AccelerationStructureBarrier::<'_, dyn DynAccelerationStructure> {
+                    structures,
+                    usage: barrier.usage,
+                };
+                // SAFETY: forwarded contract.
+                unsafe { DynCommandEncoder::place_acceleration_structure_barrier(encoder, own) }
+            },
+        );
+    }
+    unsafe fn copy_acceleration_structure(
+        &mut self,
+        src: &Box<dyn DynAccelerationStructure>,
+        dst: &Box<dyn DynAccelerationStructure>,
+        mode: AccelerationStructureCopy,
+    ) -> Result<(), AccelerationStructureError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::copy_acceleration_structure(&mut **self, &**src, &**dst, mode) }
+    }
+    unsafe fn read_acceleration_structure_compacted_sizes(
+        &mut self,
+        structures: &[&Box<dyn DynAccelerationStructure>],
+        buffer: &Box<dyn DynBuffer>,
+        offset: u64,
+    ) -> Result<(), AccelerationStructureError> {
+        let encoder = &mut **self;
+        super::map_inline(
+            structures,
+            |s| Some::<&dyn DynAccelerationStructure>(&***s),
+            // SAFETY: forwarded contract.
+            |own| unsafe {
+                DynCommandEncoder::read_acceleration_structure_compacted_sizes(
+                    encoder, own, &**buffer, offset,
+                )
+            },
+        )
+        // The mapping above never fails, so this fallback is never taken.
+        .unwrap_or(Err(AccelerationStructureError::Device(
+            DeviceError::ForeignResource,
+        )))
+    }
+    unsafe fn begin_ray_tracing_pass(&mut self, desc: &ComputePassDescriptor) {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::begin_ray_tracing_pass(&mut **self, desc) }
+    }
+    unsafe fn end_ray_tracing_pass(&mut self) {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::end_ray_tracing_pass(&mut **self) }
+    }
+    unsafe fn set_ray_tracing_pipeline(&mut self, pipeline: &Box<dyn DynRayTracingPipeline>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::set_ray_tracing_pipeline(&mut **self, &**pipeline) }
+    }
+    unsafe fn trace_rays(
+        &mut self,
+        table: &ShaderBindingTable<Box<dyn DynBuffer>>,
+        size: [u32; 3],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::trace_rays(&mut **self, table, size) }
     }
 }

@@ -13,14 +13,17 @@ use std::marker::PhantomData;
 use arrayvec::ArrayVec;
 
 use super::{
-    cast, DynBindGroupLayout, DynBuffer, DynPipelineLayout, DynResources, DynSampler,
-    DynShaderModule, DynTextureView,
+    cast, DynAccelerationStructure, DynBindGroupLayout, DynBuffer, DynPipelineLayout, DynResources,
+    DynSampler, DynShaderModule, DynTextureView,
 };
 use crate::{
+    AccelerationStructureAabbs, AccelerationStructureDescriptor, AccelerationStructureEntries,
+    AccelerationStructureInstances, AccelerationStructurePlacement, AccelerationStructureTriangles,
     Api, Attachment, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding,
-    ColorAttachment, ComputePipelineDescriptor, DepthStencilAttachment, DeviceError, DynApi,
-    PipelineLayoutDescriptor, ProgrammableStage, RenderPassDescriptor, RenderPipelineDescriptor,
-    Resources,
+    BuildAccelerationStructureDescriptor, ColorAttachment, ComputePipelineDescriptor,
+    DepthStencilAttachment, DeviceError, DynApi, GetAccelerationStructureBuildSizesDescriptor,
+    PipelineLayoutDescriptor, ProgrammableStage, RayTracingPipelineDescriptor, RayTracingStage,
+    RenderPassDescriptor, RenderPipelineDescriptor, Resources, TriangleIndices,
 };
 
 /// Why a descriptor could not be converted.
@@ -97,6 +100,10 @@ pub(crate) trait Convert<R: Resources + ?Sized, T: Resources + ?Sized> {
     fn bind_group_layout<'a>(&self, r: &'a R::BindGroupLayout) -> Option<&'a T::BindGroupLayout>;
     fn pipeline_layout<'a>(&self, r: &'a R::PipelineLayout) -> Option<&'a T::PipelineLayout>;
     fn shader_module<'a>(&self, r: &'a R::ShaderModule) -> Option<&'a T::ShaderModule>;
+    fn acceleration_structure<'a>(
+        &self,
+        r: &'a R::AccelerationStructure,
+    ) -> Option<&'a T::AccelerationStructure>;
 }
 
 /// From the dyn objects to backend `A`'s types, by downcasting.
@@ -126,6 +133,12 @@ impl<A: Api> Convert<DynResources, A> for Downcast<A> {
         cast(r)
     }
     fn shader_module<'a>(&self, r: &'a dyn DynShaderModule) -> Option<&'a A::ShaderModule> {
+        cast(r)
+    }
+    fn acceleration_structure<'a>(
+        &self,
+        r: &'a dyn DynAccelerationStructure,
+    ) -> Option<&'a A::AccelerationStructure> {
         cast(r)
     }
 }
@@ -159,6 +172,12 @@ impl Convert<DynApi, DynResources> for Unbox {
         &self,
         r: &'a Box<dyn DynShaderModule>,
     ) -> Option<&'a dyn DynShaderModule> {
+        Some(&**r)
+    }
+    fn acceleration_structure<'a>(
+        &self,
+        r: &'a Box<dyn DynAccelerationStructure>,
+    ) -> Option<&'a dyn DynAccelerationStructure> {
         Some(&**r)
     }
 }
@@ -250,6 +269,9 @@ where
             }
             BindingResource::TextureViewArray(list) => {
                 BindingResource::TextureViewArray(&views[take(&mut iv, list.len())])
+            }
+            BindingResource::AccelerationStructure(a) => {
+                BindingResource::AccelerationStructure(c.acceleration_structure(a).ok_or(FOREIGN)?)
             }
         };
         entries.push(BindGroupEntry {
@@ -406,4 +428,265 @@ where
         color_attachments: colors.as_slice(),
         depth_stencil_attachment,
     }))
+}
+
+/// Converts a ray-tracing pipeline descriptor (up to 8 stages inline) and
+/// hands it to `then`.
+pub(crate) fn ray_tracing_pipeline<R, T, C, X>(
+    desc: &RayTracingPipelineDescriptor<'_, R>,
+    c: &C,
+    then: impl FnOnce(&RayTracingPipelineDescriptor<'_, T>) -> X,
+) -> Result<X, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    let mut stages = List::<RayTracingStage<'_, T>, 8>::with_capacity(desc.stages.len())?;
+    for s in desc.stages {
+        stages.push(RayTracingStage {
+            kind: s.kind,
+            stage: stage(c, &s.stage)?,
+        })?;
+    }
+    Ok(then(&RayTracingPipelineDescriptor {
+        label: desc.label,
+        layout: c.pipeline_layout(desc.layout).ok_or(FOREIGN)?,
+        stages: stages.as_slice(),
+        groups: desc.groups,
+        max_recursion_depth: desc.max_recursion_depth,
+    }))
+}
+
+/// Converts an acceleration structure descriptor (its placement buffer).
+pub(crate) fn acceleration_structure<'a, R, T, C>(
+    desc: &AccelerationStructureDescriptor<'a, R>,
+    c: &C,
+) -> Result<AccelerationStructureDescriptor<'a, T>, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    let placement = match desc.placement {
+        AccelerationStructurePlacement::Owned => AccelerationStructurePlacement::Owned,
+        AccelerationStructurePlacement::InBuffer { buffer, offset } => {
+            AccelerationStructurePlacement::InBuffer {
+                buffer: c.buffer(buffer).ok_or(FOREIGN)?,
+                offset,
+            }
+        }
+    };
+    Ok(AccelerationStructureDescriptor {
+        label: desc.label,
+        kind: desc.kind,
+        size: desc.size,
+        placement,
+    })
+}
+
+/// Converts a build-size query (its geometry) and hands it to `then`.
+pub(crate) fn build_sizes<R, T, C, X>(
+    desc: &GetAccelerationStructureBuildSizesDescriptor<'_, R>,
+    c: &C,
+    then: impl FnOnce(&GetAccelerationStructureBuildSizesDescriptor<'_, T>) -> X,
+) -> Result<X, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    let geometries = Geometries::new(std::iter::once(desc.entries), c)?;
+    let entries = geometries.entries(desc.entries, &mut (0, 0), c)?;
+    Ok(then(&GetAccelerationStructureBuildSizesDescriptor {
+        entries: &entries,
+        flags: desc.flags,
+    }))
+}
+
+/// Converts the descriptors of one `build_acceleration_structures` call
+/// (up to 8 descriptors and 8 geometries of each kind inline) and hands
+/// them to `then`.
+pub(crate) fn build_acceleration_structures<R, T, C, X>(
+    descs: &[BuildAccelerationStructureDescriptor<'_, R>],
+    c: &C,
+    then: impl FnOnce(&[BuildAccelerationStructureDescriptor<'_, T>]) -> X,
+) -> Result<X, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    let geometries = Geometries::new(descs.iter().map(|d| d.entries), c)?;
+    let mut entries =
+        List::<AccelerationStructureEntries<'_, T::Buffer>, 8>::with_capacity(descs.len())?;
+    let mut at = (0, 0);
+    for d in descs {
+        entries.push(geometries.entries(d.entries, &mut at, c)?)?;
+    }
+    let entries = entries.as_slice();
+    let mut own =
+        List::<BuildAccelerationStructureDescriptor<'_, T>, 8>::with_capacity(descs.len())?;
+    for (d, entries) in descs.iter().zip(entries) {
+        let source = match d.source_acceleration_structure {
+            Some(s) => Some(c.acceleration_structure(s).ok_or(FOREIGN)?),
+            None => None,
+        };
+        own.push(BuildAccelerationStructureDescriptor {
+            entries,
+            mode: d.mode,
+            flags: d.flags,
+            source_acceleration_structure: source,
+            destination_acceleration_structure: c
+                .acceleration_structure(d.destination_acceleration_structure)
+                .ok_or(FOREIGN)?,
+            scratch_buffer: c.buffer(d.scratch_buffer).ok_or(FOREIGN)?,
+            scratch_buffer_offset: d.scratch_buffer_offset,
+        })?;
+    }
+    Ok(then(own.as_slice()))
+}
+
+/// The triangle and box geometries of several build inputs, converted and
+/// flattened, so that each converted input can point into them.
+struct Geometries<'a, B: ?Sized> {
+    triangles: List<AccelerationStructureTriangles<'a, B>, 8>,
+    aabbs: List<AccelerationStructureAabbs<'a, B>, 8>,
+}
+
+impl<'a, B: ?Sized> Geometries<'a, B> {
+    fn new<'d, R, T, C>(
+        all: impl Iterator<Item = &'d AccelerationStructureEntries<'a, R::Buffer>> + Clone,
+        c: &C,
+    ) -> Result<Self, ConvertError>
+    where
+        'a: 'd,
+        R: Resources + ?Sized + 'd,
+        R::Buffer: 'a,
+        T: Resources<Buffer = B> + ?Sized,
+        C: Convert<R, T>,
+    {
+        let (mut nt, mut na) = (0, 0);
+        for entries in all.clone() {
+            match entries {
+                AccelerationStructureEntries::Triangles(list) => nt += list.len(),
+                AccelerationStructureEntries::Aabbs(list) => na += list.len(),
+                AccelerationStructureEntries::Instances(_) => {}
+            }
+        }
+        let mut triangles = List::with_capacity(nt)?;
+        let mut aabbs = List::with_capacity(na)?;
+        for entries in all {
+            match entries {
+                AccelerationStructureEntries::Triangles(list) => {
+                    for g in *list {
+                        triangles.push(self::triangles(c, g)?)?;
+                    }
+                }
+                AccelerationStructureEntries::Aabbs(list) => {
+                    for g in *list {
+                        aabbs.push(AccelerationStructureAabbs {
+                            buffer: optional(c, g.buffer)?,
+                            offset: g.offset,
+                            count: g.count,
+                            stride: g.stride,
+                            flags: g.flags,
+                        })?;
+                    }
+                }
+                AccelerationStructureEntries::Instances(_) => {}
+            }
+        }
+        Ok(Self { triangles, aabbs })
+    }
+
+    /// The converted form of `entries`, whose geometries start at `at`
+    /// (triangles, boxes) in the flattened lists; advances `at` past them.
+    fn entries<'g, R, T, C>(
+        &'g self,
+        entries: &AccelerationStructureEntries<'a, R::Buffer>,
+        at: &mut (usize, usize),
+        c: &C,
+    ) -> Result<AccelerationStructureEntries<'g, B>, ConvertError>
+    where
+        R: Resources + ?Sized,
+        T: Resources<Buffer = B> + ?Sized,
+        C: Convert<R, T>,
+    {
+        Ok(match entries {
+            AccelerationStructureEntries::Triangles(list) => {
+                let range = at.0..at.0 + list.len();
+                at.0 = range.end;
+                // `new` flattened these very inputs in this order, so the
+                // range is always inside; `get` keeps that a non-panicking fact.
+                let slice = self.triangles.as_slice().get(range).ok_or(FOREIGN)?;
+                AccelerationStructureEntries::Triangles(slice)
+            }
+            AccelerationStructureEntries::Aabbs(list) => {
+                let range = at.1..at.1 + list.len();
+                at.1 = range.end;
+                // `new` flattened these very inputs in this order, so the
+                // range is always inside; `get` keeps that a non-panicking fact.
+                let slice = self.aabbs.as_slice().get(range).ok_or(FOREIGN)?;
+                AccelerationStructureEntries::Aabbs(slice)
+            }
+            AccelerationStructureEntries::Instances(i) => {
+                AccelerationStructureEntries::Instances(AccelerationStructureInstances {
+                    buffer: optional(c, i.buffer)?,
+                    offset: i.offset,
+                    count: i.count,
+                })
+            }
+        })
+    }
+}
+
+/// Converts a buffer that may be absent (size queries name none).
+fn optional<'a, R, T, C>(
+    c: &C,
+    buffer: Option<&'a R::Buffer>,
+) -> Result<Option<&'a T::Buffer>, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    match buffer {
+        Some(b) => Ok(Some(c.buffer(b).ok_or(FOREIGN)?)),
+        None => Ok(None),
+    }
+}
+
+fn triangles<'a, R, T, C>(
+    c: &C,
+    g: &AccelerationStructureTriangles<'a, R::Buffer>,
+) -> Result<AccelerationStructureTriangles<'a, T::Buffer>, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    let indices = match &g.indices {
+        Some(i) => Some(TriangleIndices {
+            buffer: optional(c, i.buffer)?,
+            offset: i.offset,
+            format: i.format,
+            count: i.count,
+        }),
+        None => None,
+    };
+    let transform = match g.transform {
+        Some((buffer, offset)) => Some((c.buffer(buffer).ok_or(FOREIGN)?, offset)),
+        None => None,
+    };
+    Ok(AccelerationStructureTriangles {
+        vertex_buffer: optional(c, g.vertex_buffer)?,
+        vertex_offset: g.vertex_offset,
+        vertex_format: g.vertex_format,
+        vertex_stride: g.vertex_stride,
+        vertex_count: g.vertex_count,
+        indices,
+        transform,
+        flags: g.flags,
+    })
 }

@@ -4,21 +4,25 @@ use std::any::Any;
 use std::time::Duration;
 
 use super::convert::{self, Downcast};
-use super::encoder::DynEncoder;
+use super::encoder_impl::DynEncoder;
+use super::shader_table;
 use super::surface::{cast_surface_texture, cast_texture, take_surface_texture};
 use super::{
-    cast, cast_box, map_inline, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer,
-    DynCommandEncoder, DynComputePipeline, DynFence, DynPipelineLayout, DynQuerySet,
-    DynRenderPipeline, DynResource, DynResources, DynSampler, DynShaderModule, DynSurface,
-    DynTexture, DynTextureView, SurfaceTextureBox,
+    cast, cast_box, map_inline, DynAccelerationStructure, DynBindGroup, DynBindGroupLayout,
+    DynBuffer, DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynFence,
+    DynPipelineLayout, DynQuerySet, DynRayTracingPipeline, DynRenderPipeline, DynResource,
+    DynResources, DynSampler, DynShaderModule, DynSurface, DynTexture, DynTextureView,
+    SurfaceTextureBox,
 };
 use crate::{
+    AccelerationStructureBuildSizes, AccelerationStructureDescriptor, AccelerationStructureError,
     Api, BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor,
     BufferError, BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, Device,
-    DeviceError, FenceValue, LiveCounts, MapError, PipelineError, PipelineLayoutDescriptor,
-    QuerySetDescriptor, QuerySetError, Queue, RenderPipelineDescriptor, SamplerDescriptor,
-    SamplerError, ShaderError, ShaderModuleDescriptor, SurfaceError, TextureDescriptor,
-    TextureError, TextureViewDescriptor,
+    DeviceError, FenceValue, GetAccelerationStructureBuildSizesDescriptor, LiveCounts, MapError,
+    PipelineError, PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError, Queue,
+    RayTracingPipelineDescriptor, RenderPipelineDescriptor, SamplerDescriptor, SamplerError,
+    ShaderBindingTable, ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor,
+    SurfaceError, TextureDescriptor, TextureError, TextureViewDescriptor,
 };
 
 const FOREIGN: DeviceError = DeviceError::ForeignResource;
@@ -225,6 +229,78 @@ pub trait DynDevice: DynResource {
     /// # Safety
     /// As [`Device::destroy_compute_pipeline`].
     unsafe fn destroy_compute_pipeline(&self, pipeline: Box<dyn DynComputePipeline>);
+    /// See [`Device::get_acceleration_structure_build_sizes`].
+    ///
+    /// # Safety
+    /// As [`Device::get_acceleration_structure_build_sizes`].
+    unsafe fn get_acceleration_structure_build_sizes(
+        &self,
+        desc: &GetAccelerationStructureBuildSizesDescriptor<DynResources>,
+    ) -> Result<AccelerationStructureBuildSizes, AccelerationStructureError>;
+    /// See [`Device::create_acceleration_structure`].
+    ///
+    /// # Safety
+    /// As [`Device::create_acceleration_structure`].
+    unsafe fn create_acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynAccelerationStructure>, AccelerationStructureError>;
+    /// See [`Device::destroy_acceleration_structure`]. A foreign structure
+    /// is logged and leaked.
+    ///
+    /// # Safety
+    /// As [`Device::destroy_acceleration_structure`].
+    unsafe fn destroy_acceleration_structure(&self, structure: Box<dyn DynAccelerationStructure>);
+    /// See [`Device::get_acceleration_structure_device_address`]. A foreign
+    /// structure is logged and has address 0 (which no structure has).
+    ///
+    /// # Safety
+    /// As [`Device::get_acceleration_structure_device_address`].
+    unsafe fn get_acceleration_structure_device_address(
+        &self,
+        structure: &dyn DynAccelerationStructure,
+    ) -> u64;
+    /// See [`Device::get_acceleration_structure_size`]. A foreign structure
+    /// is logged and has size 0.
+    ///
+    /// # Safety
+    /// As [`Device::get_acceleration_structure_size`].
+    unsafe fn get_acceleration_structure_size(
+        &self,
+        structure: &dyn DynAccelerationStructure,
+    ) -> u64;
+    /// See [`Device::create_ray_tracing_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::create_ray_tracing_pipeline`].
+    unsafe fn create_ray_tracing_pipeline(
+        &self,
+        desc: &RayTracingPipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynRayTracingPipeline>, PipelineError>;
+    /// See [`Device::destroy_ray_tracing_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_ray_tracing_pipeline`].
+    unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: Box<dyn DynRayTracingPipeline>);
+    /// See [`Device::create_shader_binding_table`]. The table's `buffer`
+    /// holds the backend's table: it serves `trace_rays`,
+    /// `map_buffer`/`unmap_buffer` and `destroy_shader_binding_table`, and
+    /// any other call taking a buffer sees it as a foreign resource.
+    /// `trace_rays` traces with the regions of the table it is given.
+    ///
+    /// # Safety
+    /// As [`Device::create_shader_binding_table`].
+    unsafe fn create_shader_binding_table(
+        &self,
+        pipeline: &dyn DynRayTracingPipeline,
+        desc: &ShaderBindingTableDescriptor,
+    ) -> Result<ShaderBindingTable<Box<dyn DynBuffer>>, PipelineError>;
+    /// See [`Device::destroy_shader_binding_table`]. A foreign table is
+    /// logged and leaked.
+    ///
+    /// # Safety
+    /// As [`Device::destroy_shader_binding_table`].
+    unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>);
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
 }
@@ -252,15 +328,27 @@ impl<D: Device> DynDevice for D {
         })
     }
     unsafe fn map_buffer(&self, buffer: &dyn DynBuffer) -> Result<BufferMapping, MapError> {
-        let buffer = cast::<<D::A as Api>::Buffer>(buffer).ok_or(MapError::Device(FOREIGN))?;
+        if let Some(buffer) = cast::<<D::A as Api>::Buffer>(buffer) {
+            // SAFETY: forwarded contract.
+            return unsafe { Device::map_buffer(self, buffer) };
+        }
+        // A shader binding table's buffer (see `shader_table.rs`).
         // SAFETY: forwarded contract.
-        unsafe { Device::map_buffer(self, buffer) }
+        shader_table::with_table_buffer::<D::A, _>(buffer, |b| unsafe {
+            Device::map_buffer(self, b)
+        })
+        .unwrap_or(Err(MapError::Device(FOREIGN)))
     }
     unsafe fn unmap_buffer(&self, buffer: &dyn DynBuffer) {
         if let Some(buffer) = cast::<<D::A as Api>::Buffer>(buffer) {
             // SAFETY: forwarded contract.
-            unsafe { Device::unmap_buffer(self, buffer) }
+            return unsafe { Device::unmap_buffer(self, buffer) };
         }
+        // A shader binding table's buffer (see `shader_table.rs`).
+        // SAFETY: forwarded contract.
+        shader_table::with_table_buffer::<D::A, _>(buffer, |b| unsafe {
+            Device::unmap_buffer(self, b)
+        });
     }
     unsafe fn create_texture(
         &self,
@@ -458,6 +546,96 @@ impl<D: Device> DynDevice for D {
         destroy_owned(pipeline, "compute_pipeline", |p| unsafe {
             Device::destroy_compute_pipeline(self, p)
         })
+    }
+    unsafe fn get_acceleration_structure_build_sizes(
+        &self,
+        desc: &GetAccelerationStructureBuildSizesDescriptor<DynResources>,
+    ) -> Result<AccelerationStructureBuildSizes, AccelerationStructureError> {
+        convert::build_sizes(desc, &Downcast::<D::A>::NEW, |own| {
+            // SAFETY: forwarded contract.
+            unsafe { Device::get_acceleration_structure_build_sizes(self, own) }
+        })
+        .map_err(|e| AccelerationStructureError::Device(e.into()))?
+    }
+    unsafe fn create_acceleration_structure(
+        &self,
+        desc: &AccelerationStructureDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynAccelerationStructure>, AccelerationStructureError> {
+        let own = convert::acceleration_structure(desc, &Downcast::<D::A>::NEW)
+            .map_err(|e| AccelerationStructureError::Device(e.into()))?;
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_acceleration_structure(self, &own)
+        }?))
+    }
+    unsafe fn destroy_acceleration_structure(&self, structure: Box<dyn DynAccelerationStructure>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(structure, "acceleration_structure", |s| unsafe {
+            Device::destroy_acceleration_structure(self, s)
+        })
+    }
+    unsafe fn get_acceleration_structure_device_address(
+        &self,
+        structure: &dyn DynAccelerationStructure,
+    ) -> u64 {
+        match cast::<<D::A as Api>::AccelerationStructure>(structure) {
+            // SAFETY: forwarded contract.
+            Some(s) => unsafe { Device::get_acceleration_structure_device_address(self, s) },
+            None => {
+                log::error!("get_acceleration_structure_device_address: a foreign structure");
+                0
+            }
+        }
+    }
+    unsafe fn get_acceleration_structure_size(
+        &self,
+        structure: &dyn DynAccelerationStructure,
+    ) -> u64 {
+        match cast::<<D::A as Api>::AccelerationStructure>(structure) {
+            // SAFETY: forwarded contract.
+            Some(s) => unsafe { Device::get_acceleration_structure_size(self, s) },
+            None => {
+                log::error!("get_acceleration_structure_size: a foreign structure");
+                0
+            }
+        }
+    }
+    unsafe fn create_ray_tracing_pipeline(
+        &self,
+        desc: &RayTracingPipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynRayTracingPipeline>, PipelineError> {
+        let made = convert::ray_tracing_pipeline(desc, &Downcast::<D::A>::NEW, |own| {
+            // SAFETY: forwarded contract.
+            unsafe { Device::create_ray_tracing_pipeline(self, own) }
+        })
+        .map_err(|e| PipelineError::Device(e.into()))?;
+        Ok(Box::new(made?))
+    }
+    unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: Box<dyn DynRayTracingPipeline>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(pipeline, "ray_tracing_pipeline", |p| unsafe {
+            Device::destroy_ray_tracing_pipeline(self, p)
+        })
+    }
+    unsafe fn create_shader_binding_table(
+        &self,
+        pipeline: &dyn DynRayTracingPipeline,
+        desc: &ShaderBindingTableDescriptor,
+    ) -> Result<ShaderBindingTable<Box<dyn DynBuffer>>, PipelineError> {
+        let pipeline = cast::<<D::A as Api>::RayTracingPipeline>(pipeline)
+            .ok_or(PipelineError::Device(FOREIGN))?;
+        // SAFETY: forwarded contract.
+        let table = unsafe { Device::create_shader_binding_table(self, pipeline, desc) }?;
+        Ok(shader_table::wrap::<D::A>(table))
+    }
+    unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>) {
+        match shader_table::unwrap::<D::A>(table) {
+            // SAFETY: forwarded contract; the type was checked by the downcast.
+            Some(table) => unsafe { Device::destroy_shader_binding_table(self, table) },
+            None => log::error!(
+                "destroy_shader_binding_table: the table belongs to another backend; leaked"
+            ),
+        }
     }
     fn live_counts(&self) -> LiveCounts {
         Device::live_counts(self)

@@ -8,11 +8,15 @@
 //! [`DeviceError::ForeignResource`](crate::DeviceError::ForeignResource) (for recording calls: by the next
 //! `end_encoding`), never a panic.
 
+#[cfg(test)]
+mod acceleration_tests;
 mod api;
 mod api_encoder;
 mod convert;
 mod device;
 mod encoder;
+mod encoder_impl;
+mod shader_table;
 mod surface;
 
 pub use api::DynApi;
@@ -156,6 +160,8 @@ peelers!(
     DynShaderModule,
     DynRenderPipeline,
     DynComputePipeline,
+    DynAccelerationStructure,
+    DynRayTracingPipeline,
     DynDevice,
     DynSurface,
 );
