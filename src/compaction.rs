@@ -111,8 +111,7 @@ impl<A: Api> CompactionReport<A> {
 ///
 /// - [`AccelerationStructureError::MissingFlag`]: a structure was not built
 ///   with `ALLOW_COMPACTION` (the backend's cheap check).
-/// - [`AccelerationStructureError::WrongKind`]: a structure is top-level
-///   (where the backend checks it; noop does).
+/// - [`AccelerationStructureError::WrongKind`]: a structure is top-level.
 /// - [`AccelerationStructureError::Unsupported`]: the device lacks
 ///   acceleration structures, or the batch's readback buffer (8 bytes per
 ///   structure) exceeds `max_buffer_size`: compact in smaller batches.

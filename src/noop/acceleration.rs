@@ -28,14 +28,22 @@
 //!   update without a source (`MissingInput`); a destination smaller than
 //!   the size computed above (`TooSmall`); a scratch range that is shorter
 //!   than needed or whose offset is not a multiple of
-//!   [`SCRATCH_ALIGNMENT`] (`Scratch`); an update whose flags, or whose
-//!   source's last build, lack `ALLOW_UPDATE` (`MissingFlag`);
+//!   [`SCRATCH_ALIGNMENT`] (`Scratch`); an update whose source's last build
+//!   lacks `ALLOW_UPDATE`, or whose flags differ from that build's
+//!   (`MissingFlag`);
 //! - copies: source and destination of different kinds (`WrongKind`); a
 //!   compacting copy from a structure whose last build lacks
 //!   `ALLOW_COMPACTION` (`MissingFlag`); a destination smaller than the
-//!   source (`TooSmall`);
-//! - compacted-size reads: a structure whose last build lacks
-//!   `ALLOW_COMPACTION` (`MissingFlag`).
+//!   source (`TooSmall`: a compacted copy is as large as its source here);
+//! - compacted-size reads: a top-level structure (`WrongKind`), one whose
+//!   last build lacks `ALLOW_COMPACTION` (`MissingFlag`), sizes that do not
+//!   fit the buffer at the offset, or an offset that is not a multiple of 8
+//!   (`InvalidPlacement`).
+//!
+//! These are the Vulkan backend's checks, in its order where it matters,
+//! so code tested on noop fails the same way there. Recording one of these
+//! commands outside a recording, or inside a pass, is logged and fails with
+//! `Device(DeviceError::Unexpected)`.
 //!
 //! A structure's build flags are remembered when its build is *recorded*
 //! (as Vulkan's cheap checks must: the GPU has not run it yet), so a
@@ -356,13 +364,17 @@ fn check_build(
             available,
         });
     }
-    if update {
-        let allow = wgt::AccelerationStructureFlags::ALLOW_UPDATE;
-        let source_allows = desc
-            .source_acceleration_structure
-            .is_some_and(|s| s.state.has_flag(allow));
-        if !desc.flags.contains(allow) || !source_allows {
+    if let (true, Some(source)) = (update, desc.source_acceleration_structure) {
+        if !source
+            .state
+            .has_flag(wgt::AccelerationStructureFlags::ALLOW_UPDATE)
+        {
             return Err(Error::MissingFlag("ALLOW_UPDATE"));
+        }
+        if source.state.recorded_flags() != Some(desc.flags) {
+            return Err(Error::MissingFlag(
+                "the same flags as the source's last build (an update keeps them)",
+            ));
         }
     }
     Ok(())
@@ -439,11 +451,29 @@ pub(crate) fn record_copy(
     Ok(())
 }
 
-/// Checks a compacted-size read and returns the sizes to write.
-pub(crate) fn compacted_sizes(structures: &[&AccelerationStructure]) -> Result<Vec<u64>, Error> {
+/// Checks a compacted-size read into `buffer` at `offset` and returns the
+/// sizes to write.
+pub(crate) fn compacted_sizes(
+    structures: &[&AccelerationStructure],
+    buffer: &Buffer,
+    offset: u64,
+) -> Result<Vec<u64>, Error> {
     let allow = wgt::AccelerationStructureFlags::ALLOW_COMPACTION;
-    if structures.iter().any(|s| !s.state.has_flag(allow)) {
-        return Err(Error::MissingFlag("ALLOW_COMPACTION"));
+    for s in structures {
+        if s.kind != AccelerationStructureKind::BottomLevel {
+            return Err(Error::WrongKind);
+        }
+        if !s.state.has_flag(allow) {
+            return Err(Error::MissingFlag("ALLOW_COMPACTION"));
+        }
+    }
+    let end = (structures.len() as u64)
+        .checked_mul(8)
+        .and_then(|len| len.checked_add(offset));
+    if offset % 8 != 0 || end.is_none_or(|end| end > buffer.size()) {
+        return Err(Error::InvalidPlacement(
+            "the compacted sizes do not fit the buffer at that offset (a multiple of 8)",
+        ));
     }
     let mut sizes = Vec::new();
     sizes

@@ -224,15 +224,18 @@ impl CommandEncoder {
         }
     }
 
-    /// Whether a recording is in progress outside any pass; logs `what` as
-    /// skipped if not. Checked before the acceleration-structure checks, so
-    /// a skipped command remembers no build flags.
-    fn recording_outside_passes(&self, what: &str) -> bool {
+    /// Fails (logged) unless a recording is in progress outside any pass.
+    /// Checked before the acceleration-structure checks, so a refused
+    /// command remembers no build flags.
+    fn recording_outside_passes(&self, what: &str) -> Result<(), AccelerationStructureError> {
         if self.active.is_none() {
-            log::error!("noop: {what} recorded outside begin_encoding/end_encoding; ignored");
-            return false;
+            log::error!("noop: {what} outside begin_encoding/end_encoding; refused");
+            return Err(DeviceError::Unexpected.into());
         }
-        self.in_pass(Pass::None, what)
+        if !self.in_pass(Pass::None, what) {
+            return Err(DeviceError::Unexpected.into());
+        }
+        Ok(())
     }
 
     /// Checks that `index` names a query of `set`, and that the set counts `kind`.
@@ -629,9 +632,7 @@ impl crate::CommandEncoder for CommandEncoder {
         &mut self,
         descriptors: &[BuildAccelerationStructureDescriptor<Api>],
     ) -> Result<(), AccelerationStructureError> {
-        if !self.recording_outside_passes("build_acceleration_structures") {
-            return Ok(());
-        }
+        self.recording_outside_passes("build_acceleration_structures")?;
         acceleration::record_builds(descriptors, &self.as_limits)?;
         for desc in descriptors {
             self.record(Command::BuildAccelerationStructure {
@@ -655,9 +656,7 @@ impl crate::CommandEncoder for CommandEncoder {
         dst: &AccelerationStructure,
         mode: AccelerationStructureCopy,
     ) -> Result<(), AccelerationStructureError> {
-        if !self.recording_outside_passes("copy_acceleration_structure") {
-            return Ok(());
-        }
+        self.recording_outside_passes("copy_acceleration_structure")?;
         acceleration::record_copy(src, dst, mode)?;
         // Noop structures hold no traceable contents: a copy only makes
         // the destination built.
@@ -673,22 +672,8 @@ impl crate::CommandEncoder for CommandEncoder {
         buffer: &Buffer,
         offset: u64,
     ) -> Result<(), AccelerationStructureError> {
-        if !self.recording_outside_passes("read_acceleration_structure_compacted_sizes") {
-            return Ok(());
-        }
-        let sizes = acceleration::compacted_sizes(structures)?;
-        let end = (sizes.len() as u64)
-            .checked_mul(8)
-            .and_then(|len| len.checked_add(offset));
-        if offset % 8 != 0 || end.is_none_or(|end| end > buffer.size()) {
-            log::error!(
-                "noop: read_acceleration_structure_compacted_sizes: {} sizes at offset {offset} \
-                 do not fit the buffer of {} bytes, or the offset is not a multiple of 8; skipped",
-                sizes.len(),
-                buffer.size()
-            );
-            return Ok(());
-        }
+        self.recording_outside_passes("read_acceleration_structure_compacted_sizes")?;
+        let sizes = acceleration::compacted_sizes(structures, buffer, offset)?;
         if !sizes.is_empty() {
             self.record(Command::WriteCompactedSizes {
                 sizes,
