@@ -37,6 +37,10 @@ pub struct LiveCounts {
     /// buffer or texture (Vulkan: VMA allocations, which sub-allocate `VkDeviceMemory`
     /// blocks; VMA may keep an emptied block, which this does not count).
     pub memory_allocations: isize,
+    /// Query pools the backend keeps for compacted-size reads of acceleration
+    /// structures (Vulkan: shared `ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR`
+    /// pools, destroyed when all their slots are free; 0 where a backend has none).
+    pub compaction_query_pools: isize,
 }
 
 /// The atomic counters a backend's device keeps.
@@ -72,6 +76,8 @@ pub struct HalCounters {
     pub pipeline_layouts: Counter,
     /// Backend memory allocations.
     pub memory_allocations: Counter,
+    /// Compacted-size query pools.
+    pub compaction_query_pools: Counter,
 }
 
 impl HalCounters {
@@ -93,6 +99,7 @@ impl HalCounters {
             bind_groups: self.bind_groups.read(),
             pipeline_layouts: self.pipeline_layouts.read(),
             memory_allocations: self.memory_allocations.read(),
+            compaction_query_pools: self.compaction_query_pools.read(),
         }
     }
 }

@@ -158,6 +158,8 @@ pub(crate) struct RayLimits {
     pub(crate) max_per_stage_acceleration_structures: u32,
     pub(crate) max_ray_recursion_depth: u32,
     pub(crate) max_ray_dispatch_invocation_count: u32,
+    /// `minAccelerationStructureScratchOffsetAlignment` (0 without the extension).
+    pub(crate) min_scratch_offset_alignment: u32,
     /// Bytes of one shader group handle.
     pub(crate) shader_group_handle_size: u32,
     /// Alignment of each shader binding table record.
@@ -396,6 +398,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
             .max_per_stage_descriptor_acceleration_structures,
         max_ray_recursion_depth: rt_props.max_ray_recursion_depth,
         max_ray_dispatch_invocation_count: rt_props.max_ray_dispatch_invocation_count,
+        min_scratch_offset_alignment: as_props.min_acceleration_structure_scratch_offset_alignment,
         shader_group_handle_size: rt_props.shader_group_handle_size,
         shader_group_handle_alignment: rt_props.shader_group_handle_alignment,
         shader_group_base_alignment: rt_props.shader_group_base_alignment,
@@ -417,9 +420,12 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
 /// keel-hal capabilities, from extension presence and feature bits.
 fn hal_features(info: &PhysicalInfo) -> HalFeatures {
     let mut f = HalFeatures::SHADER_EXECUTION;
+    // Size queries (and tracing) need the rayQuery or rayTracingPipeline
+    // feature too: see `open`.
     let has_as = info.features.acceleration_structure
         && info.features.buffer_device_address
-        && info.has(ash::khr::deferred_host_operations::NAME);
+        && info.has(ash::khr::deferred_host_operations::NAME)
+        && (info.features.ray_query || info.features.ray_tracing_pipeline);
     f.set(HalFeatures::ACCELERATION_STRUCTURE, has_as);
     f.set(HalFeatures::RAY_QUERY, has_as && info.features.ray_query);
     f.set(
@@ -578,6 +584,20 @@ impl crate::Adapter for Adapter {
         let features = desc.required_features;
         let requested_hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
         let mut extensions = required_extensions(features, requested_hal);
+        // vkGetAccelerationStructureBuildSizesKHR needs the rayQuery or
+        // rayTracingPipeline feature: a device asked only for acceleration
+        // structures gets ray query (or, lacking it, pipelines) as well.
+        let has_ext = |e: &[&CStr], n: &CStr| e.contains(&n);
+        if has_ext(&extensions, ash::khr::acceleration_structure::NAME)
+            && !has_ext(&extensions, ash::khr::ray_query::NAME)
+            && !has_ext(&extensions, ash::khr::ray_tracing_pipeline::NAME)
+        {
+            if self.info.features.ray_query {
+                extensions.push(ash::khr::ray_query::NAME);
+            } else if self.info.features.ray_tracing_pipeline {
+                extensions.push(ash::khr::ray_tracing_pipeline::NAME);
+            }
+        }
         // Presentation: wherever the instance can make surfaces and the
         // device can present (`DeviceShared::swapchain` records it).
         if self.instance.surface.is_some() && self.info.has(ash::khr::swapchain::NAME) {
@@ -699,6 +719,10 @@ impl crate::Adapter for Adapter {
             // SAFETY: `raw` is live and has `VK_KHR_ray_tracing_pipeline` enabled.
             unsafe { super::ray_tracing::RayTracingFns::load(instance, &raw) }
         });
+        let accel = enabled_as.then(|| {
+            // SAFETY: `raw` is live and has `VK_KHR_acceleration_structure` enabled.
+            unsafe { super::acceleration::AccelerationFns::load(instance, &raw) }
+        });
         let shared = Arc::new(super::DeviceShared {
             raw,
             instance: instance.clone(),
@@ -717,6 +741,8 @@ impl crate::Adapter for Adapter {
             ray_tracing,
             queue_lock: parking_lot::Mutex::new(()),
             descriptors: Default::default(),
+            accel,
+            compaction_pools: Default::default(),
         });
         if let Some(label) = desc.label {
             // SAFETY: the device handle is live.

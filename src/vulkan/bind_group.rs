@@ -7,7 +7,8 @@
 //! usage, views of the layout's sample type or storage format); arrays have
 //! the layout's length (at most that, at least one, when partially bound);
 //! buffer ranges are non-empty, inside their buffer, aligned and within the
-//! binding-size limits. Two entries may name the same resource.
+//! binding-size limits; acceleration structures are top-level ones. Two
+//! entries may name the same resource.
 //!
 //! The descriptor infos and writes are built in lists that live on the
 //! stack up to [`INLINE`] elements, so bind-group churn allocates nothing on
@@ -24,15 +25,25 @@ use crate::{BindGroupDescriptor, BindingError, BindingResource, BufferBinding, T
 /// this the scratch lists move to the heap.
 const INLINE: usize = 16;
 
+/// Which list a pending write's infos are in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Infos {
+    Buffers,
+    Images,
+    /// Acceleration-structure handles, chained in a
+    /// `VkWriteDescriptorSetAccelerationStructureKHR`.
+    Structures,
+}
+
 /// What a checked entry becomes: one `VkWriteDescriptorSet`, whose infos
-/// are `count` elements of the buffer or image list from `first`.
+/// are `count` elements of one list from `first`.
 #[derive(Clone, Copy)]
 struct PendingWrite {
     binding: u32,
     ty: vk::DescriptorType,
     first: usize,
     count: usize,
-    image: bool,
+    infos: Infos,
 }
 
 /// Creates a bind group (see the module docs).
@@ -48,6 +59,7 @@ pub(super) unsafe fn create_bind_group(
     let mut seen = Bits::new(layout.entries.len());
     let mut buffers = Inline::<vk::DescriptorBufferInfo, INLINE>::new();
     let mut images = Inline::<vk::DescriptorImageInfo, INLINE>::new();
+    let mut structures = Inline::<vk::AccelerationStructureKHR, INLINE>::new();
     let mut pending = Inline::<PendingWrite, INLINE>::new();
     for entry in desc.entries {
         let index = layout
@@ -63,25 +75,33 @@ pub(super) unsafe fn create_bind_group(
         };
         let partial = layout.update_after_bind;
         let (first_buffer, first_image) = (buffers.len(), images.len());
-        push_resource(
-            shared,
-            layout_entry,
-            partial,
-            &entry.resource,
-            &mut buffers,
-            &mut images,
-        )?;
-        let (first, count, image) = if buffers.len() > first_buffer {
-            (first_buffer, buffers.len() - first_buffer, false)
+        let first_structure = structures.len();
+        if let BindingResource::AccelerationStructure(s) = &entry.resource {
+            check_structure(layout_entry, s)?;
+            structures.push(s.raw);
         } else {
-            (first_image, images.len() - first_image, true)
+            push_resource(
+                shared,
+                layout_entry,
+                partial,
+                &entry.resource,
+                &mut buffers,
+                &mut images,
+            )?;
+        }
+        let (first, count, infos) = if buffers.len() > first_buffer {
+            (first_buffer, buffers.len() - first_buffer, Infos::Buffers)
+        } else if structures.len() > first_structure {
+            (first_structure, 1, Infos::Structures)
+        } else {
+            (first_image, images.len() - first_image, Infos::Images)
         };
         pending.push(PendingWrite {
             binding: entry.binding,
             ty,
             first,
             count,
-            image,
+            infos,
         });
     }
     if let Some(missing) = seen.first_unset() {
@@ -98,6 +118,17 @@ pub(super) unsafe fn create_bind_group(
     }?;
     let raw = set.raw();
     let (buffer_infos, image_infos) = (buffers.as_slice(), images.as_slice());
+    // One chained struct per structure (each structure entry is a single
+    // one), all made before any write points at them: the list does not
+    // move afterwards.
+    let mut chained = Inline::<vk::WriteDescriptorSetAccelerationStructureKHR, INLINE>::new();
+    for handle in structures.as_slice() {
+        chained.push(
+            vk::WriteDescriptorSetAccelerationStructureKHR::default()
+                .acceleration_structures(std::slice::from_ref(handle)),
+        );
+    }
+    let chained = chained.as_slice();
     let mut writes = Inline::<vk::WriteDescriptorSet, INLINE>::new();
     for p in pending.as_slice() {
         let mut write = vk::WriteDescriptorSet::default()
@@ -108,17 +139,19 @@ pub(super) unsafe fn create_bind_group(
         // layout's array length).
         write.descriptor_count = p.count as u32;
         let range = p.first..p.first + p.count;
-        if p.image {
-            write.p_image_info = image_infos[range].as_ptr();
-        } else {
-            write.p_buffer_info = buffer_infos[range].as_ptr();
+        match p.infos {
+            Infos::Images => write.p_image_info = image_infos[range].as_ptr(),
+            Infos::Buffers => write.p_buffer_info = buffer_infos[range].as_ptr(),
+            // `first` indexes `structures`, so `chained` too.
+            Infos::Structures => write.p_next = std::ptr::from_ref(&chained[p.first]).cast(),
         }
         writes.push(write);
     }
     // SAFETY: every write names a binding of the set's layout with its type
-    // and a count within the binding's; the infos it points at live until
-    // the call returns and name live resources of this device (caller's
-    // contract), checked against the layout above. The set is not in use
+    // and a count within the binding's; the infos (or the chained structure
+    // write) it points at live until the call returns and name live
+    // resources of this device (caller's contract), checked against the
+    // layout above. The set is not in use
     // by the GPU (new, or recycled from a destroyed bind group).
     unsafe { shared.raw.update_descriptor_sets(writes.as_slice(), &[]) };
     shared.counters.bind_groups.add();
@@ -158,9 +191,7 @@ fn expected(entry: &wgt::BindGroupLayoutEntry) -> &'static str {
         (wgt::BindingType::StorageTexture { .. }, true) => {
             "an array of storage texture views of the layout's format"
         }
-        (wgt::BindingType::AccelerationStructure { .. }, _) => {
-            "an acceleration structure (not yet bindable)"
-        }
+        (wgt::BindingType::AccelerationStructure { .. }, _) => "a top-level acceleration structure",
         (wgt::BindingType::ExternalTexture, _) => "an external texture",
     }
 }
@@ -262,6 +293,27 @@ fn push_resource(
         _ => return Err(wrong()),
     }
     Ok(())
+}
+
+/// Checks an acceleration-structure entry: a single binding of that type,
+/// and a top-level structure.
+fn check_structure(
+    layout_entry: &wgt::BindGroupLayoutEntry,
+    structure: &super::AccelerationStructure,
+) -> Result<(), BindingError> {
+    let fits = matches!(
+        layout_entry.ty,
+        wgt::BindingType::AccelerationStructure { .. }
+    ) && layout_entry.count.is_none()
+        && structure.kind == crate::AccelerationStructureKind::TopLevel;
+    if fits {
+        Ok(())
+    } else {
+        Err(BindingError::WrongType {
+            binding: layout_entry.binding,
+            expected: expected(layout_entry),
+        })
+    }
 }
 
 /// Whether a view's texels read as `expected`: integer kinds exactly,

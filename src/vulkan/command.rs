@@ -47,10 +47,13 @@ pub(crate) struct Temp {
     encoding_label_open: bool,
     /// The pass in progress (`pass.rs`).
     pub(super) pass: PassState,
+    /// Build and compaction scratch (`acceleration_commands.rs`).
+    pub(super) accel: super::acceleration_commands::AccelTemp,
 }
 
 // SAFETY: the only raw pointers in `Temp` are the `p_next` fields of the
-// barrier structs, which this file never sets: they are always null. Every
+// barrier structs, which this file never sets: they are always null.
+// `accel` is `Send + Sync` itself (see `acceleration_commands.rs`). Every
 // other field is plain data, and `&mut CommandEncoder` serialises all use.
 unsafe impl Send for Temp {}
 // SAFETY: as above; through a shared reference (only `Debug` uses one) the
@@ -222,6 +225,9 @@ impl crate::CommandEncoder for CommandEncoder {
             log::error!("keel-hal: reset_all during a recording; the recording is discarded");
             self.temp.encoding_label_open = false;
         }
+        // SAFETY: the trait contract says no buffer from this encoder is
+        // pending, so the GPU is done with their compacted-size queries.
+        unsafe { self.release_compaction_slots() };
         // SAFETY: the pool is this encoder's and `&mut self` serialises it;
         // the trait contract says no buffer from this encoder is pending.
         let reset = unsafe {
@@ -759,6 +765,44 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn dispatch_indirect(&mut self, buffer: &Buffer, offset: u64) {
         // SAFETY: forwarded contract.
         unsafe { self.pass_dispatch_indirect(buffer, offset) }
+    }
+
+    // Acceleration structures: implemented in acceleration_commands.rs.
+
+    unsafe fn build_acceleration_structures(
+        &mut self,
+        descriptors: &[crate::BuildAccelerationStructureDescriptor<super::Api>],
+    ) -> Result<(), crate::AccelerationStructureError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.accel_build(descriptors) }
+    }
+
+    unsafe fn place_acceleration_structure_barrier(
+        &mut self,
+        barrier: crate::AccelerationStructureBarrier<'_, super::AccelerationStructure>,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { self.accel_barrier(barrier) }
+    }
+
+    unsafe fn copy_acceleration_structure(
+        &mut self,
+        src: &super::AccelerationStructure,
+        dst: &super::AccelerationStructure,
+        mode: crate::AccelerationStructureCopy,
+    ) -> Result<(), crate::AccelerationStructureError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.accel_copy(src, dst, mode) }
+    }
+
+    unsafe fn read_acceleration_structure_compacted_sizes(
+        &mut self,
+        structures: &[&super::AccelerationStructure],
+        buffer: &Buffer,
+        offset: u64,
+    ) -> Result<(), crate::AccelerationStructureError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.accel_read_compacted_sizes(structures, buffer, offset) }
     }
 
     // Ray-tracing passes: pass.rs (begin, end) and draw.rs (pipeline, trace).

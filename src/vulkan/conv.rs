@@ -300,8 +300,16 @@ pub(super) fn map_buffer_usage(usage: wgt::BufferUsages, accel: bool) -> vk::Buf
             out |= vk_flag;
         }
     }
+    // On devices with acceleration structures: build inputs are read by
+    // address and may also be scratch (which Vulkan wants STORAGE_BUFFER
+    // for); storage buffers may be scratch or hold structures.
     if accel && usage.intersects(U::BLAS_INPUT | U::TLAS_INPUT) {
-        out |= V::SHADER_DEVICE_ADDRESS | V::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+        out |= V::SHADER_DEVICE_ADDRESS
+            | V::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR
+            | V::STORAGE_BUFFER;
+    }
+    if accel && usage.contains(U::STORAGE) {
+        out |= V::SHADER_DEVICE_ADDRESS | V::ACCELERATION_STRUCTURE_STORAGE_KHR;
     }
     out
 }
@@ -695,6 +703,9 @@ pub(super) fn map_features(
         && pf.buffer_device_address
         && info.has(ash::khr::deferred_host_operations::NAME);
     f.set(F::EXPERIMENTAL_RAY_QUERY, accel && pf.ray_query);
+    // Vulkan requires these position formats (R32G32, R16G16(B16A16) float
+    // and snorm) for AS builds wherever the extension exists.
+    f.set(F::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS, accel);
     f.set(
         F::EXPERIMENTAL_RAY_TRACING_PIPELINES,
         accel && pf.ray_tracing_pipeline,

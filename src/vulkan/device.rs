@@ -28,6 +28,9 @@ impl Drop for DeviceShared {
         // leaked, then VMA's blocks, go before the device.
         unsafe {
             self.descriptors.get_mut().destroy_all(&self.raw);
+            self.compaction_pools
+                .get_mut()
+                .destroy_all(&self.raw, &self.counters.compaction_query_pools);
             self.memory.destroy();
             self.raw.destroy_device(None);
         }
@@ -510,10 +513,13 @@ impl crate::Device for super::Device {
             free: Vec::new(),
             allocated: Vec::new(),
             temp: Default::default(),
+            compaction_slots: Vec::new(),
         })
     }
 
-    unsafe fn destroy_command_encoder(&self, encoder: super::CommandEncoder) {
+    unsafe fn destroy_command_encoder(&self, mut encoder: super::CommandEncoder) {
+        // SAFETY: the same contract: none of its recordings is pending.
+        unsafe { encoder.release_compaction_slots() };
         // SAFETY: the caller guarantees none of the pool's command buffers is
         // pending; destroying the pool frees them all.
         unsafe { self.shared.raw.destroy_command_pool(encoder.pool, None) };

@@ -29,6 +29,9 @@
 //! | `surface.rs` | window surfaces, their capabilities, the `Surface` trait |
 //! | `swapchain.rs` | swapchain creation, acquire, present and their semaphores |
 //! | `fault.rs` | test-only fault injection into the function tables |
+//! | `acceleration.rs` | acceleration structures: sizes, creation, geometry conversion |
+//! | `acceleration_commands.rs` | AS builds, barriers, copies, compacted-size reads |
+//! | `query.rs` | the shared compacted-size query pools |
 //!
 //! Every object exposes its raw handle (`raw()`); the device exposes its
 //! `ash::Device`, physical device, `ash::Instance` and queue family, the
@@ -37,6 +40,7 @@
 //! caller-owned resources. Upper layers so have escape hatches.
 
 mod acceleration;
+mod acceleration_commands;
 mod adapter;
 mod barrier;
 mod bind_group;
@@ -69,6 +73,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+pub use acceleration::SAFE_SCRATCH_OFFSET_ALIGNMENT;
 pub use adapter::Adapter;
 pub use instance::{Instance, ValidationCounter};
 
@@ -135,6 +140,10 @@ pub(crate) struct DeviceShared {
     /// Descriptor pools and sets for bind groups. Every layout is
     /// unregistered before the device goes (contract of `Device`).
     pub(crate) descriptors: parking_lot::Mutex<descriptor::DescriptorAllocator>,
+    /// `VK_KHR_acceleration_structure` functions, when the device enabled it.
+    pub(crate) accel: Option<acceleration::AccelerationFns>,
+    /// The shared compacted-size query pools (`query.rs`).
+    pub(crate) compaction_pools: parking_lot::Mutex<query::CompactionPools>,
 }
 
 impl std::fmt::Debug for DeviceShared {
@@ -281,6 +290,23 @@ pub struct RayTracingPipeline {
     pub(crate) groups: Box<[ray_tracing::GroupKind]>,
 }
 
+/// A Vulkan acceleration structure and its storage.
+#[derive(Debug)]
+pub struct AccelerationStructure {
+    pub(crate) raw: vk::AccelerationStructureKHR,
+    pub(crate) kind: crate::AccelerationStructureKind,
+    /// Size in bytes, as created.
+    pub(crate) size: u64,
+    /// Its own buffer, or a range of the caller's.
+    pub(crate) storage: acceleration::Storage,
+    /// Device address, read once at creation.
+    pub(crate) address: u64,
+    /// `wgt::AccelerationStructureFlags` bits of the last build or copy
+    /// recorded into it (0 before the first), for the update and compaction
+    /// checks of later recordings.
+    pub(crate) built_flags: std::sync::atomic::AtomicU8,
+}
+
 /// Records into command buffers from one `VkCommandPool`.
 pub struct CommandEncoder {
     pub(crate) device: Arc<DeviceShared>,
@@ -298,6 +324,10 @@ pub struct CommandEncoder {
     pub(crate) allocated: Vec<vk::CommandBuffer>,
     /// Scratch for barrier conversion, reused across calls (no per-call allocation).
     pub(crate) temp: command::Temp,
+    /// Compacted-size query slots used by the command buffers recorded since
+    /// the last `reset_all`; given back to the device's pools by `reset_all`
+    /// and on destruction.
+    pub(crate) compaction_slots: Vec<query::SlotRange>,
 }
 
 impl std::fmt::Debug for CommandEncoder {
@@ -372,6 +402,7 @@ raw_access!(
     RayTracingPipeline => vk::Pipeline,
     CommandBuffer => vk::CommandBuffer,
     Queue => vk::Queue,
+    AccelerationStructure => vk::AccelerationStructureKHR,
 );
 
 impl Texture {
@@ -438,6 +469,7 @@ dyn_resources!(
     RayTracingPipeline: DynRayTracingPipeline,
     CommandBuffer: DynCommandBuffer,
     SurfaceTexture: DynSurfaceTexture,
+    AccelerationStructure: DynAccelerationStructure,
 );
 
 /// Compile-time check that every resource type is `Send + Sync`.
@@ -463,6 +495,7 @@ const _: () = {
     send_sync::<ShaderModule>();
     send_sync::<RenderPipeline>();
     send_sync::<ComputePipeline>();
+    send_sync::<AccelerationStructure>();
     send_sync::<RayTracingPipeline>();
 };
 

@@ -1,0 +1,543 @@
+//! Acceleration-structure commands of the encoder: builds, barriers, copies
+//! and compacted-size reads.
+//!
+//! Each call makes its cheap checks first (kinds, sizes against the
+//! driver's size query, scratch ranges, the flags of the last recorded
+//! build) and returns a typed error having recorded nothing. Builds convert
+//! every descriptor's geometry into the vectors of [`AccelTemp`] (kept in
+//! the encoder's `Temp`, so they keep their capacity) and record one
+//! `vkCmdBuildAccelerationStructuresKHR` for all of them.
+//!
+//! Compacted sizes are read through the device's shared query pools
+//! (`query.rs`): the batch takes one or a few contiguous slot ranges, and
+//! records one reset per range, **one** build→read barrier for the whole
+//! batch, then one properties write and one results copy per range. The
+//! ranges stay with the encoder until `reset_all` or its destruction.
+//!
+//! Stages: without `VK_KHR_ray_tracing_maintenance1` copies and property
+//! writes run in the `ACCELERATION_STRUCTURE_BUILD` stage, so every use but
+//! tracing is ordered there.
+
+use std::sync::atomic::Ordering;
+
+use ash::vk;
+
+use super::acceleration::{self, buffer_address, convert_entries, fns, query_sizes};
+use super::query::SlotRange;
+use super::{AccelerationStructure, Buffer, CommandEncoder, DeviceShared};
+use crate::{
+    AccelerationStructureBarrier, AccelerationStructureBuildMode, AccelerationStructureCopy,
+    AccelerationStructureError as Error, AccelerationStructureKind, AccelerationStructureUses,
+    BuildAccelerationStructureDescriptor, DeviceError,
+};
+
+/// One checked descriptor of a build, waiting to be recorded.
+#[derive(Clone, Copy, Debug)]
+struct PendingBuild {
+    /// Its geometries (and ranges) in the temp vectors.
+    first: usize,
+    count: usize,
+    ty: vk::AccelerationStructureTypeKHR,
+    flags: vk::BuildAccelerationStructureFlagsKHR,
+    mode: vk::BuildAccelerationStructureModeKHR,
+    src: vk::AccelerationStructureKHR,
+    dst: vk::AccelerationStructureKHR,
+    scratch: u64,
+}
+
+/// Scratch vectors of the AS commands, reused across calls.
+#[derive(Default)]
+pub(crate) struct AccelTemp {
+    geometries: Vec<vk::AccelerationStructureGeometryKHR<'static>>,
+    ranges: Vec<vk::AccelerationStructureBuildRangeInfoKHR>,
+    counts: Vec<u32>,
+    pending: Vec<PendingBuild>,
+    infos: Vec<vk::AccelerationStructureBuildGeometryInfoKHR<'static>>,
+    range_ptrs: Vec<*const vk::AccelerationStructureBuildRangeInfoKHR>,
+    handles: Vec<vk::AccelerationStructureKHR>,
+}
+
+impl std::fmt::Debug for AccelTemp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccelTemp")
+            .field("geometries", &self.geometries.capacity())
+            .field("infos", &self.infos.capacity())
+            .finish_non_exhaustive()
+    }
+}
+
+// SAFETY: the raw pointers (`range_ptrs`, and `p_geometries` of `infos`)
+// point into the sibling vectors only during one `accel_build` call, which
+// clears both lists before it returns; between calls they are empty and the
+// rest is plain data. `&mut CommandEncoder` serialises every use.
+unsafe impl Send for AccelTemp {}
+// SAFETY: as above; a shared reference (only `Debug`) reads capacities.
+unsafe impl Sync for AccelTemp {}
+
+/// Acceleration-structure access in the build stage (reads and writes).
+const AS_ACCESS: vk::AccessFlags2 = vk::AccessFlags2::from_raw(
+    vk::AccessFlags2::ACCELERATION_STRUCTURE_READ_KHR.as_raw()
+        | vk::AccessFlags2::ACCELERATION_STRUCTURE_WRITE_KHR.as_raw(),
+);
+
+/// Stage and access of one usage flag. `BUILD_OUTPUT` includes the scratch
+/// reads and writes of the build. `tracing` names the shader stages.
+fn use_scope(
+    flag: AccelerationStructureUses,
+    tracing: vk::PipelineStageFlags2,
+) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    use vk::AccessFlags2 as A;
+    use vk::PipelineStageFlags2 as S;
+    match flag {
+        AccelerationStructureUses::BUILD_INPUT | AccelerationStructureUses::COPY_SRC => (
+            S::ACCELERATION_STRUCTURE_BUILD_KHR,
+            A::ACCELERATION_STRUCTURE_READ_KHR,
+        ),
+        AccelerationStructureUses::BUILD_OUTPUT => (S::ACCELERATION_STRUCTURE_BUILD_KHR, AS_ACCESS),
+        AccelerationStructureUses::SHADER_INPUT => (tracing, A::ACCELERATION_STRUCTURE_READ_KHR),
+        _ => (S::NONE, A::NONE),
+    }
+}
+
+/// The union of the scopes of a usage's flags.
+fn uses_scope(
+    uses: AccelerationStructureUses,
+    tracing: vk::PipelineStageFlags2,
+) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
+    uses.iter().map(|f| use_scope(f, tracing)).fold(
+        (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
+        |acc, s| (acc.0 | s.0, acc.1 | s.1),
+    )
+}
+
+impl CommandEncoder {
+    /// The stages that may trace rays on this device.
+    fn tracing_stages(&self) -> vk::PipelineStageFlags2 {
+        super::barrier::shader_stages(
+            self.device
+                .hal_features
+                .contains(crate::HalFeatures::RAY_TRACING_PIPELINE),
+        )
+    }
+
+    /// Gives the compacted-size query slots of every recording since the
+    /// last `reset_all` back to the device's pools.
+    ///
+    /// # Safety
+    /// None of this encoder's command buffers is pending.
+    pub(super) unsafe fn release_compaction_slots(&mut self) {
+        if self.compaction_slots.is_empty() {
+            return;
+        }
+        let shared = &*self.device;
+        // SAFETY: forwarded contract; the ranges came from these pools.
+        unsafe {
+            shared.compaction_pools.lock().give_back(
+                &shared.raw,
+                &shared.counters.compaction_query_pools,
+                self.compaction_slots.drain(..),
+            )
+        };
+    }
+
+    /// `build_acceleration_structures` (see the module docs).
+    ///
+    /// # Safety
+    /// The trait's contract. Also: the scratch ranges of one call do not
+    /// overlap, and no structure is written by one descriptor of the call
+    /// and read by another.
+    pub(super) unsafe fn accel_build(
+        &mut self,
+        descriptors: &[BuildAccelerationStructureDescriptor<super::Api>],
+    ) -> Result<(), Error> {
+        let Some(cb) = self.recording() else {
+            return Err(Error::Device(DeviceError::Unexpected));
+        };
+        let alignment = self.min_scratch_offset_alignment();
+        let shared = &*self.device;
+        let fns = fns(shared)?;
+        let t = &mut self.temp.accel;
+        t.geometries.clear();
+        t.ranges.clear();
+        t.counts.clear();
+        t.pending.clear();
+        for desc in descriptors {
+            let dst = desc.destination_acceleration_structure;
+            let first = t.geometries.len();
+            let kind = convert_entries(
+                shared,
+                desc.entries,
+                true,
+                &mut t.geometries,
+                &mut t.ranges,
+                &mut t.counts,
+            )?;
+            if kind != dst.kind {
+                return Err(Error::WrongKind);
+            }
+            let flags = acceleration::map_build_flags(desc.flags)?;
+            let (mode, src) = match desc.mode {
+                AccelerationStructureBuildMode::Build => (
+                    vk::BuildAccelerationStructureModeKHR::BUILD,
+                    vk::AccelerationStructureKHR::null(),
+                ),
+                AccelerationStructureBuildMode::Update => {
+                    let source = desc
+                        .source_acceleration_structure
+                        .ok_or(Error::MissingInput("an update without a source structure"))?;
+                    check_update_source(source, desc.flags)?;
+                    if source.kind != kind {
+                        return Err(Error::WrongKind);
+                    }
+                    (vk::BuildAccelerationStructureModeKHR::UPDATE, source.raw)
+                }
+            };
+            // SAFETY: the geometries were just converted for this device.
+            let sizes = unsafe {
+                query_sizes(
+                    shared,
+                    fns,
+                    kind,
+                    flags,
+                    &t.geometries[first..],
+                    &t.counts[first..],
+                )
+            };
+            if sizes.acceleration_structure_size > dst.size {
+                return Err(Error::TooSmall {
+                    required: sizes.acceleration_structure_size,
+                    size: dst.size,
+                });
+            }
+            let required = match desc.mode {
+                AccelerationStructureBuildMode::Build => sizes.build_scratch_size,
+                AccelerationStructureBuildMode::Update => sizes.update_scratch_size,
+            };
+            let scratch = desc.scratch_buffer;
+            let offset = desc.scratch_buffer_offset;
+            let available = scratch.size.saturating_sub(offset);
+            let scratch_usage = wgt::BufferUsages::STORAGE
+                | wgt::BufferUsages::BLAS_INPUT
+                | wgt::BufferUsages::TLAS_INPUT;
+            if offset % alignment != 0
+                || available < required
+                || !scratch.usage.intersects(scratch_usage)
+            {
+                return Err(Error::Scratch {
+                    required,
+                    available,
+                });
+            }
+            t.pending.push(PendingBuild {
+                first,
+                count: t.geometries.len() - first,
+                ty: acceleration::map_kind(kind),
+                flags,
+                mode,
+                src,
+                dst: dst.raw,
+                // SAFETY: the scratch buffer is live (the trait contract)
+                // with SHADER_DEVICE_ADDRESS (its usage on this device).
+                scratch: unsafe { buffer_address(shared, scratch) } + offset,
+            });
+        }
+        if t.pending.is_empty() {
+            return Ok(());
+        }
+        // Everything is checked: point the infos into the finished vectors.
+        t.infos.clear();
+        t.range_ptrs.clear();
+        for p in &t.pending {
+            let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
+                .ty(p.ty)
+                .flags(p.flags)
+                .mode(p.mode)
+                .src_acceleration_structure(p.src)
+                .dst_acceleration_structure(p.dst)
+                .scratch_data(vk::DeviceOrHostAddressKHR {
+                    device_address: p.scratch,
+                });
+            // Counts are bounded by the geometry-count limit (a u32).
+            info.geometry_count = p.count as u32;
+            info.p_geometries = t.geometries[p.first..].as_ptr();
+            t.infos.push(info);
+            t.range_ptrs.push(t.ranges[p.first..].as_ptr());
+        }
+        // SAFETY: recording, outside a pass (the trait contract); every info
+        // points at `count` geometries and its range pointer at as many
+        // ranges, all alive across the call; destinations, sources and
+        // scratch ranges were checked against the driver's sizes.
+        unsafe {
+            (fns.fp.cmd_build_acceleration_structures_khr)(
+                cb,
+                t.infos.len() as u32,
+                t.infos.as_ptr(),
+                t.range_ptrs.as_ptr(),
+            )
+        };
+        t.infos.clear();
+        t.range_ptrs.clear();
+        for desc in descriptors {
+            desc.destination_acceleration_structure
+                .set_build_flags(desc.flags);
+        }
+        Ok(())
+    }
+
+    /// The device's scratch-offset alignment.
+    fn min_scratch_offset_alignment(&self) -> u64 {
+        u64::from(
+            self.device
+                .physical
+                .ray_limits
+                .min_scratch_offset_alignment
+                .max(1),
+        )
+    }
+
+    /// `place_acceleration_structure_barrier`: one memory barrier. Nothing
+    /// is recorded out of the empty state, or between read-only uses.
+    ///
+    /// # Safety
+    /// The trait's contract.
+    pub(super) unsafe fn accel_barrier(
+        &mut self,
+        barrier: AccelerationStructureBarrier<'_, AccelerationStructure>,
+    ) {
+        let Some(cb) = self.recording() else { return };
+        let (from, to) = (barrier.usage.from, barrier.usage.to);
+        let write = AccelerationStructureUses::BUILD_OUTPUT;
+        if from.is_empty() || !(from.intersects(write) || to.intersects(write)) {
+            return;
+        }
+        let tracing = self.tracing_stages();
+        let (src_stage, src_access) = uses_scope(from, tracing);
+        let (dst_stage, dst_access) = uses_scope(to, tracing);
+        let barriers = [vk::MemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access & vk::AccessFlags2::ACCELERATION_STRUCTURE_WRITE_KHR)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)];
+        let info = vk::DependencyInfo::default().memory_barriers(&barriers);
+        // SAFETY: recording, outside a pass (the trait contract).
+        unsafe { self.fns.cmd_pipeline_barrier2(cb, &info) };
+    }
+
+    /// `copy_acceleration_structure`.
+    ///
+    /// # Safety
+    /// The trait's contract.
+    pub(super) unsafe fn accel_copy(
+        &mut self,
+        src: &AccelerationStructure,
+        dst: &AccelerationStructure,
+        mode: AccelerationStructureCopy,
+    ) -> Result<(), Error> {
+        let Some(cb) = self.recording() else {
+            return Err(Error::Device(DeviceError::Unexpected));
+        };
+        let fns = fns(&self.device)?;
+        if src.kind != dst.kind {
+            return Err(Error::WrongKind);
+        }
+        let flags = src.last_build_flags();
+        let vk_mode = match mode {
+            AccelerationStructureCopy::Clone => {
+                if dst.size < src.size {
+                    return Err(Error::TooSmall {
+                        required: src.size,
+                        size: dst.size,
+                    });
+                }
+                vk::CopyAccelerationStructureModeKHR::CLONE
+            }
+            AccelerationStructureCopy::Compact => {
+                if !flags.contains(wgt::AccelerationStructureFlags::ALLOW_COMPACTION) {
+                    return Err(Error::MissingFlag("ALLOW_COMPACTION"));
+                }
+                vk::CopyAccelerationStructureModeKHR::COMPACT
+            }
+        };
+        let info = vk::CopyAccelerationStructureInfoKHR::default()
+            .src(src.raw)
+            .dst(dst.raw)
+            .mode(vk_mode);
+        // SAFETY: recording, outside a pass; `src` built and `dst` large
+        // enough (the trait contract; clone sizes and compaction flags checked).
+        unsafe { (fns.fp.cmd_copy_acceleration_structure_khr)(cb, &info) };
+        dst.set_build_flags(flags);
+        Ok(())
+    }
+
+    /// `read_acceleration_structure_compacted_sizes` (see the module docs).
+    ///
+    /// # Safety
+    /// The trait's contract.
+    pub(super) unsafe fn accel_read_compacted_sizes(
+        &mut self,
+        structures: &[&AccelerationStructure],
+        buffer: &Buffer,
+        offset: u64,
+    ) -> Result<(), Error> {
+        let Some(cb) = self.recording() else {
+            return Err(Error::Device(DeviceError::Unexpected));
+        };
+        let fns = fns(&self.device)?;
+        for s in structures {
+            if s.kind != AccelerationStructureKind::BottomLevel {
+                return Err(Error::WrongKind);
+            }
+            let flags = s.built_flags.load(Ordering::Relaxed);
+            if flags & wgt::AccelerationStructureFlags::ALLOW_COMPACTION.bits() == 0 {
+                return Err(Error::MissingFlag("ALLOW_COMPACTION"));
+            }
+        }
+        let count = u32::try_from(structures.len())
+            .map_err(|_| Error::Unsupported("more than u32::MAX structures in one read"))?;
+        let bytes = u64::from(count) * 8;
+        if offset % 8 != 0
+            || offset
+                .checked_add(bytes)
+                .is_none_or(|end| end > buffer.size)
+        {
+            return Err(Error::InvalidPlacement(
+                "the compacted sizes do not fit the buffer at that offset (a multiple of 8)",
+            ));
+        }
+        if !buffer
+            .usage
+            .intersects(wgt::BufferUsages::COPY_DST | wgt::BufferUsages::QUERY_RESOLVE)
+        {
+            return Err(Error::InvalidPlacement(
+                "the buffer needs COPY_DST or QUERY_RESOLVE usage",
+            ));
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let start = self.compaction_slots.len();
+        take_slots(&self.device, &mut self.compaction_slots, count)?;
+        let ranges = &self.compaction_slots[start..];
+        let handles = &mut self.temp.accel.handles;
+        handles.clear();
+        handles.extend(structures.iter().map(|s| s.raw));
+
+        for r in ranges {
+            // SAFETY: recording; the range is this encoder's until its
+            // command buffers are reset, so no pending work uses it.
+            unsafe { self.fns.cmd_reset_query_pool(cb, r.pool, r.first, r.count) };
+        }
+        let barriers = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::ACCELERATION_STRUCTURE_BUILD_KHR)
+            .src_access_mask(vk::AccessFlags2::ACCELERATION_STRUCTURE_WRITE_KHR)
+            .dst_stage_mask(vk::PipelineStageFlags2::ACCELERATION_STRUCTURE_BUILD_KHR)
+            .dst_access_mask(vk::AccessFlags2::ACCELERATION_STRUCTURE_READ_KHR)];
+        let info = vk::DependencyInfo::default().memory_barriers(&barriers);
+        // SAFETY: recording, outside a pass.
+        unsafe { self.fns.cmd_pipeline_barrier2(cb, &info) };
+        let mut done = 0usize;
+        for r in ranges {
+            let chunk = &handles[done..done + r.count as usize];
+            // SAFETY: recording; `chunk` holds `r.count` live bottom-level
+            // structures built with ALLOW_COMPACTION (checked; built earlier
+            // in submission order: the trait contract); the queries were
+            // reset above.
+            unsafe {
+                (fns.fp.cmd_write_acceleration_structures_properties_khr)(
+                    cb,
+                    r.count,
+                    chunk.as_ptr(),
+                    vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR,
+                    r.pool,
+                    r.first,
+                )
+            };
+            done += r.count as usize;
+        }
+        let mut dst_offset = offset;
+        for r in ranges {
+            // SAFETY: recording; the queries were written above; the
+            // destination range lies in the buffer (checked), which has
+            // TRANSFER_DST usage and is in COPY_DST (the trait contract).
+            unsafe {
+                self.fns.cmd_copy_query_pool_results(
+                    cb,
+                    r.pool,
+                    r.first,
+                    r.count,
+                    buffer.raw,
+                    dst_offset,
+                    8,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )
+            };
+            dst_offset += u64::from(r.count) * 8;
+        }
+        Ok(())
+    }
+}
+
+/// Takes `count` slots from the device's pools, appending the ranges to
+/// `slots`; on failure gives back what it took and leaves `slots` as it was.
+fn take_slots(shared: &DeviceShared, slots: &mut Vec<SlotRange>, count: u32) -> Result<(), Error> {
+    let counter = &shared.counters.compaction_query_pools;
+    let start = slots.len();
+    let mut pools = shared.compaction_pools.lock();
+    let mut remaining = count;
+    while remaining > 0 {
+        // SAFETY: the pools belong to `shared.raw`.
+        match unsafe { pools.take(&shared.raw, counter, remaining) } {
+            Ok(range) => {
+                remaining -= range.count;
+                slots.push(range);
+            }
+            Err(e) => {
+                // SAFETY: just taken; nothing recorded uses them.
+                unsafe { pools.give_back(&shared.raw, counter, slots.drain(start..)) };
+                return Err(Error::Device(e));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An update's source: built with `ALLOW_UPDATE`, and the update asks the
+/// same flags (Vulkan's rule).
+fn check_update_source(
+    source: &AccelerationStructure,
+    flags: wgt::AccelerationStructureFlags,
+) -> Result<(), Error> {
+    let built = source.last_build_flags();
+    if !built.contains(wgt::AccelerationStructureFlags::ALLOW_UPDATE) {
+        return Err(Error::MissingFlag("ALLOW_UPDATE"));
+    }
+    if built != flags {
+        return Err(Error::MissingFlag(
+            "the same flags as the source's last build (an update keeps them)",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barrier_scopes_order_builds_copies_and_tracing() {
+        use vk::PipelineStageFlags2 as S;
+        let tracing = S::COMPUTE_SHADER;
+        let (stage, access) = uses_scope(AccelerationStructureUses::BUILD_OUTPUT, tracing);
+        assert_eq!(stage, S::ACCELERATION_STRUCTURE_BUILD_KHR);
+        assert_eq!(access, AS_ACCESS);
+        let (stage, access) = uses_scope(
+            AccelerationStructureUses::SHADER_INPUT | AccelerationStructureUses::COPY_SRC,
+            tracing,
+        );
+        assert_eq!(
+            stage,
+            S::COMPUTE_SHADER | S::ACCELERATION_STRUCTURE_BUILD_KHR
+        );
+        assert_eq!(access, vk::AccessFlags2::ACCELERATION_STRUCTURE_READ_KHR);
+    }
+}
