@@ -765,6 +765,7 @@ fn fault_sweep() {
             outcome!(open, keel_hal::OpenError::Device).map(drop)
         });
         per_path.push(("device open", points));
+        per_path.extend(acceleration_paths(&adapter, result));
 
         // SAFETY: every object below is destroyed before the device is dropped.
         let open = unsafe { adapter.open(&device_desc) }.expect("device opens without faults");
@@ -1063,4 +1064,191 @@ fn reset_all_recycles_every_buffer_and_ignores_foreign_ones() {
         drop((device, open.queue, exposed.adapter, instance));
         assert_eq!(validation.errors(), 0, "validation errors (see the log)");
     }
+}
+
+/// Creates an acceleration structure of `size` bytes and destroys it.
+fn acceleration_structure_path(
+    device: &vulkan::Device,
+    kind: keel_hal::AccelerationStructureKind,
+    size: u64,
+    placement: keel_hal::AccelerationStructurePlacement<'_, vulkan::Buffer>,
+) -> Step<()> {
+    let desc = keel_hal::AccelerationStructureDescriptor::<vulkan::Api> {
+        label: Some("fault structure"),
+        kind,
+        size,
+        placement,
+    };
+    // SAFETY: no GPU work uses the structure; a placement buffer outlives it.
+    unsafe {
+        let structure = outcome!(
+            device.create_acceleration_structure(&desc),
+            keel_hal::AccelerationStructureError::Device
+        )?;
+        device.destroy_acceleration_structure(structure);
+    }
+    Ok(())
+}
+
+/// Records a build of a compactable BLAS and a compacted-size read (which
+/// takes slots from a new shared query pool), then resets and destroys the
+/// encoder, giving the pool back. Nothing is submitted.
+fn compacted_size_read_path(
+    device: &vulkan::Device,
+    blas: &vulkan::AccelerationStructure,
+    entries: &keel_hal::AccelerationStructureEntries<'_, vulkan::Buffer>,
+    scratch: &vulkan::Buffer,
+    sizes: &vulkan::Buffer,
+) -> Step<()> {
+    let build = keel_hal::BuildAccelerationStructureDescriptor::<vulkan::Api> {
+        entries,
+        mode: keel_hal::AccelerationStructureBuildMode::Build,
+        flags: wgt::AccelerationStructureFlags::ALLOW_COMPACTION,
+        source_acceleration_structure: None,
+        destination_acceleration_structure: blas,
+        scratch_buffer: scratch,
+        scratch_buffer_offset: 0,
+    };
+    // SAFETY: nothing recorded is submitted; the encoder is destroyed last.
+    unsafe {
+        let mut encoder = dev(device.create_command_encoder(&CommandEncoderDescriptor {
+            label: Some("fault AS encoder"),
+        }))?;
+        let recorded = dev(encoder.begin_encoding(None)).and_then(|()| {
+            let read = encoder
+                .build_acceleration_structures(&[build])
+                .and_then(|()| {
+                    encoder.read_acceleration_structure_compacted_sizes(&[blas], sizes, 0)
+                });
+            let read = outcome!(read, keel_hal::AccelerationStructureError::Device);
+            let ended = dev(encoder.end_encoding());
+            read.and(ended)
+        });
+        let outcome = match recorded {
+            Ok(cb) => {
+                encoder.reset_all([cb]);
+                Ok(())
+            }
+            Err(e) => {
+                encoder.reset_all(std::iter::empty());
+                Err(e)
+            }
+        };
+        device.destroy_command_encoder(encoder);
+        outcome
+    }
+}
+
+/// Acceleration-structure create paths (owned BLAS, placed BLAS, TLAS) and
+/// a compacted-size read, on a device opened with `ACCELERATION_STRUCTURE`
+/// (skipped, with a message, where the adapter lacks it).
+fn acceleration_paths(
+    adapter: &vulkan::Adapter,
+    result: vk::Result,
+) -> Vec<(&'static str, Points)> {
+    use keel_hal::{AccelerationStructureKind as Kind, AccelerationStructurePlacement as Place};
+    let desc = DeviceDescriptor {
+        label: Some("fault AS device"),
+        required_hal_features: keel_hal::HalFeatures::ACCELERATION_STRUCTURE,
+        ..Default::default()
+    };
+    // SAFETY: every object below is destroyed before the device is dropped.
+    let open = match unsafe { adapter.open(&desc) } {
+        Ok(open) => open,
+        Err(e) => {
+            println!("acceleration-structure paths skipped: {e}");
+            return Vec::new();
+        }
+    };
+    let device = open.device;
+    let counts = || device.live_counts();
+    let buffer = |size, usage| {
+        // SAFETY: destroyed at the end of this function.
+        unsafe {
+            device.create_buffer(&BufferDescriptor {
+                label: None,
+                size,
+                usage,
+                memory: Memory::Device,
+            })
+        }
+        .expect("buffer")
+    };
+    let vertices = buffer(64, wgt::BufferUsages::BLAS_INPUT);
+    let triangles = [keel_hal::AccelerationStructureTriangles {
+        vertex_buffer: Some(&vertices),
+        vertex_offset: 0,
+        vertex_format: wgt::VertexFormat::Float32x3,
+        vertex_stride: 12,
+        vertex_count: 3,
+        indices: None,
+        transform: None,
+        flags: wgt::AccelerationStructureGeometryFlags::OPAQUE,
+    }];
+    let entries = keel_hal::AccelerationStructureEntries::Triangles(&triangles);
+    // SAFETY: the vertex buffer came from this device.
+    let sizes = unsafe {
+        device.get_acceleration_structure_build_sizes(
+            &keel_hal::GetAccelerationStructureBuildSizesDescriptor {
+                entries: &entries,
+                flags: wgt::AccelerationStructureFlags::ALLOW_COMPACTION,
+            },
+        )
+    }
+    .expect("sizes");
+    let size = sizes.acceleration_structure_size;
+    let storage = buffer(256 + size, wgt::BufferUsages::STORAGE);
+    let scratch = buffer(sizes.build_scratch_size, wgt::BufferUsages::STORAGE);
+    let readback = buffer(8, wgt::BufferUsages::COPY_DST);
+    let mut per_path = Vec::new();
+    per_path.push((
+        "BLAS (owned)",
+        sweep("BLAS (owned)", result, counts, || {
+            acceleration_structure_path(&device, Kind::BottomLevel, size, Place::Owned)
+        }),
+    ));
+    per_path.push((
+        "BLAS (placed)",
+        sweep("BLAS (placed)", result, counts, || {
+            let placement = Place::InBuffer {
+                buffer: &storage,
+                offset: 256,
+            };
+            acceleration_structure_path(&device, Kind::BottomLevel, size, placement)
+        }),
+    ));
+    per_path.push((
+        "TLAS (owned)",
+        sweep("TLAS (owned)", result, counts, || {
+            acceleration_structure_path(&device, Kind::TopLevel, 4096, Place::Owned)
+        }),
+    ));
+    // SAFETY: destroyed below.
+    let blas = unsafe {
+        device.create_acceleration_structure(&keel_hal::AccelerationStructureDescriptor {
+            label: None,
+            kind: Kind::BottomLevel,
+            size,
+            placement: Place::Owned,
+        })
+    }
+    .expect("BLAS");
+    per_path.push((
+        "compacted-size read (new query pool)",
+        sweep(
+            "compacted-size read (new query pool)",
+            result,
+            counts,
+            || compacted_size_read_path(&device, &blas, &entries, &scratch, &readback),
+        ),
+    ));
+    // SAFETY: no GPU work used them.
+    unsafe {
+        device.destroy_acceleration_structure(blas);
+        for b in [vertices, storage, scratch, readback] {
+            device.destroy_buffer(b);
+        }
+    }
+    assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
+    per_path
 }

@@ -31,6 +31,9 @@
 //! (Command buffers and descriptor sets are freed with their pool and not
 //! counted.)
 //!
+//! Acceleration structures (`vkCreateAccelerationStructureKHR`, loaded into
+//! their extension table through the same hooks) count like the rest.
+//!
 //! ```text
 //! keel_hal::vulkan::fault::arm(3, ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
 //! let result = device.create_buffer(&desc); // the 3rd fallible call fails
@@ -207,6 +210,9 @@ hooks! {
     CreateQueryPool = "vkCreateQueryPool" [1]: vk::PFN_vkCreateQueryPool = fn(
         d: vk::Device, info: *const vk::QueryPoolCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::QueryPool);
+    CreateAccelerationStructureKHR = "vkCreateAccelerationStructureKHR" [1]: vk::PFN_vkCreateAccelerationStructureKHR = fn(
+        d: vk::Device, info: *const vk::AccelerationStructureCreateInfoKHR<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::AccelerationStructureKHR);
     CreateSemaphore = "vkCreateSemaphore" [1]: vk::PFN_vkCreateSemaphore = fn(
         d: vk::Device, info: *const vk::SemaphoreCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Semaphore);
@@ -329,6 +335,8 @@ destroy_hooks! {
         d: vk::Device, sampler: vk::Sampler, alloc: *const vk::AllocationCallbacks<'_>);
     DestroyQueryPool = "vkDestroyQueryPool" (pool): vk::PFN_vkDestroyQueryPool = fn(
         d: vk::Device, pool: vk::QueryPool, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyAccelerationStructureKHR = "vkDestroyAccelerationStructureKHR" (structure): vk::PFN_vkDestroyAccelerationStructureKHR = fn(
+        d: vk::Device, structure: vk::AccelerationStructureKHR, alloc: *const vk::AllocationCallbacks<'_>);
     DestroySemaphore = "vkDestroySemaphore" (semaphore): vk::PFN_vkDestroySemaphore = fn(
         d: vk::Device, semaphore: vk::Semaphore, alloc: *const vk::AllocationCallbacks<'_>);
     DestroyCommandPool = "vkDestroyCommandPool" (pool): vk::PFN_vkDestroyCommandPool = fn(
