@@ -19,6 +19,9 @@ use super::{
     DynPipelineLayout, DynQuerySet, DynRayTracingPipeline, DynRenderPipeline, DynResources,
     DynTexture,
 };
+// The trait mirrored, named by every method's docs.
+#[cfg(doc)]
+use crate::CommandEncoder;
 use crate::{
     AccelerationStructureBarrier, AccelerationStructureCopy, AccelerationStructureError,
     BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy,
