@@ -295,8 +295,8 @@ pub trait DynDevice: DynResource {
         pipeline: &dyn DynRayTracingPipeline,
         desc: &ShaderBindingTableDescriptor,
     ) -> Result<ShaderBindingTable<Box<dyn DynBuffer>>, PipelineError>;
-    /// See [`Device::destroy_shader_binding_table`]. A foreign table is
-    /// logged and leaked.
+    /// See [`Device::destroy_shader_binding_table`]. A table this device's
+    /// `create_shader_binding_table` did not make is logged and leaked.
     ///
     /// # Safety
     /// As [`Device::destroy_shader_binding_table`].
