@@ -1012,10 +1012,12 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// Builds or updates acceleration structures.
     ///
     /// # Safety
-    /// Recording, outside any pass; every input buffer is in a state a build
-    /// may read (`BufferUses` covering the read: the hal orders nothing
-    /// itself), each destination is not in use by pending GPU work, and
-    /// BLASes referenced by instance records are built and in `BUILD_INPUT`.
+    /// Recording, outside any pass; every input buffer is in
+    /// `BufferUses::ACCELERATION_STRUCTURE_INPUT` (the hal orders nothing
+    /// itself); each destination is not in use by pending GPU work; BLASes
+    /// referenced by instance records are built and in `BUILD_INPUT`; scratch
+    /// ranges of the descriptors do not overlap, and no structure is written
+    /// by one descriptor and read by another of the same call.
     unsafe fn build_acceleration_structures(
         &mut self,
         descriptors: &[BuildAccelerationStructureDescriptor<Self::A>],

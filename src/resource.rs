@@ -188,6 +188,9 @@ bitflags::bitflags! {
         const INDIRECT = 1 << 9;
         /// Destination of query results.
         const QUERY_RESOLVE = 1 << 10;
+        /// Read by acceleration-structure builds (vertex, index, transform,
+        /// AABB or instance data; the device must have acceleration structures).
+        const ACCELERATION_STRUCTURE_INPUT = 1 << 11;
     }
 }
 

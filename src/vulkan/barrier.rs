@@ -94,6 +94,10 @@ fn buffer_flag_scope(
             (shaders, A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE)
         }
         BufferUses::INDIRECT => (S::DRAW_INDIRECT, A::INDIRECT_COMMAND_READ),
+        // Builds read their inputs as shader reads in the build stage.
+        BufferUses::ACCELERATION_STRUCTURE_INPUT => {
+            (S::ACCELERATION_STRUCTURE_BUILD_KHR, A::SHADER_READ)
+        }
         // Unknown bits (none today) order nothing.
         _ => (S::NONE, A::NONE),
     }
