@@ -540,6 +540,17 @@ fn f32_bytes(values: impl IntoIterator<Item = f32>) -> Vec<u8> {
     values.into_iter().flat_map(f32::to_le_bytes).collect()
 }
 
+/// A barrier that readies a new buffer written by the CPU for builds.
+fn build_input<B: ?Sized>(buffer: &B) -> BufferBarrier<'_, B> {
+    BufferBarrier {
+        buffer,
+        usage: StateTransition {
+            from: BufferUses::empty(),
+            to: BufferUses::ACCELERATION_STRUCTURE_INPUT,
+        },
+    }
+}
+
 /// The compacted BLAS and the TLAS of its three instances, built.
 struct Scene<A: Api> {
     blas: A::AccelerationStructure,
@@ -603,6 +614,7 @@ impl<A: Api> Scene<A> {
             let entries = AccelerationStructureEntries::Triangles(&geometry);
             let mut built = Ok(());
             gpu.run("BLAS build", |e| {
+                e.transition_buffers(&[build_input(&vertices)]);
                 built = e.build_acceleration_structures(&[BuildAccelerationStructureDescriptor {
                     entries: &entries,
                     mode: AccelerationStructureBuildMode::Build,
@@ -710,6 +722,7 @@ impl<A: Api> Scene<A> {
             let entries = instances(Some(&instance_buffer));
             let mut built = Ok(());
             gpu.run("TLAS build", |e| {
+                e.transition_buffers(&[build_input(&instance_buffer)]);
                 built = e.build_acceleration_structures(&[BuildAccelerationStructureDescriptor {
                     entries: &entries,
                     mode: AccelerationStructureBuildMode::Build,
