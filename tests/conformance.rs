@@ -47,6 +47,10 @@ mod encoders;
 mod lifecycle;
 #[path = "conformance/queries.rs"]
 mod queries;
+#[path = "conformance/ray_tracing.rs"]
+mod ray_tracing;
+#[path = "conformance/ray_tracing_scene.rs"]
+mod ray_tracing_scene;
 #[path = "conformance/render.rs"]
 mod render;
 #[path = "conformance/samplers.rs"]
