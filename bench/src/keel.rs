@@ -6,6 +6,7 @@ use std::time::Instant;
 use keel_hal as kh;
 use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
 
+use crate::keel_accel::KeelAccel;
 use crate::workload::{
     self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
     UNIFORM_SIZE,
@@ -34,9 +35,11 @@ struct Res<A: kh::Api> {
 pub struct Keel<A: kh::Api> {
     adapter_name: String,
     res: Option<Res<A>>,
+    /// The acceleration-structure device, opened at its first workload.
+    accel: Option<KeelAccel<A>>,
     device: <A as kh::Api>::Device,
     _queue: <A as kh::Api>::Queue,
-    _instance: <A as kh::Api>::Instance,
+    instance: <A as kh::Api>::Instance,
 }
 
 fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
@@ -63,9 +66,10 @@ impl<A: kh::Api> Keel<A> {
         let mut side = Keel {
             adapter_name: exposed.info.name.clone(),
             res: None,
+            accel: None,
             device: open.device,
             _queue: open.queue,
-            _instance: instance,
+            instance,
         };
         side.res = Some(side.make_resources()?);
         Ok(side)
@@ -252,12 +256,26 @@ impl<A: kh::Api> Side for Keel<A> {
         &self.adapter_name
     }
 
+    fn sample_metrics(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
+        if !work.is_acceleration() {
+            return Ok(self.sample(work)?.map(|ns| vec![ns]));
+        }
+        if self.accel.is_none() {
+            self.accel = Some(KeelAccel::new(&self.instance, &self.adapter_name)?);
+        }
+        match self.accel.as_mut() {
+            Some(accel) => accel.sample(work),
+            None => Ok(None),
+        }
+    }
+
     fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String> {
         let Some(mut res) = self.res.take() else {
             return Err("keel-hal: resources gone".into());
         };
         let result = match work {
             Workload::BindGroupWrites { .. } => Ok(None),
+            w if w.is_acceleration() => Ok(None),
             _ => self.run(&mut res, work).map(Some),
         };
         self.res = Some(res);
@@ -308,6 +326,9 @@ impl<A: kh::Api> Keel<A> {
                 Ok(start.elapsed().as_nanos() as f64 / iters as f64)
             }
             Workload::Encode { pass, commands } => self.encode(res, pass, commands),
+            Workload::Compaction { .. } | Workload::BlasCreate { .. } => {
+                Err("acceleration workloads run on the AS device".into())
+            }
         }
     }
 
@@ -434,6 +455,7 @@ impl<A: kh::Api> Keel<A> {
 
 impl<A: kh::Api> Drop for Keel<A> {
     fn drop(&mut self) {
+        self.accel = None;
         let Some(mut res) = self.res.take() else {
             return;
         };

@@ -5,15 +5,19 @@
 //! ```
 //! Each workload runs on every side, interleaved (keel-hal, wgpu-hal, raw,
 //! rotated each round) for N rounds after one warm-up sample per side that
-//! is not counted. `BENCH_ADAPTER` picks the adapter by a name substring;
+//! is not counted. Most workloads report ns per op; the compaction cycle
+//! reports several numbers, one row each. `BENCH_ADAPTER` picks the adapter by a name substring;
 //! the raw side chooses it and the others open the adapter of that name.
 
 #[cfg(feature = "keel")]
 mod keel;
+#[cfg(feature = "keel")]
+mod keel_accel;
 mod raw;
 mod report;
 mod stats;
 mod wgpu_hal;
+mod wgpu_hal_accel;
 mod workload;
 
 use std::path::PathBuf;
@@ -159,26 +163,47 @@ fn run(args: &Args) -> Result<(), String> {
             continue;
         }
         eprintln!("{name}");
-        let mut row = Row {
-            workload: name,
-            samples: Default::default(),
-            errors: Default::default(),
-        };
+        // One row per number the workload reports.
+        let metrics = work.metrics();
+        let mut group: Vec<Row> = metrics
+            .iter()
+            .map(|m| Row {
+                workload: if m.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name}: {m}")
+                },
+                samples: Default::default(),
+                errors: Default::default(),
+            })
+            .collect();
         // Warm-up (not counted), then rounds with the side order rotated.
         for round in 0..=args.rounds {
             for k in 0..3 {
                 let i = (k + round) % 3;
-                let Some(side) = sides[i].as_mut().filter(|_| row.errors[i].is_none()) else {
+                let Some(side) = sides[i].as_mut().filter(|_| group[0].errors[i].is_none()) else {
                     continue;
                 };
-                match side.sample(&work) {
-                    Ok(x) if round > 0 => row.samples[i].push(x),
-                    Ok(_) => {}
-                    Err(e) => row.errors[i] = Some(e),
+                match side.sample_metrics(&work) {
+                    Ok(_) if round == 0 => {}
+                    Ok(Some(values)) if values.len() == metrics.len() => {
+                        for (row, v) in group.iter_mut().zip(values) {
+                            row.samples[i].push(Some(v));
+                        }
+                    }
+                    Ok(Some(values)) => {
+                        group[0].errors[i] = Some(format!(
+                            "{} numbers for {} metrics",
+                            values.len(),
+                            metrics.len()
+                        ))
+                    }
+                    Ok(None) => group.iter_mut().for_each(|row| row.samples[i].push(None)),
+                    Err(e) => group[0].errors[i] = Some(e),
                 }
             }
         }
-        rows.push(row);
+        rows.extend(group);
     }
     drop(sides);
 

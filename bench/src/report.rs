@@ -63,7 +63,7 @@ impl Report {
             "Adapter: {} — driver {} ({}), Vulkan {}",
             a.name, a.driver, a.driver_info, a.api_version
         );
-        let _ = writeln!(out, "Date: {}; {} rounds{}; medians in ns per op; ratios: median (min–max) of per-round ratios", self.date, self.rounds, if self.smoke { " (smoke)" } else { "" });
+        let _ = writeln!(out, "Date: {}; {} rounds{}; medians in ns per op (or the unit the workload names); ratios: median (min–max) of per-round ratios", self.date, self.rounds, if self.smoke { " (smoke)" } else { "" });
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -122,7 +122,7 @@ impl Report {
             list(SIDES.iter().map(|s| js(s))),
             opened.join(", ")
         );
-        o.push_str("  \"unit\": \"ns per op\",\n  \"workloads\": [\n");
+        o.push_str("  \"unit\": \"ns per op, or the unit after the workload's colon\",\n  \"workloads\": [\n");
         for (i, row) in self.rows.iter().enumerate() {
             let medians = list(row.medians().iter().map(|m| num(*m)));
             let samples = list(row.samples.iter().map(|s| list(s.iter().map(|x| num(*x)))));

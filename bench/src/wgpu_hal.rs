@@ -7,6 +7,7 @@ use std::time::Instant;
 use wgpu_hal as hal;
 use wgpu_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
 
+use crate::wgpu_hal_accel::WgpuAccel;
 use crate::workload::{
     self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
     UNIFORM_SIZE,
@@ -36,9 +37,11 @@ struct Res {
 pub struct WgpuHal {
     adapter_name: String,
     res: Option<Res>,
+    /// The acceleration-structure device, opened at its first workload.
+    accel: Option<WgpuAccel>,
     device: <A as hal::Api>::Device,
     _queue: <A as hal::Api>::Queue,
-    _instance: <A as hal::Api>::Instance,
+    instance: <A as hal::Api>::Instance,
 }
 
 fn err(what: &'static str) -> impl Fn(hal::DeviceError) -> String {
@@ -76,9 +79,10 @@ impl WgpuHal {
         let mut side = WgpuHal {
             adapter_name: exposed.info.name.clone(),
             res: None,
+            accel: None,
             device: open.device,
             _queue: open.queue,
-            _instance: instance,
+            instance,
         };
         side.res = Some(side.make_resources()?);
         Ok(side)
@@ -354,12 +358,26 @@ impl Side for WgpuHal {
         &self.adapter_name
     }
 
+    fn sample_metrics(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
+        if !work.is_acceleration() {
+            return Ok(self.sample(work)?.map(|ns| vec![ns]));
+        }
+        if self.accel.is_none() {
+            self.accel = Some(WgpuAccel::new(&self.instance, &self.adapter_name)?);
+        }
+        match self.accel.as_mut() {
+            Some(accel) => accel.sample(work),
+            None => Ok(None),
+        }
+    }
+
     fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String> {
         let Some(mut res) = self.res.take() else {
             return Err("wgpu-hal: resources gone".into());
         };
         let result = match work {
             Workload::BindGroupWrites { .. } => Ok(None),
+            w if w.is_acceleration() => Ok(None),
             _ => self.run(&mut res, work).map(Some),
         };
         self.res = Some(res);
@@ -410,6 +428,9 @@ impl WgpuHal {
                 Ok(start.elapsed().as_nanos() as f64 / iters as f64)
             }
             Workload::Encode { pass, commands } => self.encode(res, pass, commands),
+            Workload::Compaction { .. } | Workload::BlasCreate { .. } => {
+                Err("acceleration workloads run on the AS device".into())
+            }
         }
     }
 
@@ -526,6 +547,7 @@ impl WgpuHal {
 
 impl Drop for WgpuHal {
     fn drop(&mut self) {
+        self.accel = None;
         let Some(mut res) = self.res.take() else {
             return;
         };

@@ -41,6 +41,45 @@ pub enum Workload {
     /// Record `commands` × (set_bind_group + dispatch/draw) between
     /// begin and end of encoding. One op = one pair.
     Encode { pass: Pass, commands: usize },
+    /// The compaction cycle of `blases` compactable BLASes of `triangles`
+    /// triangles each: create, build (in batches of [`BUILD_BATCH`], one
+    /// submission each), read compacted sizes, create the compacted ones,
+    /// copy, destroy all. Numbers per [`Workload::metrics`].
+    Compaction { blases: usize, triangles: u32 },
+    /// Size query + creation of `count` one-triangle BLASes, with or
+    /// without `ALLOW_COMPACTION` (destruction not timed). One op = one BLAS.
+    BlasCreate { compactable: bool, count: usize },
+}
+
+/// BLASes built per submission in the compaction cycle (and, on keel-hal,
+/// per compacted-size read).
+pub const BUILD_BATCH: usize = 256;
+
+/// The numbers of one compaction-cycle sample, in [`Workload::metrics`] order.
+pub const COMPACTION_METRICS: &[&str] = &[
+    "wall ns/BLAS",
+    "CPU ns/BLAS",
+    "VkQueryPools",
+    "KiB before compaction",
+    "KiB after compaction",
+];
+
+impl Workload {
+    /// What a sample reports, one row each: `[""]` (ns per op) for most.
+    pub fn metrics(&self) -> &'static [&'static str] {
+        match self {
+            Workload::Compaction { .. } => COMPACTION_METRICS,
+            _ => &[""],
+        }
+    }
+
+    /// Whether it needs acceleration structures.
+    pub fn is_acceleration(&self) -> bool {
+        matches!(
+            self,
+            Workload::Compaction { .. } | Workload::BlasCreate { .. }
+        )
+    }
 }
 
 impl fmt::Display for Workload {
@@ -64,6 +103,19 @@ impl fmt::Display for Workload {
                 };
                 write!(f, "encode {commands} x {what}")
             }
+            Workload::Compaction { blases, triangles } => write!(
+                f,
+                "compaction cycle, {blases} BLASes x {triangles} triangles"
+            ),
+            Workload::BlasCreate { compactable, count } => write!(
+                f,
+                "BLAS create ({count} x 1 triangle), {}",
+                if compactable {
+                    "ALLOW_COMPACTION"
+                } else {
+                    "no compaction flag"
+                }
+            ),
         }
     }
 }
@@ -89,6 +141,12 @@ pub struct Scale {
     pub holes: [usize; 3],
     /// Commands per encoding sample.
     pub commands: usize,
+    /// BLASes per compaction cycle.
+    pub blases: usize,
+    /// Triangles per BLAS of the compaction cycle.
+    pub blas_triangles: u32,
+    /// BLASes per creation sample.
+    pub blas_creates: usize,
 }
 
 impl Scale {
@@ -99,6 +157,9 @@ impl Scale {
         big_buffer_iters: 200,
         holes: [0, 1000, 10_000],
         commands: 10_000,
+        blases: 1000,
+        blas_triangles: 1000,
+        blas_creates: 1000,
     };
     /// Tiny counts, for CI.
     pub const SMOKE: Scale = Scale {
@@ -107,6 +168,9 @@ impl Scale {
         big_buffer_iters: 4,
         holes: [0, 10, 100],
         commands: 200,
+        blases: 20,
+        blas_triangles: 16,
+        blas_creates: 20,
     };
 
     /// Every workload, in run order (buffer workloads grouped by hole
@@ -141,6 +205,16 @@ impl Scale {
                 commands: self.commands,
             });
         }
+        for compactable in [false, true] {
+            list.push(Workload::BlasCreate {
+                compactable,
+                count: self.blas_creates,
+            });
+        }
+        list.push(Workload::Compaction {
+            blases: self.blases,
+            triangles: self.blas_triangles,
+        });
         list
     }
 }
@@ -153,6 +227,33 @@ pub trait Side {
     /// and returns nanoseconds per op, or `None` where the workload does not
     /// apply to this side.
     fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String>;
+    /// Runs one sample and returns one number per [`Workload::metrics`]
+    /// entry (by default the one of [`Side::sample`]).
+    fn sample_metrics(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
+        Ok(self.sample(work)?.map(|ns| vec![ns]))
+    }
+}
+
+/// The mesh of each compaction-cycle BLAS: a grid of quads in the z = 0
+/// plane, `triangles` triangles (rounded down to even), as `f32` xyz
+/// positions and `u32` indices.
+pub fn blas_mesh(triangles: u32) -> (Vec<f32>, Vec<u32>) {
+    let quads = (triangles / 2).max(1);
+    let cols = (f64::from(quads).sqrt().ceil() as u32).max(1);
+    let rows = quads.div_ceil(cols);
+    let mut positions = Vec::new();
+    for j in 0..=rows {
+        for i in 0..=cols {
+            positions.extend([i as f32, j as f32, ((i * 7 + j * 3) % 5) as f32 * 0.1]);
+        }
+    }
+    let mut indices = Vec::new();
+    for q in 0..quads {
+        let (i, j) = (q % cols, q / cols);
+        let v = |di: u32, dj: u32| (j + dj) * (cols + 1) + i + di;
+        indices.extend([v(0, 0), v(1, 0), v(0, 1), v(0, 1), v(1, 0), v(1, 1)]);
+    }
+    (positions, indices)
 }
 
 /// Sizes of the buffers that make the holes: log-uniform in 256 B–256 KiB,

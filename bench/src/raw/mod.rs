@@ -5,6 +5,7 @@
 //! buffer); `work.rs` runs the samples. Every handle starts null and `Drop`
 //! destroys what is not, so a failed set-up releases what it made.
 
+mod accel;
 mod work;
 
 use std::ffi::CStr;
@@ -45,6 +46,11 @@ struct RawImage {
 pub struct Raw {
     _entry: ash::Entry,
     instance: ash::Instance,
+    /// The adapter, for the acceleration-structure device.
+    pdev: vk::PhysicalDevice,
+    family: u32,
+    /// The acceleration-structure device, opened at its first workload.
+    accel: Option<accel::RawAccel>,
     device: ash::Device,
     memory_types: Vec<vk::MemoryType>,
     max_allocations: u32,
@@ -170,6 +176,9 @@ impl Raw {
         let mut raw = Raw {
             _entry: entry,
             instance,
+            pdev,
+            family,
+            accel: None,
             device,
             memory_types,
             max_allocations: props.limits.max_memory_allocation_count,
@@ -450,6 +459,8 @@ impl Raw {
 
 impl Drop for Raw {
     fn drop(&mut self) {
+        // Its device goes before the instance.
+        self.accel = None;
         self.drop_holes();
         // SAFETY: nothing was submitted, so no GPU work uses anything; every
         // handle below came from this device (or is null, which is ignored);

@@ -12,6 +12,23 @@ impl Side for Raw {
         &self.report.name
     }
 
+    fn sample_metrics(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
+        if !work.is_acceleration() {
+            return Ok(self.sample(work)?.map(|ns| vec![ns]));
+        }
+        if self.accel.is_none() {
+            self.accel = Some(super::accel::RawAccel::new(
+                &self.instance,
+                self.pdev,
+                self.family,
+            )?);
+        }
+        match self.accel.as_mut() {
+            Some(accel) => accel.sample(work),
+            None => Ok(None),
+        }
+    }
+
     fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String> {
         match *work {
             Workload::BindGroups { layouts, groups } => self.churn(layouts, groups).map(Some),
@@ -31,6 +48,7 @@ impl Side for Raw {
                 self.buffers(size, mem, iters).map(Some)
             }
             Workload::Encode { pass, commands } => self.encode(pass, commands).map(Some),
+            Workload::Compaction { .. } | Workload::BlasCreate { .. } => Ok(None),
         }
     }
 }
