@@ -107,11 +107,11 @@ pub use binding::*;
 pub use counters::{Counter, HalCounters, LiveCounts};
 pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
-    DynAccelerationStructure, DynRayTracingPipeline,
-    DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer, DynCommandEncoder,
-    DynComputePipeline, DynDevice, DynExposedAdapter, DynFence, DynInstance, DynOpenDevice,
-    DynPipelineLayout, DynQuerySet, DynQueue, DynRenderPipeline, DynResource, DynResources,
-    DynSampler, DynShaderModule, DynSurface, DynSurfaceTexture, DynTexture, DynTextureView,
+    DynAccelerationStructure, DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer,
+    DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynDevice, DynExposedAdapter,
+    DynFence, DynInstance, DynOpenDevice, DynPipelineLayout, DynQuerySet, DynQueue,
+    DynRayTracingPipeline, DynRenderPipeline, DynResource, DynResources, DynSampler,
+    DynShaderModule, DynSurface, DynSurfaceTexture, DynTexture, DynTextureView,
 };
 pub use error::*;
 pub use memory::Memory;
@@ -574,10 +574,7 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     ///
     /// # Safety
     /// Came from this device; no pending GPU work uses it.
-    unsafe fn destroy_ray_tracing_pipeline(
-        &self,
-        pipeline: <Self::A as Api>::RayTracingPipeline,
-    );
+    unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: <Self::A as Api>::RayTracingPipeline);
     /// Builds a shader binding table for `pipeline`: fetches its group
     /// handles and lays them out with the adapter's handle size and
     /// alignments in a new buffer (state `BufferUses::empty()`, ready for

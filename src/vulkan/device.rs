@@ -706,12 +706,18 @@ impl crate::Device for super::Device {
 
     // Acceleration structures live in acceleration.rs, ray-tracing pipelines in ray_tracing.rs.
 
-    unsafe fn get_acceleration_structure_build_sizes(&self, desc: &crate::GetAccelerationStructureBuildSizesDescriptor<super::Api>) -> Result<crate::AccelerationStructureBuildSizes, crate::AccelerationStructureError> {
+    unsafe fn get_acceleration_structure_build_sizes(
+        &self,
+        desc: &crate::GetAccelerationStructureBuildSizesDescriptor<super::Api>,
+    ) -> Result<crate::AccelerationStructureBuildSizes, crate::AccelerationStructureError> {
         // SAFETY: forwarded contract.
         unsafe { super::acceleration::build_sizes(self, desc) }
     }
 
-    unsafe fn create_acceleration_structure(&self, desc: &crate::AccelerationStructureDescriptor<super::Api>) -> Result<super::AccelerationStructure, crate::AccelerationStructureError> {
+    unsafe fn create_acceleration_structure(
+        &self,
+        desc: &crate::AccelerationStructureDescriptor<super::Api>,
+    ) -> Result<super::AccelerationStructure, crate::AccelerationStructureError> {
         // SAFETY: forwarded contract.
         unsafe { super::acceleration::create(self, desc) }
     }
@@ -721,17 +727,26 @@ impl crate::Device for super::Device {
         unsafe { super::acceleration::destroy(self, structure) }
     }
 
-    unsafe fn get_acceleration_structure_device_address(&self, structure: &super::AccelerationStructure) -> u64 {
+    unsafe fn get_acceleration_structure_device_address(
+        &self,
+        structure: &super::AccelerationStructure,
+    ) -> u64 {
         // SAFETY: forwarded contract.
         unsafe { super::acceleration::device_address(self, structure) }
     }
 
-    unsafe fn get_acceleration_structure_size(&self, structure: &super::AccelerationStructure) -> u64 {
+    unsafe fn get_acceleration_structure_size(
+        &self,
+        structure: &super::AccelerationStructure,
+    ) -> u64 {
         // SAFETY: forwarded contract.
         unsafe { super::acceleration::size(structure) }
     }
 
-    unsafe fn create_ray_tracing_pipeline(&self, desc: &crate::RayTracingPipelineDescriptor<super::Api>) -> Result<super::RayTracingPipeline, crate::PipelineError> {
+    unsafe fn create_ray_tracing_pipeline(
+        &self,
+        desc: &crate::RayTracingPipelineDescriptor<super::Api>,
+    ) -> Result<super::RayTracingPipeline, crate::PipelineError> {
         // SAFETY: forwarded contract.
         unsafe { super::ray_tracing::create_pipeline(self, desc) }
     }
@@ -741,7 +756,11 @@ impl crate::Device for super::Device {
         unsafe { super::ray_tracing::destroy_pipeline(self, pipeline) }
     }
 
-    unsafe fn create_shader_binding_table(&self, pipeline: &super::RayTracingPipeline, desc: &crate::ShaderBindingTableDescriptor) -> Result<crate::ShaderBindingTable<super::Buffer>, crate::PipelineError> {
+    unsafe fn create_shader_binding_table(
+        &self,
+        pipeline: &super::RayTracingPipeline,
+        desc: &crate::ShaderBindingTableDescriptor,
+    ) -> Result<crate::ShaderBindingTable<super::Buffer>, crate::PipelineError> {
         // SAFETY: forwarded contract.
         unsafe { super::ray_tracing::create_shader_binding_table(self, pipeline, desc) }
     }
