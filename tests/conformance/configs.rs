@@ -198,6 +198,12 @@ mod vulkan {
         pub flags: InstanceFlags,
         /// Adapter names, in enumeration order.
         pub adapters: Vec<String>,
+        /// The probe's instance, held for the whole process: the loader
+        /// unloads the driver when the last instance goes, and NVIDIA's
+        /// driver cannot be loaded again and again in one process (its
+        /// static TLS block runs out: "cannot allocate memory in static TLS
+        /// block", then no driver at all).
+        _keepalive: keel_hal::vulkan::Instance,
     }
 
     /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
@@ -232,7 +238,11 @@ mod vulkan {
                 "no Vulkan adapter meets the Vulkan 1.3 baseline ({HINT})"
             ));
         }
-        Ok(VulkanSetup { flags, adapters })
+        Ok(VulkanSetup {
+            flags,
+            adapters,
+            _keepalive: instance,
+        })
     }
 
     /// Fails when validation was asked for but the layer is not really on.
