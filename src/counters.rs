@@ -21,8 +21,11 @@ pub struct LiveCounts {
     pub command_encoders: isize,
     /// Live memory allocations handed out by the backend's memory layer: one per
     /// buffer or texture (Vulkan: VMA allocations, which sub-allocate `VkDeviceMemory`
-    /// blocks; VMA may keep an emptied block, which this does not count).
+    /// blocks; VMA may keep an emptied block, which this does not count; external
+    /// memory is one dedicated allocation each).
     pub memory_allocations: isize,
+    /// External semaphores.
+    pub external_semaphores: isize,
 }
 
 /// The atomic counters a backend's device keeps.
@@ -44,6 +47,8 @@ pub struct HalCounters {
     pub command_encoders: Counter,
     /// Backend memory allocations.
     pub memory_allocations: Counter,
+    /// External semaphores.
+    pub external_semaphores: Counter,
 }
 
 impl HalCounters {
@@ -58,6 +63,7 @@ impl HalCounters {
             fences: self.fences.read(),
             command_encoders: self.command_encoders.read(),
             memory_allocations: self.memory_allocations.read(),
+            external_semaphores: self.external_semaphores.read(),
         }
     }
 }

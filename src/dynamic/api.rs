@@ -12,6 +12,7 @@ use super::{
     DynAdapter, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynDevice, DynFence, DynInstance,
     DynQuerySet, DynQueue, DynSampler, DynTexture, DynTextureView,
 };
+use super::{DynExternalSemaphore, DynExternalSubmission};
 use crate::*;
 
 /// The backend chosen at run time. `Instance::init` picks with
@@ -32,6 +33,7 @@ impl Api for DynApi {
     type Sampler = Box<dyn DynSampler>;
     type QuerySet = Box<dyn DynQuerySet>;
     type Fence = Box<dyn DynFence>;
+    type ExternalSemaphore = Box<dyn DynExternalSemaphore>;
 }
 
 impl DynBuffer for Box<dyn DynBuffer> {}
@@ -41,6 +43,7 @@ impl DynSampler for Box<dyn DynSampler> {}
 impl DynQuerySet for Box<dyn DynQuerySet> {}
 impl DynFence for Box<dyn DynFence> {}
 impl DynCommandBuffer for Box<dyn DynCommandBuffer> {}
+impl DynExternalSemaphore for Box<dyn DynExternalSemaphore> {}
 
 impl Instance for Box<dyn DynInstance> {
     type A = DynApi;
@@ -81,6 +84,29 @@ impl Adapter for Box<dyn DynAdapter> {
         format: wgt::TextureFormat,
     ) -> wgt::TextureFormatFeatures {
         DynAdapter::texture_format_capabilities(&**self, format)
+    }
+    fn external_buffer_capabilities(
+        &self,
+        desc: &BufferDescriptor,
+        handle_type: ExternalHandleType,
+    ) -> ExternalCapabilities {
+        DynAdapter::external_buffer_capabilities(&**self, desc, handle_type)
+    }
+    fn external_texture_capabilities(
+        &self,
+        desc: &TextureDescriptor,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExternalCapabilities, DeviceError> {
+        DynAdapter::external_texture_capabilities(&**self, desc, handle_type)
+    }
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> ExternalCapabilities {
+        DynAdapter::external_semaphore_capabilities(&**self, desc)
+    }
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<DrmModifierInfo> {
+        DynAdapter::drm_format_modifiers(&**self, format)
     }
 }
 
@@ -191,6 +217,64 @@ impl Device for Box<dyn DynDevice> {
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)
     }
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynBuffer>, BufferError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::import_buffer(&**self, desc, handle) }
+    }
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynTexture>, TextureError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::import_texture(&**self, desc, handle) }
+    }
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &Box<dyn DynBuffer>,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::export_buffer_memory(&**self, &**buffer, handle_type) }
+    }
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &Box<dyn DynTexture>,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::export_texture_memory(&**self, &**texture, handle_type) }
+    }
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_external_semaphore(&**self, desc) }
+    }
+    unsafe fn import_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+        fd: std::os::fd::OwnedFd,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::import_semaphore(&**self, desc, fd) }
+    }
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &Box<dyn DynExternalSemaphore>,
+    ) -> Result<std::os::fd::OwnedFd, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::export_semaphore(&**self, &**semaphore) }
+    }
+    unsafe fn destroy_external_semaphore(&self, semaphore: Box<dyn DynExternalSemaphore>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_external_semaphore(&**self, semaphore) }
+    }
 }
 
 impl Queue for Box<dyn DynQueue> {
@@ -213,6 +297,55 @@ impl Queue for Box<dyn DynQueue> {
     }
     fn timestamp_period(&self) -> f32 {
         DynQueue::timestamp_period(&**self)
+    }
+    unsafe fn submit_external(
+        &self,
+        submission: &ExternalSubmissionOf<'_, DynApi>,
+    ) -> Result<(), DeviceError> {
+        let queue = &**self;
+        let fence = submission.fence.map(|(f, v)| (&**f as &dyn DynFence, v));
+        super::map_inline(
+            submission.command_buffers,
+            |cb| Some::<&dyn DynCommandBuffer>(&***cb),
+            |command_buffers| {
+                super::map_inline(
+                    submission.waits,
+                    |w| {
+                        Some(SemaphoreWait::<'_, dyn DynExternalSemaphore> {
+                            semaphore: &**w.semaphore,
+                            value: w.value,
+                            stages: w.stages,
+                        })
+                    },
+                    |waits| {
+                        super::map_inline(
+                            submission.signals,
+                            |s| {
+                                Some(SemaphoreSignal::<'_, dyn DynExternalSemaphore> {
+                                    semaphore: &**s.semaphore,
+                                    value: s.value,
+                                    stages: s.stages,
+                                })
+                            },
+                            |signals| {
+                                let own: DynExternalSubmission<'_> = ExternalSubmission {
+                                    command_buffers,
+                                    waits,
+                                    signals,
+                                    fence,
+                                };
+                                // SAFETY: forwarded contract.
+                                unsafe { DynQueue::submit_external(queue, &own) }
+                            },
+                        )
+                    },
+                )
+            },
+        )
+        .flatten()
+        .flatten()
+        // The mappings above never fail, so this fallback is never taken.
+        .unwrap_or(Err(DeviceError::ForeignResource))
     }
 }
 
@@ -371,5 +504,38 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
                 stride,
             )
         }
+    }
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, Box<dyn DynBuffer>>],
+        textures: &[TextureBarrier<'_, Box<dyn DynTexture>>],
+    ) {
+        let encoder = &mut **self;
+        super::map_inline(
+            buffers,
+            |b| {
+                Some(BufferBarrier::<'_, dyn DynBuffer> {
+                    buffer: &**b.buffer,
+                    usage: b.usage,
+                })
+            },
+            |buffers| {
+                super::map_inline(
+                    textures,
+                    |b| {
+                        Some(TextureBarrier::<'_, dyn DynTexture> {
+                            texture: &**b.texture,
+                            range: b.range,
+                            usage: b.usage,
+                        })
+                    },
+                    // SAFETY: forwarded contract.
+                    |textures| unsafe {
+                        DynCommandEncoder::transfer_ownership(encoder, direction, buffers, textures)
+                    },
+                )
+            },
+        );
     }
 }

@@ -146,6 +146,16 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         offset: u64,
         stride: u64,
     );
+    /// See [`CommandEncoder::transfer_ownership`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::transfer_ownership`].
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, dyn DynBuffer>],
+        textures: &[TextureBarrier<'_, dyn DynTexture>],
+    );
 }
 
 /// A backend encoder plus the foreign-resource flag of the recording in progress.
@@ -349,5 +359,37 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
                     .copy_query_results(set, range, buffer, offset, stride)
             }
         }
+    }
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, dyn DynBuffer>],
+        textures: &[TextureBarrier<'_, dyn DynTexture>],
+    ) {
+        let inner = &mut self.inner;
+        let done = map_inline(
+            buffers,
+            |b| {
+                Some(BufferBarrier {
+                    buffer: cast::<A::Buffer>(b.buffer)?,
+                    usage: b.usage,
+                })
+            },
+            |buffers| {
+                map_inline(
+                    textures,
+                    |b| {
+                        Some(TextureBarrier {
+                            texture: cast::<A::Texture>(b.texture)?,
+                            range: b.range,
+                            usage: b.usage,
+                        })
+                    },
+                    // SAFETY: forwarded contract.
+                    |textures| unsafe { inner.transfer_ownership(direction, buffers, textures) },
+                )
+            },
+        );
+        self.foreign |= done.flatten().is_none();
     }
 }

@@ -11,10 +11,12 @@
 mod api;
 mod device;
 mod encoder;
+mod external;
 
 pub use api::DynApi;
 pub use device::{DynDevice, DynQueue};
 pub use encoder::DynCommandEncoder;
+pub use external::{DynExternalSemaphore, DynExternalSubmission};
 
 use std::any::Any;
 use std::fmt::Debug;
@@ -111,6 +113,7 @@ peelers!(
     DynQuerySet,
     DynFence,
     DynCommandBuffer,
+    DynExternalSemaphore,
 );
 
 /// How many items the per-call lists of the dyn path (submitted command
@@ -181,6 +184,25 @@ pub trait DynAdapter: Send + Sync + Debug {
     /// What a texture format supports on this adapter.
     fn texture_format_capabilities(&self, format: wgt::TextureFormat)
         -> wgt::TextureFormatFeatures;
+    /// See [`crate::Adapter::external_buffer_capabilities`].
+    fn external_buffer_capabilities(
+        &self,
+        desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities;
+    /// See [`crate::Adapter::external_texture_capabilities`].
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError>;
+    /// See [`crate::Adapter::external_semaphore_capabilities`].
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities;
+    /// See [`crate::Adapter::drm_format_modifiers`].
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo>;
 }
 
 impl<I: crate::Instance> DynInstance for I {
@@ -217,6 +239,29 @@ impl<A: crate::Adapter> DynAdapter for A {
         format: wgt::TextureFormat,
     ) -> wgt::TextureFormatFeatures {
         crate::Adapter::texture_format_capabilities(self, format)
+    }
+    fn external_buffer_capabilities(
+        &self,
+        desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities {
+        crate::Adapter::external_buffer_capabilities(self, desc, handle_type)
+    }
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
+        crate::Adapter::external_texture_capabilities(self, desc, handle_type)
+    }
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities {
+        crate::Adapter::external_semaphore_capabilities(self, desc)
+    }
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        crate::Adapter::drm_format_modifiers(self, format)
     }
 }
 

@@ -422,6 +422,18 @@ impl crate::CommandEncoder for CommandEncoder {
             stride,
         });
     }
+
+    /// No noop resource has external memory: there is nothing to transfer.
+    unsafe fn transfer_ownership(
+        &mut self,
+        _direction: crate::OwnershipTransfer,
+        buffers: &[crate::BufferBarrier<'_, Buffer>],
+        textures: &[crate::TextureBarrier<'_, Texture>],
+    ) {
+        if !buffers.is_empty() || !textures.is_empty() {
+            log::error!("noop: transfer_ownership of resources without external memory; ignored");
+        }
+    }
 }
 
 /// Runs a command buffer's commands in order. Called by the queue with the

@@ -235,6 +235,65 @@ impl crate::Device for Device {
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }
+    // External memory and semaphores: unsupported on noop (external.rs).
+
+    unsafe fn import_buffer(
+        &self,
+        _desc: &BufferDescriptor,
+        handle: crate::ExternalHandle,
+    ) -> Result<Buffer, BufferError> {
+        Err(super::external::refuse_handle(handle).into())
+    }
+
+    unsafe fn import_texture(
+        &self,
+        _desc: &TextureDescriptor,
+        handle: crate::ExternalHandle,
+    ) -> Result<Texture, TextureError> {
+        Err(super::external::refuse_handle(handle).into())
+    }
+
+    unsafe fn export_buffer_memory(
+        &self,
+        _buffer: &Buffer,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExportedMemory, crate::ExternalError> {
+        Err(super::external::unsupported(handle_type.name()))
+    }
+
+    unsafe fn export_texture_memory(
+        &self,
+        _texture: &Texture,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExportedMemory, crate::ExternalError> {
+        Err(super::external::unsupported(handle_type.name()))
+    }
+
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> Result<super::ExternalSemaphore, crate::ExternalError> {
+        Err(super::external::unsupported(desc.handle_type.name()))
+    }
+
+    unsafe fn import_semaphore(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+        fd: std::os::fd::OwnedFd,
+    ) -> Result<super::ExternalSemaphore, crate::ExternalError> {
+        Err(super::external::refuse_fd(fd, desc.handle_type.name()))
+    }
+
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &super::ExternalSemaphore,
+    ) -> Result<std::os::fd::OwnedFd, crate::ExternalError> {
+        match *semaphore {}
+    }
+
+    unsafe fn destroy_external_semaphore(&self, semaphore: super::ExternalSemaphore) {
+        match semaphore {}
+    }
 }
 
 fn check_buffer(desc: &BufferDescriptor, limits: &wgt::Limits) -> Result<(), BufferError> {
@@ -246,6 +305,9 @@ fn check_buffer(desc: &BufferDescriptor, limits: &wgt::Limits) -> Result<(), Buf
             size: desc.size,
             max: limits.max_buffer_size,
         });
+    }
+    if let Memory::External(external) = desc.memory {
+        return Err(super::external::unsupported(external.handle_type.name()).into());
     }
     let map_usage = desc.usage & (wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE);
     if !map_usage.is_empty() && !desc.memory.is_mappable() {
@@ -263,6 +325,9 @@ fn check_texture(
     features: wgt::Features,
 ) -> Result<(), TextureError> {
     use wgt::TextureDimension as D;
+    if let Memory::External(external) = desc.memory {
+        return Err(super::external::unsupported(external.handle_type.name()).into());
+    }
     if desc.memory != Memory::Device {
         return Err(TextureError::UnsupportedMemory(desc.memory));
     }

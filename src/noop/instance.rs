@@ -134,6 +134,34 @@ impl crate::Adapter for Adapter {
     ) -> wgt::TextureFormatFeatures {
         format_features(format, capabilities().features)
     }
+    // External memory and semaphores: unsupported on noop (external.rs).
+
+    fn external_buffer_capabilities(
+        &self,
+        _desc: &crate::BufferDescriptor,
+        _handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities {
+        super::external::no_capabilities()
+    }
+
+    fn external_texture_capabilities(
+        &self,
+        _desc: &crate::TextureDescriptor,
+        _handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
+        Ok(super::external::no_capabilities())
+    }
+
+    fn external_semaphore_capabilities(
+        &self,
+        _desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities {
+        super::external::no_capabilities()
+    }
+
+    fn drm_format_modifiers(&self, _format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        Vec::new()
+    }
 }
 
 /// What a format supports on noop: the WebGPU-guaranteed set, except for

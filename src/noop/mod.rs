@@ -19,6 +19,7 @@
 //! | `device.rs` | resource creation (with the cheap descriptor checks) and destruction |
 //! | `command.rs` | recording commands, and executing them |
 //! | `queue.rs` | submission, fences, the timestamp clock |
+//! | `external.rs` | external memory and semaphores: unsupported |
 //!
 //! ## Adding a backend, following this one
 //!
@@ -35,6 +36,7 @@
 
 mod command;
 mod device;
+mod external;
 mod instance;
 mod memory;
 mod queue;
@@ -45,6 +47,7 @@ mod texel;
 use std::sync::Arc;
 
 pub use command::{CommandBuffer, CommandEncoder};
+pub use external::ExternalSemaphore;
 pub use instance::{Adapter, Instance, ADAPTER_NAME, API_VERSION};
 pub use queue::{Fence, Queue};
 
@@ -67,6 +70,7 @@ impl crate::Api for Api {
     type Sampler = Sampler;
     type QuerySet = QuerySet;
     type Fence = Fence;
+    type ExternalSemaphore = ExternalSemaphore;
 }
 
 /// State shared by a device and its queue.
@@ -203,6 +207,7 @@ dyn_resources!(
     QuerySet: DynQuerySet,
     Fence: DynFence,
     CommandBuffer: DynCommandBuffer,
+    ExternalSemaphore: DynExternalSemaphore,
 );
 
 /// Compile-time check that every type of the backend is `Send + Sync`.
@@ -220,4 +225,5 @@ const _: () = {
     send_sync::<Sampler>();
     send_sync::<QuerySet>();
     send_sync::<Fence>();
+    send_sync::<ExternalSemaphore>();
 };

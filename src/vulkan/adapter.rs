@@ -553,6 +553,8 @@ impl crate::Adapter for Adapter {
         };
         // SAFETY: the family was created with one queue.
         let queue = unsafe { raw.get_device_queue(self.info.queue_family_index, 0) };
+        // SAFETY: `raw` is a live device of this physical device and instance.
+        let external = unsafe { super::external::ExternalFns::load(instance, &raw, self.raw, hal) };
         let shared = Arc::new(super::DeviceShared {
             raw,
             instance: instance.clone(),
@@ -569,6 +571,7 @@ impl crate::Adapter for Adapter {
             counters: Default::default(),
             physical: self.info.clone(),
             queue_lock: parking_lot::Mutex::new(()),
+            external,
         });
         if let Some(label) = desc.label {
             // SAFETY: the device handle is live.
@@ -591,6 +594,34 @@ impl crate::Adapter for Adapter {
     ) -> wgt::TextureFormatFeatures {
         // SAFETY: `self.raw` belongs to this instance.
         unsafe { texture_format_features(&self.instance.raw, self.raw, format) }
+    }
+    // External memory and semaphores: external.rs, external_texture.rs, external_sync.rs.
+
+    fn external_buffer_capabilities(
+        &self,
+        desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities {
+        super::external::buffer_capabilities(self, desc, handle_type)
+    }
+
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
+        super::external_texture::texture_capabilities(self, desc, handle_type)
+    }
+
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities {
+        super::external_sync::semaphore_capabilities(self, desc)
+    }
+
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        super::external_texture::drm_format_modifiers(self, format)
     }
 }
 

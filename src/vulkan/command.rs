@@ -719,6 +719,16 @@ impl crate::CommandEncoder for CommandEncoder {
             )
         };
     }
+
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, Buffer>],
+        textures: &[TextureBarrier<'_, Texture>],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::transfer_ownership(self, direction, buffers, textures) }
+    }
 }
 
 /// Whether `index` names a query of `set`; logs when it does not.

@@ -225,6 +225,22 @@ hooks! {
     WaitSemaphores = "vkWaitSemaphores" [0]: vk::PFN_vkWaitSemaphores = fn(
         d: vk::Device, info: *const vk::SemaphoreWaitInfo<'_>, timeout: u64);
     DeviceWaitIdle = "vkDeviceWaitIdle" [0]: vk::PFN_vkDeviceWaitIdle = fn(d: vk::Device);
+    GetMemoryFdKHR = "vkGetMemoryFdKHR" [0]: vk::PFN_vkGetMemoryFdKHR = fn(
+        d: vk::Device, info: *const vk::MemoryGetFdInfoKHR<'_>, fd: *mut i32);
+    GetMemoryFdPropertiesKHR = "vkGetMemoryFdPropertiesKHR" [0]: vk::PFN_vkGetMemoryFdPropertiesKHR = fn(
+        d: vk::Device, handle_type: vk::ExternalMemoryHandleTypeFlags, fd: i32,
+        out: *mut vk::MemoryFdPropertiesKHR<'_>);
+    GetMemoryHostPointerPropertiesEXT = "vkGetMemoryHostPointerPropertiesEXT" [0]:
+        vk::PFN_vkGetMemoryHostPointerPropertiesEXT = fn(
+        d: vk::Device, handle_type: vk::ExternalMemoryHandleTypeFlags, ptr: *const c_void,
+        out: *mut vk::MemoryHostPointerPropertiesEXT<'_>);
+    GetSemaphoreFdKHR = "vkGetSemaphoreFdKHR" [0]: vk::PFN_vkGetSemaphoreFdKHR = fn(
+        d: vk::Device, info: *const vk::SemaphoreGetFdInfoKHR<'_>, fd: *mut i32);
+    ImportSemaphoreFdKHR = "vkImportSemaphoreFdKHR" [0]: vk::PFN_vkImportSemaphoreFdKHR = fn(
+        d: vk::Device, info: *const vk::ImportSemaphoreFdInfoKHR<'_>);
+    GetImageDrmFormatModifierPropertiesEXT = "vkGetImageDrmFormatModifierPropertiesEXT" [0]:
+        vk::PFN_vkGetImageDrmFormatModifierPropertiesEXT = fn(
+        d: vk::Device, image: vk::Image, out: *mut vk::ImageDrmFormatModifierPropertiesEXT<'_>);
 }
 
 /// Generates one hook per destroy or free command: it takes one off the
@@ -357,4 +373,22 @@ pub(crate) unsafe fn wrap_device(
             device,
         )
     }
+}
+
+/// A device-level command of `instance`'s devices, hooked when it is one
+/// of the fallible commands above: how extension function tables
+/// (`external.rs`) are loaded with fault injection on.
+///
+/// # Safety
+/// `name` is a device-level command of an extension enabled on the device
+/// the pointer is used with, which belongs to `instance`.
+pub(crate) unsafe fn device_proc_addr(
+    instance: &super::instance::InstanceShared,
+    name: &CStr,
+) -> *const c_void {
+    let handle = instance.raw.handle();
+    // SAFETY: as for `wrap_device`.
+    substitute(name, unsafe {
+        instance.entry.get_instance_proc_addr(handle, name.as_ptr())
+    })
 }

@@ -1,4 +1,6 @@
 //! Memory: VMA behind keel-hal's [`Memory`] kinds. The only file that names `vk_mem`.
+//! (`Memory::External` is not VMA's: `external.rs` allocates it, and
+//! [`Block::External`] frees it here with the resource.)
 //!
 //! * `Memory::Device` → `AutoPreferDevice`.
 //! * `Memory::Upload` → sequential-write host access, persistently mapped,
@@ -56,12 +58,18 @@ pub(crate) enum Block {
     /// `texture_from_raw`): the caller owns the handle and its memory, and
     /// destroying the resource frees neither.
     CallerOwned,
+    /// External memory (`external.rs`): a dedicated `vkAllocateMemory`
+    /// outside VMA, exported or imported; freed once, with the resource.
+    External(super::external::ExternalBlock),
 }
 
 /// The device's VMA allocator.
 pub(crate) struct MemoryAllocator {
     /// Dropped explicitly by [`MemoryAllocator::destroy`], before `vkDestroyDevice`.
     raw: ManuallyDrop<vk_mem::Allocator>,
+    /// The device's function table, to destroy resources whose memory is
+    /// not VMA's (`Block::External`).
+    device: ash::Device,
 }
 
 impl std::fmt::Debug for MemoryAllocator {
@@ -95,6 +103,7 @@ impl MemoryAllocator {
         let raw = unsafe { vk_mem::Allocator::new(info) }?;
         Ok(Self {
             raw: ManuallyDrop::new(raw),
+            device: device.clone(),
         })
     }
 
@@ -158,6 +167,14 @@ impl MemoryAllocator {
                 unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
                 counter.sub();
             }
+            Block::External(block) => {
+                // SAFETY: forwarded contract; the buffer goes before its memory.
+                unsafe {
+                    self.device.destroy_buffer(buffer, None);
+                    block.free(&self.device);
+                }
+                counter.sub();
+            }
             Block::CallerOwned => {}
         }
     }
@@ -190,6 +207,14 @@ impl MemoryAllocator {
                 unsafe { self.raw.destroy_image(image, &mut allocation) };
                 counter.sub();
             }
+            Block::External(block) => {
+                // SAFETY: forwarded contract; the image goes before its memory.
+                unsafe {
+                    self.device.destroy_image(image, None);
+                    block.free(&self.device);
+                }
+                counter.sub();
+            }
             Block::CallerOwned => {}
         }
     }
@@ -216,6 +241,12 @@ fn allocation_info(memory: Memory) -> vk_mem::AllocationCreateInfo {
             flags: F::HOST_ACCESS_RANDOM | F::MAPPED,
             required_flags: coherent,
             preferred_flags: P::HOST_CACHED,
+            ..Default::default()
+        },
+        // Never reaches VMA (device.rs routes it to external.rs); should it,
+        // it gets plain device memory, not shareable memory.
+        Memory::External(_) => vk_mem::AllocationCreateInfo {
+            usage: vk_mem::MemoryUsage::AutoPreferDevice,
             ..Default::default()
         },
     }

@@ -17,6 +17,9 @@
 //! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
 //! | `formats.rs` | per-device cache of format queries |
 //! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
+//! | `external.rs` | external memory: capabilities, export, import (dedicated, outside VMA) |
+//! | `external_texture.rs` | external textures: dma-buf layouts, DRM format modifiers |
+//! | `external_sync.rs` | external semaphores, `submit_external`, ownership transfers |
 //! | `fault.rs` | test-only fault injection into the function tables |
 //!
 //! Every object exposes its raw handle (`raw()`); the device exposes its
@@ -31,6 +34,9 @@ mod bounds;
 mod command;
 mod conv;
 mod device;
+mod external;
+mod external_sync;
+mod external_texture;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 mod formats;
@@ -46,6 +52,7 @@ use std::sync::Arc;
 use ash::vk;
 
 pub use adapter::Adapter;
+pub use external_sync::ExternalSemaphore;
 pub use instance::{Instance, ValidationCounter};
 
 /// The Vulkan backend's type set.
@@ -65,6 +72,7 @@ impl crate::Api for Api {
     type Sampler = Sampler;
     type QuerySet = QuerySet;
     type Fence = Fence;
+    type ExternalSemaphore = ExternalSemaphore;
 }
 
 /// State shared by a device, its queue and its encoders. Destroyed (VMA
@@ -96,6 +104,8 @@ pub(crate) struct DeviceShared {
     /// Guards the one queue: `vkQueueSubmit2` and `vkDeviceWaitIdle` need
     /// it externally synchronised.
     pub(crate) queue_lock: parking_lot::Mutex<()>,
+    /// External-memory and external-semaphore functions (`external.rs`).
+    pub(crate) external: external::ExternalFns,
 }
 
 impl std::fmt::Debug for DeviceShared {
@@ -284,6 +294,7 @@ dyn_resources!(
     QuerySet: DynQuerySet,
     Fence: DynFence,
     CommandBuffer: DynCommandBuffer,
+    ExternalSemaphore: DynExternalSemaphore,
 );
 
 /// Compile-time check that every resource type is `Send + Sync`.
@@ -301,6 +312,7 @@ const _: () = {
     send_sync::<Sampler>();
     send_sync::<QuerySet>();
     send_sync::<Fence>();
+    send_sync::<ExternalSemaphore>();
 };
 
 /// Maps a driver error to the hal's [`crate::DeviceError`].

@@ -76,6 +76,7 @@ fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
             command_encoders: 1,
             // One per buffer or texture (the documented meaning).
             memory_allocations: 2,
+            ..LiveCounts::default()
         };
 
         device.destroy_command_encoder(encoder);
