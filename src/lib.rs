@@ -673,7 +673,8 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// `usage.to` the state (layout) the other side expects; for
     /// [`OwnershipTransfer::Acquire`], textures' `usage.from` is the state
     /// the other side left it in ([`TextureUses::UNINITIALIZED`] discards
-    /// the contents) and `usage.to` the state used next here; buffers use
+    /// the contents) and `usage.to` the state used next here. Buffers have
+    /// no layout: a release uses their `usage.from`, an acquire their
     /// `usage.to`. The other side's matching release or acquire must name
     /// the same states.
     ///

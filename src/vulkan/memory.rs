@@ -129,7 +129,7 @@ impl MemoryAllocator {
         memory: Memory,
         counter: &Counter,
     ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
-        let create = allocation_info(memory);
+        let create = allocation_info(memory).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (buffer, mut allocation) = unsafe { self.raw.create_buffer(info, &create) }?;
         let mapped = if memory.is_mappable() {
@@ -188,7 +188,7 @@ impl MemoryAllocator {
         info: &vk::ImageCreateInfo<'_>,
         counter: &Counter,
     ) -> Result<(vk::Image, Block), AllocError> {
-        let create = allocation_info(Memory::Device);
+        let create = allocation_info(Memory::Device).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (image, allocation) = unsafe { self.raw.create_image(info, &create) }?;
         counter.add();
@@ -220,12 +220,13 @@ impl MemoryAllocator {
     }
 }
 
-/// VMA's description of where a kind of memory should come from.
-fn allocation_info(memory: Memory) -> vk_mem::AllocationCreateInfo {
+/// VMA's description of where a kind of memory should come from; `None`
+/// for external memory, which VMA never allocates.
+fn allocation_info(memory: Memory) -> Option<vk_mem::AllocationCreateInfo> {
     use vk::MemoryPropertyFlags as P;
     use vk_mem::AllocationCreateFlags as F;
     let coherent = P::HOST_VISIBLE | P::HOST_COHERENT;
-    match memory {
+    Some(match memory {
         Memory::Device => vk_mem::AllocationCreateInfo {
             usage: vk_mem::MemoryUsage::AutoPreferDevice,
             ..Default::default()
@@ -243,11 +244,7 @@ fn allocation_info(memory: Memory) -> vk_mem::AllocationCreateInfo {
             preferred_flags: P::HOST_CACHED,
             ..Default::default()
         },
-        // Never reaches VMA (device.rs routes it to external.rs); should it,
-        // it gets plain device memory, not shareable memory.
-        Memory::External(_) => vk_mem::AllocationCreateInfo {
-            usage: vk_mem::MemoryUsage::AutoPreferDevice,
-            ..Default::default()
-        },
-    }
+        // Not VMA's: device.rs routes it to external.rs before this point.
+        Memory::External(_) => return None,
+    })
 }
