@@ -173,7 +173,7 @@ pub enum ExternalHandle {
     },
     /// Host memory of `size` bytes at `ptr`. Both must be multiples of the
     /// adapter's minimum imported host pointer alignment
-    /// ([`ExternalError::Misaligned`] otherwise). The memory must stay
+    /// ([`ExternalError::Misaligned`](crate::ExternalError::Misaligned) otherwise). The memory must stay
     /// allocated and mapped until the imported resource is destroyed and
     /// the GPU is done with it (the `# Safety` of `import_buffer`).
     HostPointer {
