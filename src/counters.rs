@@ -19,6 +19,18 @@ pub struct LiveCounts {
     pub fences: isize,
     /// Command encoders.
     pub command_encoders: isize,
+    /// Shader modules.
+    pub shader_modules: isize,
+    /// Render pipelines.
+    pub render_pipelines: isize,
+    /// Compute pipelines.
+    pub compute_pipelines: isize,
+    /// Bind group layouts.
+    pub bind_group_layouts: isize,
+    /// Bind groups.
+    pub bind_groups: isize,
+    /// Pipeline layouts.
+    pub pipeline_layouts: isize,
     /// Live memory allocations handed out by the backend's memory layer: one per
     /// buffer or texture (Vulkan: VMA allocations, which sub-allocate `VkDeviceMemory`
     /// blocks; VMA may keep an emptied block, which this does not count; external
@@ -45,6 +57,18 @@ pub struct HalCounters {
     pub fences: Counter,
     /// Command encoders.
     pub command_encoders: Counter,
+    /// Shader modules.
+    pub shader_modules: Counter,
+    /// Render pipelines.
+    pub render_pipelines: Counter,
+    /// Compute pipelines.
+    pub compute_pipelines: Counter,
+    /// Bind group layouts.
+    pub bind_group_layouts: Counter,
+    /// Bind groups.
+    pub bind_groups: Counter,
+    /// Pipeline layouts.
+    pub pipeline_layouts: Counter,
     /// Backend memory allocations.
     pub memory_allocations: Counter,
     /// External semaphores.
@@ -62,6 +86,12 @@ impl HalCounters {
             query_sets: self.query_sets.read(),
             fences: self.fences.read(),
             command_encoders: self.command_encoders.read(),
+            shader_modules: self.shader_modules.read(),
+            render_pipelines: self.render_pipelines.read(),
+            compute_pipelines: self.compute_pipelines.read(),
+            bind_group_layouts: self.bind_group_layouts.read(),
+            bind_groups: self.bind_groups.read(),
+            pipeline_layouts: self.pipeline_layouts.read(),
             memory_allocations: self.memory_allocations.read(),
             external_semaphores: self.external_semaphores.read(),
         }

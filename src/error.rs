@@ -239,3 +239,140 @@ pub enum ExternalError {
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
+
+/// Failure to create a bind group layout, bind group or pipeline layout.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BindingError {
+    /// A binding type the adapter or backend cannot express.
+    #[error("binding {binding}: {reason}")]
+    Unsupported {
+        /// The binding number.
+        binding: u32,
+        /// Why.
+        reason: &'static str,
+    },
+    /// Two layout entries share a binding number.
+    #[error("binding {0} appears twice in the layout")]
+    DuplicateBinding(u32),
+    /// A binding of the layout has no entry in the bind group.
+    #[error("binding {0} of the layout has no entry")]
+    MissingBinding(u32),
+    /// An entry names a binding the layout lacks.
+    #[error("binding {0} is not in the layout")]
+    UnknownBinding(u32),
+    /// An entry's resource is not of the layout's binding type.
+    #[error("binding {binding}: expected {expected}")]
+    WrongType {
+        /// The binding number.
+        binding: u32,
+        /// What the layout expects.
+        expected: &'static str,
+    },
+    /// An array entry has the wrong number of elements.
+    #[error("binding {binding}: {got} elements, layout says {expected}")]
+    WrongCount {
+        /// The binding number.
+        binding: u32,
+        /// Elements given.
+        got: usize,
+        /// Elements the layout declares.
+        expected: u32,
+    },
+    /// A buffer range runs past the end of its buffer, is empty, or is misaligned.
+    #[error("binding {binding}: buffer range {offset}+{size} is invalid for a {buffer_size}-byte buffer")]
+    InvalidBufferRange {
+        /// The binding number.
+        binding: u32,
+        /// Offset of the range.
+        offset: u64,
+        /// Size of the range.
+        size: u64,
+        /// Size of the buffer.
+        buffer_size: u64,
+    },
+    /// More bind group layouts or push-constant bytes than the limits allow, or bad ranges.
+    #[error("pipeline layout exceeds a limit: {0}")]
+    LimitExceeded(&'static str),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a shader module.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShaderError {
+    /// WGSL that does not parse. `line` and `column` are 1-based.
+    #[error("{line}:{column}: {message}")]
+    Parse {
+        /// naga's message.
+        message: String,
+        /// Line of the first error.
+        line: u32,
+        /// Column of the first error.
+        column: u32,
+    },
+    /// A module that naga's validator rejects (position 0:0 when unknown).
+    #[error("{line}:{column}: validation: {message}")]
+    Validation {
+        /// naga's message, with its chain of causes.
+        message: String,
+        /// Line of the first span, 0 when none.
+        line: u32,
+        /// Column of the first span, 0 when none.
+        column: u32,
+    },
+    /// naga could not translate the module for this backend.
+    #[error("translation failed: {0}")]
+    Translation(String),
+    /// SPIR-V that fails the structural check.
+    #[error("invalid SPIR-V: {0}")]
+    InvalidSpirV(&'static str),
+    /// The backend cannot use this kind of source.
+    #[error("unsupported shader source: {0}")]
+    Unsupported(&'static str),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create a pipeline.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineError {
+    /// The module has no entry point of that name for that stage.
+    #[error("no {stage:?} entry point named {name:?}")]
+    EntryPoint {
+        /// The stage.
+        stage: naga::ShaderStage,
+        /// The name asked for.
+        name: String,
+    },
+    /// The shader uses a binding or push constants the layout does not provide, or with another type.
+    #[error("shader interface does not match the layout: {0}")]
+    InterfaceMismatch(String),
+    /// A fixed-function setting the adapter or backend does not support.
+    #[error("unsupported pipeline state: {0}")]
+    Unsupported(String),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure of a surface operation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SurfaceError {
+    /// The surface changed (resize): reconfigure it.
+    #[error("surface is outdated; reconfigure it")]
+    Outdated,
+    /// The surface is gone: recreate it.
+    #[error("surface lost")]
+    Lost,
+    /// No texture became available within the timeout.
+    #[error("timed out acquiring a surface texture")]
+    Timeout,
+    /// The configuration is not supported by the surface.
+    #[error("unsupported surface configuration: {0}")]
+    Unsupported(&'static str),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}

@@ -62,7 +62,7 @@
 //!         &[BufferCopy { src_offset: 0, dst_offset: 0, size: 16 }]);
 //!     let commands = encoder.end_encoding()?;
 //!     let fence = device.create_fence()?;
-//!     queue.submit(&[commands.as_ref()], fence.as_ref(), 1)?;
+//!     queue.submit(&[commands.as_ref()], &[], fence.as_ref(), 1)?;
 //!     assert!(device.wait(fence.as_ref(), 1, None)?);
 //!
 //!     let out = device.map_buffer(dst.as_ref())?;
@@ -83,29 +83,41 @@
 pub use wgt;
 
 mod adapter;
+mod binding;
 mod counters;
 pub mod dynamic;
 mod error;
 mod external;
 mod memory;
 pub mod noop;
+mod pass;
+mod pipeline;
 mod resource;
+// Used by the backends' shader modules.
+#[cfg_attr(not(test), allow(dead_code))]
+mod shader;
+mod surface;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 
 pub use adapter::*;
+pub use binding::*;
 pub use counters::{Counter, HalCounters, LiveCounts};
 pub use dynamic::DynExternalSemaphore;
 pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
-    DynAdapter, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynDevice, DynExposedAdapter,
-    DynFence, DynInstance, DynOpenDevice, DynQuerySet, DynQueue, DynResource, DynSampler,
-    DynTexture, DynTextureView,
+    DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer, DynCommandEncoder,
+    DynComputePipeline, DynDevice, DynExposedAdapter, DynFence, DynInstance, DynOpenDevice,
+    DynPipelineLayout, DynQuerySet, DynQueue, DynRenderPipeline, DynResource, DynResources,
+    DynSampler, DynShaderModule, DynSurface, DynSurfaceTexture, DynTexture, DynTextureView,
 };
 pub use error::*;
 pub use external::*;
 pub use memory::Memory;
+pub use pass::*;
+pub use pipeline::*;
 pub use resource::*;
+pub use surface::*;
 
 use std::ops::Range;
 use std::time::Duration;
@@ -141,6 +153,55 @@ pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
     type Fence: DynFence;
     /// A semaphore shared with another API or process (see [`ExternalSemaphoreType`]).
     type ExternalSemaphore: DynExternalSemaphore;
+    /// The layout of a bind group.
+    type BindGroupLayout: DynBindGroupLayout;
+    /// A set of resource bindings.
+    type BindGroup: DynBindGroup;
+    /// Bind group layouts and push constants of a pipeline.
+    type PipelineLayout: DynPipelineLayout;
+    /// A validated, translated shader module.
+    type ShaderModule: DynShaderModule;
+    /// A graphics pipeline.
+    type RenderPipeline: DynRenderPipeline;
+    /// A compute pipeline.
+    type ComputePipeline: DynComputePipeline;
+    /// A presentation surface.
+    type Surface: Surface<A = Self> + DynSurface;
+    /// A texture acquired from a surface.
+    type SurfaceTexture: DynSurfaceTexture + std::borrow::Borrow<Self::Texture>;
+}
+
+/// The resource types a descriptor can name: an [`Api`]'s own types, or the
+/// dyn path's trait objects ([`DynResources`]). Descriptors that point at
+/// resources are generic over this, so one struct serves both paths.
+pub trait Resources {
+    /// Buffer type.
+    type Buffer: ?Sized + std::fmt::Debug;
+    /// Texture type.
+    type Texture: ?Sized + std::fmt::Debug;
+    /// Texture view type.
+    type TextureView: ?Sized + std::fmt::Debug;
+    /// Sampler type.
+    type Sampler: ?Sized + std::fmt::Debug;
+    /// Query set type.
+    type QuerySet: ?Sized + std::fmt::Debug;
+    /// Bind group layout type.
+    type BindGroupLayout: ?Sized + std::fmt::Debug;
+    /// Pipeline layout type.
+    type PipelineLayout: ?Sized + std::fmt::Debug;
+    /// Shader module type.
+    type ShaderModule: ?Sized + std::fmt::Debug;
+}
+
+impl<A: Api> Resources for A {
+    type Buffer = A::Buffer;
+    type Texture = A::Texture;
+    type TextureView = A::TextureView;
+    type Sampler = A::Sampler;
+    type QuerySet = A::QuerySet;
+    type BindGroupLayout = A::BindGroupLayout;
+    type PipelineLayout = A::PipelineLayout;
+    type ShaderModule = A::ShaderModule;
 }
 
 /// The [`ExternalSubmission`] of an [`Api`]'s own types.
@@ -177,6 +238,21 @@ pub trait Instance: Sized + Send + Sync + std::fmt::Debug + 'static {
     /// Validation errors reported so far (Vulkan: by the debug messenger;
     /// noop: always 0). Tests read this to fail on any validation error.
     fn validation_error_count(&self) -> u64;
+
+    /// Creates a surface for a window.
+    ///
+    /// # Safety
+    /// The handles are valid and stay valid until the surface is destroyed.
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<<Self::A as Api>::Surface, InstanceError>;
+    /// Destroys a surface.
+    ///
+    /// # Safety
+    /// The surface came from this instance and is unconfigured.
+    unsafe fn destroy_surface(&self, surface: <Self::A as Api>::Surface);
 }
 
 /// A physical device.
@@ -222,6 +298,16 @@ pub trait Adapter: Send + Sync + std::fmt::Debug + 'static {
     /// The DRM format modifiers `format` supports; empty without
     /// [`HalFeatures::DRM_FORMAT_MODIFIER`].
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<DrmModifierInfo>;
+
+    /// What `surface` supports on this adapter; `SurfaceError::Unsupported`
+    /// when the adapter cannot present to it.
+    ///
+    /// # Safety
+    /// The surface came from the instance this adapter came from.
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &<Self::A as Api>::Surface,
+    ) -> Result<SurfaceCapabilities, SurfaceError>;
 }
 
 /// A logical device: creates and destroys resources.
@@ -374,6 +460,91 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// None beyond a live device.
     unsafe fn wait_idle(&self) -> Result<(), DeviceError>;
 
+    /// Creates a bind group layout.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &BindGroupLayoutDescriptor,
+    ) -> Result<<Self::A as Api>::BindGroupLayout, BindingError>;
+    /// Destroys a bind group layout.
+    ///
+    /// # Safety
+    /// Came from this device; its bind groups and the pipeline layouts using
+    /// it were destroyed.
+    unsafe fn destroy_bind_group_layout(&self, layout: <Self::A as Api>::BindGroupLayout);
+    /// Creates a bind group. Entries are checked against the layout (every
+    /// binding present, types match, buffer ranges inside their buffers).
+    ///
+    /// # Safety
+    /// The layout and every resource came from this device and outlive the group.
+    unsafe fn create_bind_group(
+        &self,
+        desc: &BindGroupDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::BindGroup, BindingError>;
+    /// Destroys a bind group.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_bind_group(&self, group: <Self::A as Api>::BindGroup);
+    /// Creates a pipeline layout.
+    ///
+    /// # Safety
+    /// The bind group layouts came from this device.
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &PipelineLayoutDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::PipelineLayout, BindingError>;
+    /// Destroys a pipeline layout.
+    ///
+    /// # Safety
+    /// Came from this device; pipelines using it were destroyed and no
+    /// recording in progress uses it.
+    unsafe fn destroy_pipeline_layout(&self, layout: <Self::A as Api>::PipelineLayout);
+    /// Creates a shader module: WGSL and naga modules are validated with
+    /// naga and translated; SPIR-V gets a structural check.
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_shader_module(
+        &self,
+        desc: &ShaderModuleDescriptor,
+    ) -> Result<<Self::A as Api>::ShaderModule, ShaderError>;
+    /// Destroys a shader module (pipelines made from it stay valid).
+    ///
+    /// # Safety
+    /// Came from this device.
+    unsafe fn destroy_shader_module(&self, module: <Self::A as Api>::ShaderModule);
+    /// Creates a render pipeline. For naga-based modules the shader
+    /// interface is checked against the layout.
+    ///
+    /// # Safety
+    /// The layout and modules came from this device.
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &RenderPipelineDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::RenderPipeline, PipelineError>;
+    /// Destroys a render pipeline.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_render_pipeline(&self, pipeline: <Self::A as Api>::RenderPipeline);
+    /// Creates a compute pipeline. For naga-based modules the shader
+    /// interface is checked against the layout.
+    ///
+    /// # Safety
+    /// The layout and module came from this device.
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &ComputePipelineDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::ComputePipeline, PipelineError>;
+    /// Destroys a compute pipeline.
+    ///
+    /// # Safety
+    /// Came from this device; no pending GPU work uses it.
+    unsafe fn destroy_compute_pipeline(&self, pipeline: <Self::A as Api>::ComputePipeline);
+
     /// Counts of live objects of this device.
     fn live_counts(&self) -> LiveCounts;
 
@@ -463,13 +634,52 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     unsafe fn destroy_external_semaphore(&self, semaphore: <Self::A as Api>::ExternalSemaphore);
 }
 
+/// A presentation surface.
+pub trait Surface: Send + Sync + std::fmt::Debug + 'static {
+    /// The backend.
+    type A: Api<Surface = Self>;
+
+    /// (Re)creates the swapchain. Textures acquired before must have been
+    /// presented or discarded.
+    ///
+    /// # Safety
+    /// The device came from an adapter that can present to this surface; no
+    /// pending GPU work uses the surface's textures.
+    unsafe fn configure(
+        &self,
+        device: &<Self::A as Api>::Device,
+        config: &SurfaceConfiguration,
+    ) -> Result<(), SurfaceError>;
+    /// Drops the swapchain.
+    ///
+    /// # Safety
+    /// As `configure`; the surface is configured with this device.
+    unsafe fn unconfigure(&self, device: &<Self::A as Api>::Device);
+    /// Acquires the next texture to render into, in state
+    /// [`TextureUses::UNINITIALIZED`]. `None` timeout waits without limit.
+    ///
+    /// # Safety
+    /// Configured; at most `maximum_frame_latency` textures are held at once.
+    unsafe fn acquire_texture(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Result<AcquiredSurfaceTexture<<Self::A as Api>::SurfaceTexture>, SurfaceError>;
+    /// Gives an acquired texture back without presenting it.
+    ///
+    /// # Safety
+    /// The texture came from this surface and no pending GPU work uses it.
+    unsafe fn discard_texture(&self, texture: <Self::A as Api>::SurfaceTexture);
+}
+
 /// The device's queue.
 pub trait Queue: Send + Sync + std::fmt::Debug + 'static {
     /// The backend.
     type A: Api<Queue = Self>;
 
     /// Submits command buffers in order, then sets `fence` to `value` when
-    /// they are all done.
+    /// they are all done. Surface textures written by the command buffers
+    /// are listed in `surface_textures` (their acquire is waited on before,
+    /// and their presentation ordered after).
     ///
     /// # Safety
     /// The command buffers and fence came from this queue's device; every
@@ -480,15 +690,35 @@ pub trait Queue: Send + Sync + std::fmt::Debug + 'static {
     unsafe fn submit(
         &self,
         command_buffers: &[&<Self::A as Api>::CommandBuffer],
+        surface_textures: &[&<Self::A as Api>::SurfaceTexture],
         fence: &<Self::A as Api>::Fence,
         value: FenceValue,
     ) -> Result<(), DeviceError>;
+
+    /// Presents a surface texture. It must be in [`TextureUses::PRESENT`]
+    /// and have been named in the `surface_textures` of the submit that
+    /// wrote it last.
+    ///
+    /// # Safety
+    /// The surface is configured with this queue's device; the texture came
+    /// from it.
+    unsafe fn present(
+        &self,
+        surface: &<Self::A as Api>::Surface,
+        texture: <Self::A as Api>::SurfaceTexture,
+    ) -> Result<(), SurfaceError>;
 
     /// Nanoseconds per timestamp tick.
     fn timestamp_period(&self) -> f32;
 
     /// Submits command buffers that wait on and signal external semaphores,
     /// and optionally set a fence.
+    ///
+    /// It names no surface textures: command buffers that write a surface
+    /// texture go through [`Queue::submit`], which orders them with the
+    /// acquire and present. To present what external work produced, wait
+    /// for it here (or on its fence) and record the copy or draw into the
+    /// surface texture in a normal submit.
     ///
     /// # Safety
     /// As [`Queue::submit`]; every semaphore came from this queue's device;
@@ -687,4 +917,162 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
         buffers: &[BufferBarrier<'_, <Self::A as Api>::Buffer>],
         textures: &[TextureBarrier<'_, <Self::A as Api>::Texture>],
     );
+
+    // Passes. Between `begin_*_pass` and `end_*_pass` only the state and
+    // draw/dispatch calls below may be recorded (plus debug markers and, in
+    // render passes, occlusion queries).
+
+    /// Begins a render pass (dynamic rendering).
+    ///
+    /// # Safety
+    /// Recording, outside any pass; every attachment view came from this
+    /// device, is in the `usage` its attachment names, and covers `extent`.
+    unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<Self::A>);
+    /// Ends the render pass.
+    ///
+    /// # Safety
+    /// Inside a render pass.
+    unsafe fn end_render_pass(&mut self);
+    /// Begins a compute pass.
+    ///
+    /// # Safety
+    /// Recording, outside any pass.
+    unsafe fn begin_compute_pass(&mut self, desc: &ComputePassDescriptor);
+    /// Ends the compute pass.
+    ///
+    /// # Safety
+    /// Inside a compute pass.
+    unsafe fn end_compute_pass(&mut self);
+
+    /// Binds a bind group at `index`, with one dynamic offset per dynamic
+    /// binding in binding order.
+    ///
+    /// # Safety
+    /// Inside a pass; the group's layout is the layout's `index`-th;
+    /// offsets are aligned and keep every range inside its buffer.
+    unsafe fn set_bind_group(
+        &mut self,
+        layout: &<Self::A as Api>::PipelineLayout,
+        index: u32,
+        group: &<Self::A as Api>::BindGroup,
+        dynamic_offsets: &[wgt::DynamicOffset],
+    );
+    /// Sets push-constant bytes (`data.len() * 4` bytes at `offset`).
+    ///
+    /// # Safety
+    /// Inside a pass; the range lies in one of the layout's ranges for `stages`.
+    unsafe fn set_push_constants(
+        &mut self,
+        layout: &<Self::A as Api>::PipelineLayout,
+        stages: wgt::ShaderStages,
+        offset: u32,
+        data: &[u32],
+    );
+
+    /// Binds a render pipeline.
+    ///
+    /// # Safety
+    /// Inside a render pass whose attachment formats and sample count match it.
+    unsafe fn set_render_pipeline(&mut self, pipeline: &<Self::A as Api>::RenderPipeline);
+    /// Binds the index buffer.
+    ///
+    /// # Safety
+    /// Inside a render pass; the buffer has INDEX usage and is in `INDEX`.
+    unsafe fn set_index_buffer(
+        &mut self,
+        binding: BufferBinding<'_, <Self::A as Api>::Buffer>,
+        format: wgt::IndexFormat,
+    );
+    /// Binds a vertex buffer to slot `index`.
+    ///
+    /// # Safety
+    /// Inside a render pass; the buffer has VERTEX usage and is in `VERTEX`.
+    unsafe fn set_vertex_buffer(
+        &mut self,
+        index: u32,
+        binding: BufferBinding<'_, <Self::A as Api>::Buffer>,
+    );
+    /// Sets the viewport.
+    ///
+    /// # Safety
+    /// Inside a render pass.
+    unsafe fn set_viewport(&mut self, rect: &Rect<f32>, depth_range: Range<f32>);
+    /// Sets the scissor rectangle.
+    ///
+    /// # Safety
+    /// Inside a render pass; the rectangle lies in the render area.
+    unsafe fn set_scissor_rect(&mut self, rect: &Rect<u32>);
+    /// Sets the stencil reference value.
+    ///
+    /// # Safety
+    /// Inside a render pass.
+    unsafe fn set_stencil_reference(&mut self, value: u32);
+    /// Sets the blend constant.
+    ///
+    /// # Safety
+    /// Inside a render pass.
+    unsafe fn set_blend_constants(&mut self, color: &[f32; 4]);
+    /// Draws vertices.
+    ///
+    /// # Safety
+    /// Inside a render pass with a pipeline, its bind groups and vertex
+    /// buffers bound, and the vertices in range.
+    unsafe fn draw(
+        &mut self,
+        first_vertex: u32,
+        vertex_count: u32,
+        first_instance: u32,
+        instance_count: u32,
+    );
+    /// Draws indexed vertices.
+    ///
+    /// # Safety
+    /// As `draw`, plus an index buffer bound and the indices in range.
+    unsafe fn draw_indexed(
+        &mut self,
+        first_index: u32,
+        index_count: u32,
+        base_vertex: i32,
+        first_instance: u32,
+        instance_count: u32,
+    );
+    /// Draws with `draw_count` argument sets of 16 bytes read from `buffer`.
+    ///
+    /// # Safety
+    /// As `draw`; the buffer has INDIRECT usage, is in `INDIRECT`, and holds
+    /// the arguments at `offset` (a multiple of 4).
+    unsafe fn draw_indirect(
+        &mut self,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        draw_count: u32,
+    );
+    /// Draws indexed with `draw_count` argument sets of 20 bytes read from `buffer`.
+    ///
+    /// # Safety
+    /// As `draw_indexed` and `draw_indirect`.
+    unsafe fn draw_indexed_indirect(
+        &mut self,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        draw_count: u32,
+    );
+
+    /// Binds a compute pipeline.
+    ///
+    /// # Safety
+    /// Inside a compute pass.
+    unsafe fn set_compute_pipeline(&mut self, pipeline: &<Self::A as Api>::ComputePipeline);
+    /// Dispatches workgroups.
+    ///
+    /// # Safety
+    /// Inside a compute pass with a pipeline and its bind groups bound;
+    /// counts within `max_compute_workgroups_per_dimension`.
+    unsafe fn dispatch(&mut self, count: [u32; 3]);
+    /// Dispatches with the workgroup counts (3 × u32) read from `buffer`.
+    ///
+    /// # Safety
+    /// As `dispatch`; the buffer has INDIRECT usage, is in `INDIRECT`, and
+    /// holds the counts at `offset` (a multiple of 4).
+    unsafe fn dispatch_indirect(&mut self, buffer: &<Self::A as Api>::Buffer, offset: u64);
 }

@@ -30,19 +30,29 @@ mod harness;
 mod configs;
 #[path = "conformance/helpers.rs"]
 mod helpers;
+#[path = "conformance/pipelines.rs"]
+mod pipelines;
 
+#[path = "conformance/binding_errors.rs"]
+mod binding_errors;
 #[path = "conformance/buffer_errors.rs"]
 mod buffer_errors;
 #[path = "conformance/buffers.rs"]
 mod buffers;
+#[path = "conformance/compute.rs"]
+mod compute;
 #[path = "conformance/encoders.rs"]
 mod encoders;
 #[path = "conformance/lifecycle.rs"]
 mod lifecycle;
 #[path = "conformance/queries.rs"]
 mod queries;
+#[path = "conformance/render.rs"]
+mod render;
 #[path = "conformance/samplers.rs"]
 mod samplers;
+#[path = "conformance/shader_errors.rs"]
+mod shader_errors;
 #[path = "conformance/sync.rs"]
 mod sync;
 #[path = "conformance/texture_errors.rs"]

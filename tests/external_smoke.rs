@@ -99,7 +99,7 @@ fn read_back(
         );
         let cb = encoder.end_encoding().expect("end");
         let fence = device.create_fence().expect("fence");
-        queue.submit(&[&cb], &fence, 1).expect("submit");
+        queue.submit(&[&cb], &[], &fence, 1).expect("submit");
         assert!(device.wait(&fence, 1, None).expect("wait"));
         let map = device.map_buffer(&dst).expect("map");
         let out = std::slice::from_raw_parts(map.ptr.as_ptr(), size as usize).to_vec();
@@ -141,7 +141,7 @@ fn write(device: &vulkan::Device, queue: &vulkan::Queue, dst: &vulkan::Buffer, b
         );
         let cb = encoder.end_encoding().expect("end");
         let fence = device.create_fence().expect("fence");
-        queue.submit(&[&cb], &fence, 1).expect("submit");
+        queue.submit(&[&cb], &[], &fence, 1).expect("submit");
         assert!(device.wait(&fence, 1, None).expect("wait"));
         encoder.reset_all([cb]);
         device.destroy_command_encoder(encoder);
@@ -445,7 +445,7 @@ fn texture_bytes(
         }
         let cb = encoder.end_encoding().expect("end");
         let fence = device.create_fence().expect("fence");
-        queue.submit(&[&cb], &fence, 1).expect("submit");
+        queue.submit(&[&cb], &[], &fence, 1).expect("submit");
         assert!(device.wait(&fence, 1, None).expect("wait"));
         let out = std::slice::from_raw_parts(map.ptr.as_ptr(), size as usize).to_vec();
         encoder.reset_all([cb]);

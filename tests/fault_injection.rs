@@ -18,6 +18,12 @@
 //! then the validation layer's error count is read (its object tracker
 //! reports leaked objects at `vkDestroyDevice`/`vkDestroyInstance`): it must
 //! be zero.
+//!
+//! Surfaces and swapchains (`Instance::create_surface`, `Surface::configure`)
+//! are not swept: they need a window and a display server, which the CI
+//! sweep does not have. Their semaphores are made with the hooked
+//! `vkCreateSemaphore`; the `VK_KHR_surface`/`VK_KHR_swapchain` functions are
+//! not hooked.
 #![cfg(feature = "fault-injection")]
 
 use std::time::Duration;
@@ -29,9 +35,10 @@ use keel_hal::{
     Adapter as _, CommandEncoder as _, Device as _, DeviceError, Instance as _, Queue as _,
 };
 use keel_hal::{
+    BindGroupDescriptor, BindGroupEntry, BindGroupLayoutDescriptor, BindingResource, BufferBinding,
     BufferDescriptor, CommandEncoderDescriptor, DeviceDescriptor, InstanceDescriptor,
-    InstanceFlags, Memory, QuerySetDescriptor, SamplerDescriptor, TextureDescriptor,
-    TextureViewDescriptor,
+    InstanceFlags, Memory, PipelineLayoutDescriptor, PushConstantRange, QuerySetDescriptor,
+    SamplerDescriptor, TextureDescriptor, TextureViewDescriptor,
 };
 
 /// Serialises the tests of this file: fd counts are process-wide.
@@ -301,6 +308,227 @@ fn encoder_path(device: &vulkan::Device) -> Step<()> {
     }
 }
 
+/// Two bindings, a uniform buffer and a sampler: the shape of every layout
+/// the binding paths make (one descriptor-allocator bucket).
+fn layout_entries() -> [wgt::BindGroupLayoutEntry; 2] {
+    [
+        wgt::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgt::ShaderStages::COMPUTE,
+            ty: wgt::BindingType::Buffer {
+                ty: wgt::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        },
+        wgt::BindGroupLayoutEntry {
+            binding: 1,
+            visibility: wgt::ShaderStages::COMPUTE,
+            ty: wgt::BindingType::Sampler(wgt::SamplerBindingType::Filtering),
+            count: None,
+        },
+    ]
+}
+
+fn create_layout(device: &vulkan::Device) -> Step<vulkan::BindGroupLayout> {
+    let entries = layout_entries();
+    let desc = BindGroupLayoutDescriptor {
+        label: Some("fault layout"),
+        entries: &entries,
+        ..Default::default()
+    };
+    // SAFETY: live device.
+    outcome!(
+        unsafe { device.create_bind_group_layout(&desc) },
+        keel_hal::BindingError::Device
+    )
+}
+
+/// Creates and destroys a bind group layout: with no other layout of its
+/// shape alive, this opens (and then closes) a descriptor-pool bucket.
+fn layout_path(device: &vulkan::Device) -> Step<()> {
+    let layout = create_layout(device)?;
+    // SAFETY: no bind group or pipeline layout uses it.
+    unsafe { device.destroy_bind_group_layout(layout) };
+    Ok(())
+}
+
+/// A fresh layout (so its set is a fresh allocation), a bind group of it
+/// over `buffer` and `sampler`, then both destroyed.
+fn bind_group_path(
+    device: &vulkan::Device,
+    buffer: &vulkan::Buffer,
+    sampler: &vulkan::Sampler,
+) -> Step<()> {
+    let layout = create_layout(device)?;
+    let entries = [
+        BindGroupEntry {
+            binding: 0,
+            resource: BindingResource::Buffer(BufferBinding::whole(buffer)),
+        },
+        BindGroupEntry {
+            binding: 1,
+            resource: BindingResource::Sampler(sampler),
+        },
+    ];
+    let desc = BindGroupDescriptor::<vulkan::Api> {
+        label: Some("fault bind group"),
+        layout: &layout,
+        entries: &entries,
+    };
+    // SAFETY: the resources outlive the group; no GPU work uses it; the
+    // group goes before its layout.
+    unsafe {
+        let group = outcome!(
+            device.create_bind_group(&desc),
+            keel_hal::BindingError::Device
+        );
+        let result = group.map(|group| device.destroy_bind_group(group));
+        device.destroy_bind_group_layout(layout);
+        result
+    }
+}
+
+fn pipeline_layout_path(device: &vulkan::Device, layout: &vulkan::BindGroupLayout) -> Step<()> {
+    let layouts = [layout];
+    let ranges = [PushConstantRange {
+        stages: wgt::ShaderStages::COMPUTE,
+        range: 0..16,
+    }];
+    let desc = PipelineLayoutDescriptor::<vulkan::Api> {
+        label: Some("fault pipeline layout"),
+        bind_group_layouts: &layouts,
+        push_constant_ranges: &ranges,
+    };
+    // SAFETY: the bind group layout outlives the pipeline layout; no
+    // pipeline uses it.
+    unsafe {
+        let layout = outcome!(
+            device.create_pipeline_layout(&desc),
+            keel_hal::BindingError::Device
+        )?;
+        device.destroy_pipeline_layout(layout);
+    }
+    Ok(())
+}
+
+const COMPUTE_WGSL: &str = "
+@group(0) @binding(0) var<uniform> scale: vec4<u32>;
+var<immediate> extra: vec4<u32>;
+var<workgroup> scratch: array<u32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+    scratch[i] = scale.x * i + extra.y;
+}
+";
+
+const RENDER_WGSL: &str = "
+struct Out { @builtin(position) pos: vec4<f32>, @location(0) color: vec4<f32> }
+@vertex
+fn vs(@location(0) xy: vec2<f32>) -> Out {
+    return Out(vec4<f32>(xy, 0.5, 1.0), vec4<f32>(xy, 0.0, 1.0));
+}
+@fragment
+fn fs(in: Out) -> @location(0) vec4<f32> { return in.color; }
+";
+
+/// A WGSL shader module: parsed, validated and kept (no Vulkan call; the
+/// sweep checks that the counters balance).
+fn shader_module_path(device: &vulkan::Device, wgsl: &str) -> Step<vulkan::ShaderModule> {
+    let desc = keel_hal::ShaderModuleDescriptor {
+        label: Some("fault shader"),
+        ..keel_hal::ShaderModuleDescriptor::wgsl(wgsl)
+    };
+    // SAFETY: live device.
+    outcome!(
+        unsafe { device.create_shader_module(&desc) },
+        keel_hal::ShaderError::Device
+    )
+}
+
+fn compute_pipeline_path(
+    device: &vulkan::Device,
+    layout: &vulkan::PipelineLayout,
+    module: &vulkan::ShaderModule,
+) -> Step<()> {
+    let desc = keel_hal::ComputePipelineDescriptor::<vulkan::Api> {
+        label: Some("fault compute pipeline"),
+        layout,
+        stage: keel_hal::ProgrammableStage {
+            module,
+            entry_point: "main",
+        },
+    };
+    // SAFETY: the layout and module came from this device; destroyed at once.
+    unsafe {
+        let pipeline = outcome!(
+            device.create_compute_pipeline(&desc),
+            keel_hal::PipelineError::Device
+        )?;
+        device.destroy_compute_pipeline(pipeline);
+    }
+    Ok(())
+}
+
+fn render_pipeline_path(
+    device: &vulkan::Device,
+    layout: &vulkan::PipelineLayout,
+    module: &vulkan::ShaderModule,
+) -> Step<()> {
+    let attributes = [wgt::VertexAttribute {
+        format: wgt::VertexFormat::Float32x2,
+        offset: 0,
+        shader_location: 0,
+    }];
+    let buffers = [keel_hal::VertexBufferLayout {
+        array_stride: 8,
+        step_mode: wgt::VertexStepMode::Vertex,
+        attributes: &attributes,
+    }];
+    let stage = |entry_point| keel_hal::ProgrammableStage {
+        module,
+        entry_point,
+    };
+    let targets = [Some(wgt::ColorTargetState {
+        format: wgt::TextureFormat::Rgba8Unorm,
+        blend: Some(wgt::BlendState::ALPHA_BLENDING),
+        write_mask: wgt::ColorWrites::ALL,
+    })];
+    let desc = keel_hal::RenderPipelineDescriptor::<vulkan::Api> {
+        label: Some("fault render pipeline"),
+        layout,
+        vertex_buffers: &buffers,
+        vertex_stage: stage("vs"),
+        primitive: wgt::PrimitiveState {
+            cull_mode: Some(wgt::Face::Back),
+            ..Default::default()
+        },
+        depth_stencil: Some(wgt::DepthStencilState {
+            format: wgt::TextureFormat::Depth32Float,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgt::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgt::MultisampleState {
+            count: 4,
+            ..Default::default()
+        },
+        fragment_stage: Some(stage("fs")),
+        color_targets: &targets,
+    };
+    // SAFETY: the layout and module came from this device; destroyed at once.
+    unsafe {
+        let pipeline = outcome!(
+            device.create_render_pipeline(&desc),
+            keel_hal::PipelineError::Device
+        )?;
+        device.destroy_render_pipeline(pipeline);
+    }
+    Ok(())
+}
+
 fn submit_path(
     device: &vulkan::Device,
     queue: &vulkan::Queue,
@@ -332,7 +560,7 @@ fn submit_path(
         });
         let result = match recorded {
             Ok(cb) => {
-                let submitted = dev(queue.submit(&[&cb], &fence, 1));
+                let submitted = dev(queue.submit(&[&cb], &[], &fence, 1));
                 let waited = submitted.and_then(|()| dev(device.wait(&fence, 1, None)));
                 if waited.is_err() {
                     // The submission may be pending: wait for real before cleanup.
@@ -501,6 +729,113 @@ fn fault_sweep() {
             "command encoder",
             sweep("command encoder", result, counts, || encoder_path(&device)),
         ));
+
+        per_path.push((
+            "bind group layout (new bucket)",
+            sweep("bind group layout (new bucket)", result, counts, || {
+                layout_path(&device)
+            }),
+        ));
+        // A layout of the same shape keeps the bucket (and its pool) open
+        // for the next paths.
+        let keeper = create_layout(&device).expect("layout");
+        per_path.push((
+            "bind group layout (existing bucket)",
+            sweep(
+                "bind group layout (existing bucket)",
+                result,
+                counts,
+                || layout_path(&device),
+            ),
+        ));
+        // SAFETY: destroyed after the bind group sweep.
+        let (uniform, sampler) = unsafe {
+            (
+                device
+                    .create_buffer(&BufferDescriptor {
+                        size: 256,
+                        usage: U::UNIFORM,
+                        ..Default::default()
+                    })
+                    .expect("uniform buffer"),
+                device
+                    .create_sampler(&SamplerDescriptor::default())
+                    .expect("sampler"),
+            )
+        };
+        per_path.push((
+            "bind group",
+            sweep("bind group", result, counts, || {
+                bind_group_path(&device, &uniform, &sampler)
+            }),
+        ));
+        per_path.push((
+            "pipeline layout",
+            sweep("pipeline layout", result, counts, || {
+                pipeline_layout_path(&device, &keeper)
+            }),
+        ));
+
+        per_path.push((
+            "shader module (WGSL)",
+            sweep("shader module (WGSL)", result, counts, || {
+                let module = shader_module_path(&device, COMPUTE_WGSL)?;
+                // SAFETY: no pipeline is being made from it.
+                unsafe { device.destroy_shader_module(module) };
+                Ok(())
+            }),
+        ));
+        let keepers = [&keeper];
+        let compute_ranges = [PushConstantRange {
+            stages: wgt::ShaderStages::COMPUTE,
+            range: 0..16,
+        }];
+        // SAFETY: destroyed after the pipeline sweeps.
+        let (compute_layout, render_layout) = unsafe {
+            (
+                device
+                    .create_pipeline_layout(&PipelineLayoutDescriptor {
+                        label: None,
+                        bind_group_layouts: &keepers,
+                        push_constant_ranges: &compute_ranges,
+                    })
+                    .expect("compute layout"),
+                device
+                    .create_pipeline_layout(&PipelineLayoutDescriptor {
+                        label: None,
+                        bind_group_layouts: &[],
+                        push_constant_ranges: &[],
+                    })
+                    .expect("render layout"),
+            )
+        };
+        let compute_module = shader_module_path(&device, COMPUTE_WGSL).expect("compute module");
+        let render_module = shader_module_path(&device, RENDER_WGSL).expect("render module");
+        per_path.push((
+            "compute pipeline",
+            sweep("compute pipeline", result, counts, || {
+                compute_pipeline_path(&device, &compute_layout, &compute_module)
+            }),
+        ));
+        per_path.push((
+            "render pipeline",
+            sweep("render pipeline", result, counts, || {
+                render_pipeline_path(&device, &render_layout, &render_module)
+            }),
+        ));
+        // SAFETY: no pipeline is being made from them.
+        unsafe {
+            device.destroy_shader_module(compute_module);
+            device.destroy_shader_module(render_module);
+            device.destroy_pipeline_layout(compute_layout);
+            device.destroy_pipeline_layout(render_layout);
+        }
+        // SAFETY: no bind group, pipeline layout or GPU work uses them.
+        unsafe {
+            device.destroy_bind_group_layout(keeper);
+            device.destroy_sampler(sampler);
+            device.destroy_buffer(uniform);
+        }
 
         let buffer = |usage, memory| BufferDescriptor {
             size: 256,

@@ -5,12 +5,14 @@
 //! backend chosen at run time. The conformance suite uses this to run every
 //! test through both paths.
 
-use std::ops::Range;
 use std::time::Duration;
 
+use super::convert::{self, Unbox};
 use super::{
-    DynAdapter, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynDevice, DynFence, DynInstance,
-    DynQuerySet, DynQueue, DynSampler, DynTexture, DynTextureView,
+    DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer, DynCommandEncoder,
+    DynComputePipeline, DynDevice, DynFence, DynInstance, DynPipelineLayout, DynQuerySet, DynQueue,
+    DynRenderPipeline, DynSampler, DynShaderModule, DynSurface, DynTexture, DynTextureView,
+    SurfaceTextureBox,
 };
 use super::{DynExternalSemaphore, DynExternalSubmission};
 use crate::*;
@@ -34,6 +36,14 @@ impl Api for DynApi {
     type QuerySet = Box<dyn DynQuerySet>;
     type Fence = Box<dyn DynFence>;
     type ExternalSemaphore = Box<dyn DynExternalSemaphore>;
+    type BindGroupLayout = Box<dyn DynBindGroupLayout>;
+    type BindGroup = Box<dyn DynBindGroup>;
+    type PipelineLayout = Box<dyn DynPipelineLayout>;
+    type ShaderModule = Box<dyn DynShaderModule>;
+    type RenderPipeline = Box<dyn DynRenderPipeline>;
+    type ComputePipeline = Box<dyn DynComputePipeline>;
+    type Surface = Box<dyn DynSurface>;
+    type SurfaceTexture = SurfaceTextureBox;
 }
 
 impl DynBuffer for Box<dyn DynBuffer> {}
@@ -44,6 +54,18 @@ impl DynQuerySet for Box<dyn DynQuerySet> {}
 impl DynFence for Box<dyn DynFence> {}
 impl DynCommandBuffer for Box<dyn DynCommandBuffer> {}
 impl DynExternalSemaphore for Box<dyn DynExternalSemaphore> {}
+impl DynBindGroupLayout for Box<dyn DynBindGroupLayout> {}
+impl DynBindGroup for Box<dyn DynBindGroup> {}
+impl DynPipelineLayout for Box<dyn DynPipelineLayout> {}
+impl DynShaderModule for Box<dyn DynShaderModule> {}
+impl DynRenderPipeline for Box<dyn DynRenderPipeline> {}
+impl DynComputePipeline for Box<dyn DynComputePipeline> {}
+
+/// A conversion of `DynApi` boxes to the objects inside cannot meet a
+/// foreign resource; only allocating its list can fail.
+fn unboxed(e: convert::ConvertError) -> DeviceError {
+    e.into()
+}
 
 impl Instance for Box<dyn DynInstance> {
     type A = DynApi;
@@ -66,6 +88,18 @@ impl Instance for Box<dyn DynInstance> {
     }
     fn validation_error_count(&self) -> u64 {
         DynInstance::validation_error_count(&**self)
+    }
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Box<dyn DynSurface>, InstanceError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynInstance::create_surface(&**self, display, window) }
+    }
+    unsafe fn destroy_surface(&self, surface: Box<dyn DynSurface>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynInstance::destroy_surface(&**self, surface) }
     }
 }
 
@@ -107,6 +141,13 @@ impl Adapter for Box<dyn DynAdapter> {
     }
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<DrmModifierInfo> {
         DynAdapter::drm_format_modifiers(&**self, format)
+    }
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &Box<dyn DynSurface>,
+    ) -> Result<SurfaceCapabilities, SurfaceError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynAdapter::surface_capabilities(&**self, &**surface) }
     }
 }
 
@@ -214,6 +255,84 @@ impl Device for Box<dyn DynDevice> {
         // SAFETY: forwarded contract.
         unsafe { DynDevice::wait_idle(&**self) }
     }
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &BindGroupLayoutDescriptor,
+    ) -> Result<Box<dyn DynBindGroupLayout>, BindingError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_bind_group_layout(&**self, desc) }
+    }
+    unsafe fn destroy_bind_group_layout(&self, layout: Box<dyn DynBindGroupLayout>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_bind_group_layout(&**self, layout) }
+    }
+    unsafe fn create_bind_group(
+        &self,
+        desc: &BindGroupDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynBindGroup>, BindingError> {
+        let device = &**self;
+        // SAFETY: forwarded contract.
+        convert::bind_group(desc, &Unbox, |d| unsafe {
+            DynDevice::create_bind_group(device, d)
+        })
+        .map_err(|e| BindingError::Device(unboxed(e)))?
+    }
+    unsafe fn destroy_bind_group(&self, group: Box<dyn DynBindGroup>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_bind_group(&**self, group) }
+    }
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &PipelineLayoutDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynPipelineLayout>, BindingError> {
+        let device = &**self;
+        // SAFETY: forwarded contract.
+        convert::pipeline_layout(desc, &Unbox, |d| unsafe {
+            DynDevice::create_pipeline_layout(device, d)
+        })
+        .map_err(|e| BindingError::Device(unboxed(e)))?
+    }
+    unsafe fn destroy_pipeline_layout(&self, layout: Box<dyn DynPipelineLayout>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_pipeline_layout(&**self, layout) }
+    }
+    unsafe fn create_shader_module(
+        &self,
+        desc: &ShaderModuleDescriptor,
+    ) -> Result<Box<dyn DynShaderModule>, ShaderError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_shader_module(&**self, desc) }
+    }
+    unsafe fn destroy_shader_module(&self, module: Box<dyn DynShaderModule>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_shader_module(&**self, module) }
+    }
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &RenderPipelineDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynRenderPipeline>, PipelineError> {
+        let d = convert::render_pipeline(desc, &Unbox)
+            .map_err(|e| PipelineError::Device(unboxed(e)))?;
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_render_pipeline(&**self, &d) }
+    }
+    unsafe fn destroy_render_pipeline(&self, pipeline: Box<dyn DynRenderPipeline>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_render_pipeline(&**self, pipeline) }
+    }
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &ComputePipelineDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynComputePipeline>, PipelineError> {
+        let d = convert::compute_pipeline(desc, &Unbox)
+            .map_err(|e| PipelineError::Device(unboxed(e)))?;
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_compute_pipeline(&**self, &d) }
+    }
+    unsafe fn destroy_compute_pipeline(&self, pipeline: Box<dyn DynComputePipeline>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_compute_pipeline(&**self, pipeline) }
+    }
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)
     }
@@ -282,6 +401,7 @@ impl Queue for Box<dyn DynQueue> {
     unsafe fn submit(
         &self,
         command_buffers: &[&Box<dyn DynCommandBuffer>],
+        surface_textures: &[&SurfaceTextureBox],
         fence: &Box<dyn DynFence>,
         value: FenceValue,
     ) -> Result<(), DeviceError> {
@@ -290,10 +410,20 @@ impl Queue for Box<dyn DynQueue> {
             command_buffers,
             |cb| Some::<&dyn DynCommandBuffer>(&***cb),
             // SAFETY: forwarded contract.
-            |buffers| unsafe { DynQueue::submit(queue, buffers, &**fence, value) },
+            |buffers| unsafe {
+                DynQueue::submit(queue, buffers, surface_textures, &**fence, value)
+            },
         )
         // The mapping above never fails, so this fallback is never taken.
         .unwrap_or(Err(DeviceError::ForeignResource))
+    }
+    unsafe fn present(
+        &self,
+        surface: &Box<dyn DynSurface>,
+        texture: SurfaceTextureBox,
+    ) -> Result<(), SurfaceError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynQueue::present(&**self, &**surface, texture) }
     }
     fn timestamp_period(&self) -> f32 {
         DynQueue::timestamp_period(&**self)
@@ -349,193 +479,29 @@ impl Queue for Box<dyn DynQueue> {
     }
 }
 
-impl CommandEncoder for Box<dyn DynCommandEncoder> {
+impl Surface for Box<dyn DynSurface> {
     type A = DynApi;
-    unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError> {
+    unsafe fn configure(
+        &self,
+        device: &Box<dyn DynDevice>,
+        config: &SurfaceConfiguration,
+    ) -> Result<(), SurfaceError> {
         // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::begin_encoding(&mut **self, label) }
+        unsafe { DynSurface::configure(&**self, &**device, config) }
     }
-    unsafe fn discard_encoding(&mut self) {
+    unsafe fn unconfigure(&self, device: &Box<dyn DynDevice>) {
         // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::discard_encoding(&mut **self) }
+        unsafe { DynSurface::unconfigure(&**self, &**device) }
     }
-    unsafe fn end_encoding(&mut self) -> Result<Box<dyn DynCommandBuffer>, DeviceError> {
+    unsafe fn acquire_texture(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Result<AcquiredSurfaceTexture<SurfaceTextureBox>, SurfaceError> {
         // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::end_encoding(&mut **self) }
+        unsafe { DynSurface::acquire_texture(&**self, timeout) }
     }
-    unsafe fn reset_all<I>(&mut self, command_buffers: I)
-    where
-        I: IntoIterator<Item = Box<dyn DynCommandBuffer>>,
-    {
+    unsafe fn discard_texture(&self, texture: SurfaceTextureBox) {
         // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::reset_all(&mut **self, &mut command_buffers.into_iter()) }
-    }
-    unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, Box<dyn DynBuffer>>]) {
-        let encoder = &mut **self;
-        super::map_inline(
-            barriers,
-            |b| {
-                Some(BufferBarrier::<'_, dyn DynBuffer> {
-                    buffer: &**b.buffer,
-                    usage: b.usage,
-                })
-            },
-            // SAFETY: forwarded contract.
-            |own| unsafe { DynCommandEncoder::transition_buffers(encoder, own) },
-        );
-    }
-    unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Box<dyn DynTexture>>]) {
-        let encoder = &mut **self;
-        super::map_inline(
-            barriers,
-            |b| {
-                Some(TextureBarrier::<'_, dyn DynTexture> {
-                    texture: &**b.texture,
-                    range: b.range,
-                    usage: b.usage,
-                })
-            },
-            // SAFETY: forwarded contract.
-            |own| unsafe { DynCommandEncoder::transition_textures(encoder, own) },
-        );
-    }
-    unsafe fn clear_buffer(&mut self, buffer: &Box<dyn DynBuffer>, range: Range<u64>) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::clear_buffer(&mut **self, &**buffer, range) }
-    }
-    unsafe fn copy_buffer_to_buffer(
-        &mut self,
-        src: &Box<dyn DynBuffer>,
-        dst: &Box<dyn DynBuffer>,
-        regions: &[BufferCopy],
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::copy_buffer_to_buffer(&mut **self, &**src, &**dst, regions) }
-    }
-    unsafe fn copy_buffer_to_texture(
-        &mut self,
-        src: &Box<dyn DynBuffer>,
-        dst: &Box<dyn DynTexture>,
-        regions: &[BufferTextureCopy],
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::copy_buffer_to_texture(&mut **self, &**src, &**dst, regions) }
-    }
-    unsafe fn copy_texture_to_buffer(
-        &mut self,
-        src: &Box<dyn DynTexture>,
-        src_usage: TextureUses,
-        dst: &Box<dyn DynBuffer>,
-        regions: &[BufferTextureCopy],
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe {
-            DynCommandEncoder::copy_texture_to_buffer(
-                &mut **self,
-                &**src,
-                src_usage,
-                &**dst,
-                regions,
-            )
-        }
-    }
-    unsafe fn copy_texture_to_texture(
-        &mut self,
-        src: &Box<dyn DynTexture>,
-        src_usage: TextureUses,
-        dst: &Box<dyn DynTexture>,
-        regions: &[TextureCopy],
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe {
-            DynCommandEncoder::copy_texture_to_texture(
-                &mut **self,
-                &**src,
-                src_usage,
-                &**dst,
-                regions,
-            )
-        }
-    }
-    unsafe fn begin_debug_marker(&mut self, label: &str) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::begin_debug_marker(&mut **self, label) }
-    }
-    unsafe fn end_debug_marker(&mut self) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::end_debug_marker(&mut **self) }
-    }
-    unsafe fn insert_debug_marker(&mut self, label: &str) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::insert_debug_marker(&mut **self, label) }
-    }
-    unsafe fn reset_queries(&mut self, set: &Box<dyn DynQuerySet>, range: Range<u32>) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::reset_queries(&mut **self, &**set, range) }
-    }
-    unsafe fn begin_query(&mut self, set: &Box<dyn DynQuerySet>, index: u32) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::begin_query(&mut **self, &**set, index) }
-    }
-    unsafe fn end_query(&mut self, set: &Box<dyn DynQuerySet>, index: u32) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::end_query(&mut **self, &**set, index) }
-    }
-    unsafe fn write_timestamp(&mut self, set: &Box<dyn DynQuerySet>, index: u32) {
-        // SAFETY: forwarded contract.
-        unsafe { DynCommandEncoder::write_timestamp(&mut **self, &**set, index) }
-    }
-    unsafe fn copy_query_results(
-        &mut self,
-        set: &Box<dyn DynQuerySet>,
-        range: Range<u32>,
-        buffer: &Box<dyn DynBuffer>,
-        offset: u64,
-        stride: u64,
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe {
-            DynCommandEncoder::copy_query_results(
-                &mut **self,
-                &**set,
-                range,
-                &**buffer,
-                offset,
-                stride,
-            )
-        }
-    }
-    unsafe fn transfer_ownership(
-        &mut self,
-        direction: OwnershipTransfer,
-        buffers: &[BufferBarrier<'_, Box<dyn DynBuffer>>],
-        textures: &[TextureBarrier<'_, Box<dyn DynTexture>>],
-    ) {
-        let encoder = &mut **self;
-        super::map_inline(
-            buffers,
-            |b| {
-                Some(BufferBarrier::<'_, dyn DynBuffer> {
-                    buffer: &**b.buffer,
-                    usage: b.usage,
-                })
-            },
-            |buffers| {
-                super::map_inline(
-                    textures,
-                    |b| {
-                        Some(TextureBarrier::<'_, dyn DynTexture> {
-                            texture: &**b.texture,
-                            range: b.range,
-                            usage: b.usage,
-                        })
-                    },
-                    // SAFETY: forwarded contract.
-                    |textures| unsafe {
-                        DynCommandEncoder::transfer_ownership(encoder, direction, buffers, textures)
-                    },
-                )
-            },
-        );
+        unsafe { DynSurface::discard_texture(&**self, texture) }
     }
 }

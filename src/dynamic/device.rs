@@ -1,21 +1,27 @@
 //! `DynDevice` and `DynQueue`: the device and queue traits with boxed resources.
 
 use std::any::Any;
-use std::fmt::Debug;
 use std::time::Duration;
 
 use std::os::fd::OwnedFd;
 
+use super::convert::{self, Downcast};
 use super::encoder::DynEncoder;
+use super::surface::{cast_surface_texture, cast_texture, take_surface_texture};
 use super::{
-    cast, cast_box, map_inline, DynBuffer, DynCommandBuffer, DynCommandEncoder, DynFence,
-    DynQuerySet, DynSampler, DynTexture, DynTextureView,
+    cast, cast_box, map_inline, DynBindGroup, DynBindGroupLayout, DynBuffer, DynCommandBuffer,
+    DynCommandEncoder, DynComputePipeline, DynFence, DynPipelineLayout, DynQuerySet,
+    DynRenderPipeline, DynResource, DynResources, DynSampler, DynShaderModule, DynSurface,
+    DynTexture, DynTextureView, SurfaceTextureBox,
 };
 use super::{DynExternalSemaphore, DynExternalSubmission};
 use crate::{
-    Api, BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, Device,
-    DeviceError, FenceValue, LiveCounts, MapError, QuerySetDescriptor, QuerySetError, Queue,
-    SamplerDescriptor, SamplerError, TextureDescriptor, TextureError, TextureViewDescriptor,
+    Api, BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor,
+    BufferError, BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, Device,
+    DeviceError, FenceValue, LiveCounts, MapError, PipelineError, PipelineLayoutDescriptor,
+    QuerySetDescriptor, QuerySetError, Queue, RenderPipelineDescriptor, SamplerDescriptor,
+    SamplerError, ShaderError, ShaderModuleDescriptor, SurfaceError, TextureDescriptor,
+    TextureError, TextureViewDescriptor,
 };
 use crate::{
     ExportedMemory, ExternalError, ExternalHandle, ExternalHandleType, ExternalSemaphoreDescriptor,
@@ -24,8 +30,10 @@ use crate::{
 const FOREIGN: DeviceError = DeviceError::ForeignResource;
 
 /// A device of some backend. Methods mirror [`crate::Device`]; see there for
-/// each contract.
-pub trait DynDevice: Send + Sync + Debug {
+/// each contract. Descriptors that name resources take the dyn objects
+/// ([`DynResources`]); a resource of another backend fails the call with
+/// the area's `Device(DeviceError::ForeignResource)`.
+pub trait DynDevice: DynResource {
     /// See [`Device::create_buffer`].
     ///
     /// # Safety
@@ -145,6 +153,84 @@ pub trait DynDevice: Send + Sync + Debug {
     /// # Safety
     /// As [`Device::wait_idle`].
     unsafe fn wait_idle(&self) -> Result<(), DeviceError>;
+    /// See [`Device::create_bind_group_layout`].
+    ///
+    /// # Safety
+    /// As [`Device::create_bind_group_layout`].
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &BindGroupLayoutDescriptor,
+    ) -> Result<Box<dyn DynBindGroupLayout>, BindingError>;
+    /// See [`Device::destroy_bind_group_layout`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_bind_group_layout`].
+    unsafe fn destroy_bind_group_layout(&self, layout: Box<dyn DynBindGroupLayout>);
+    /// See [`Device::create_bind_group`].
+    ///
+    /// # Safety
+    /// As [`Device::create_bind_group`].
+    unsafe fn create_bind_group(
+        &self,
+        desc: &BindGroupDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynBindGroup>, BindingError>;
+    /// See [`Device::destroy_bind_group`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_bind_group`].
+    unsafe fn destroy_bind_group(&self, group: Box<dyn DynBindGroup>);
+    /// See [`Device::create_pipeline_layout`].
+    ///
+    /// # Safety
+    /// As [`Device::create_pipeline_layout`].
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &PipelineLayoutDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynPipelineLayout>, BindingError>;
+    /// See [`Device::destroy_pipeline_layout`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_pipeline_layout`].
+    unsafe fn destroy_pipeline_layout(&self, layout: Box<dyn DynPipelineLayout>);
+    /// See [`Device::create_shader_module`].
+    ///
+    /// # Safety
+    /// As [`Device::create_shader_module`].
+    unsafe fn create_shader_module(
+        &self,
+        desc: &ShaderModuleDescriptor,
+    ) -> Result<Box<dyn DynShaderModule>, ShaderError>;
+    /// See [`Device::destroy_shader_module`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_shader_module`].
+    unsafe fn destroy_shader_module(&self, module: Box<dyn DynShaderModule>);
+    /// See [`Device::create_render_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::create_render_pipeline`].
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &RenderPipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynRenderPipeline>, PipelineError>;
+    /// See [`Device::destroy_render_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_render_pipeline`].
+    unsafe fn destroy_render_pipeline(&self, pipeline: Box<dyn DynRenderPipeline>);
+    /// See [`Device::create_compute_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::create_compute_pipeline`].
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &ComputePipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynComputePipeline>, PipelineError>;
+    /// See [`Device::destroy_compute_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_compute_pipeline`].
+    unsafe fn destroy_compute_pipeline(&self, pipeline: Box<dyn DynComputePipeline>);
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
     /// See [`Device::import_buffer`].
@@ -266,8 +352,7 @@ impl<D: Device> DynDevice for D {
         texture: &dyn DynTexture,
         desc: &TextureViewDescriptor,
     ) -> Result<Box<dyn DynTextureView>, TextureError> {
-        let texture =
-            cast::<<D::A as Api>::Texture>(texture).ok_or(TextureError::Device(FOREIGN))?;
+        let texture = cast_texture::<D::A>(texture).ok_or(TextureError::Device(FOREIGN))?;
         // SAFETY: forwarded contract.
         Ok(Box::new(unsafe {
             Device::create_texture_view(self, texture, desc)
@@ -348,6 +433,104 @@ impl<D: Device> DynDevice for D {
         // SAFETY: forwarded contract.
         unsafe { Device::wait_idle(self) }
     }
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &BindGroupLayoutDescriptor,
+    ) -> Result<Box<dyn DynBindGroupLayout>, BindingError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_bind_group_layout(self, desc)
+        }?))
+    }
+    unsafe fn destroy_bind_group_layout(&self, layout: Box<dyn DynBindGroupLayout>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(layout, "bind_group_layout", |l| unsafe {
+            Device::destroy_bind_group_layout(self, l)
+        })
+    }
+    unsafe fn create_bind_group(
+        &self,
+        desc: &BindGroupDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynBindGroup>, BindingError> {
+        let made = convert::bind_group(desc, &Downcast::<D::A>::NEW, |own| {
+            // SAFETY: forwarded contract.
+            unsafe { Device::create_bind_group(self, own) }
+        })
+        .map_err(|e| BindingError::Device(e.into()))?;
+        Ok(Box::new(made?))
+    }
+    unsafe fn destroy_bind_group(&self, group: Box<dyn DynBindGroup>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(group, "bind_group", |g| unsafe {
+            Device::destroy_bind_group(self, g)
+        })
+    }
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &PipelineLayoutDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynPipelineLayout>, BindingError> {
+        let made = convert::pipeline_layout(desc, &Downcast::<D::A>::NEW, |own| {
+            // SAFETY: forwarded contract.
+            unsafe { Device::create_pipeline_layout(self, own) }
+        })
+        .map_err(|e| BindingError::Device(e.into()))?;
+        Ok(Box::new(made?))
+    }
+    unsafe fn destroy_pipeline_layout(&self, layout: Box<dyn DynPipelineLayout>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(layout, "pipeline_layout", |l| unsafe {
+            Device::destroy_pipeline_layout(self, l)
+        })
+    }
+    unsafe fn create_shader_module(
+        &self,
+        desc: &ShaderModuleDescriptor,
+    ) -> Result<Box<dyn DynShaderModule>, ShaderError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_shader_module(self, desc)
+        }?))
+    }
+    unsafe fn destroy_shader_module(&self, module: Box<dyn DynShaderModule>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(module, "shader_module", |m| unsafe {
+            Device::destroy_shader_module(self, m)
+        })
+    }
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &RenderPipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynRenderPipeline>, PipelineError> {
+        let own = convert::render_pipeline(desc, &Downcast::<D::A>::NEW)
+            .map_err(|e| PipelineError::Device(e.into()))?;
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_render_pipeline(self, &own)
+        }?))
+    }
+    unsafe fn destroy_render_pipeline(&self, pipeline: Box<dyn DynRenderPipeline>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(pipeline, "render_pipeline", |p| unsafe {
+            Device::destroy_render_pipeline(self, p)
+        })
+    }
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &ComputePipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynComputePipeline>, PipelineError> {
+        let own = convert::compute_pipeline(desc, &Downcast::<D::A>::NEW)
+            .map_err(|e| PipelineError::Device(e.into()))?;
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_compute_pipeline(self, &own)
+        }?))
+    }
+    unsafe fn destroy_compute_pipeline(&self, pipeline: Box<dyn DynComputePipeline>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(pipeline, "compute_pipeline", |p| unsafe {
+            Device::destroy_compute_pipeline(self, p)
+        })
+    }
     fn live_counts(&self) -> LiveCounts {
         Device::live_counts(self)
     }
@@ -425,7 +608,7 @@ impl<D: Device> DynDevice for D {
 }
 
 /// A queue of some backend.
-pub trait DynQueue: Send + Sync + Debug {
+pub trait DynQueue: Send + Sync + std::fmt::Debug {
     /// See [`Queue::submit`].
     ///
     /// # Safety
@@ -433,9 +616,21 @@ pub trait DynQueue: Send + Sync + Debug {
     unsafe fn submit(
         &self,
         command_buffers: &[&dyn DynCommandBuffer],
+        surface_textures: &[&SurfaceTextureBox],
         fence: &dyn DynFence,
         value: FenceValue,
     ) -> Result<(), DeviceError>;
+    /// See [`Queue::present`]; a surface or texture of another backend is
+    /// `SurfaceError::Device(DeviceError::ForeignResource)` (the texture is
+    /// dropped).
+    ///
+    /// # Safety
+    /// As [`Queue::present`].
+    unsafe fn present(
+        &self,
+        surface: &dyn DynSurface,
+        texture: SurfaceTextureBox,
+    ) -> Result<(), SurfaceError>;
     /// See [`Queue::timestamp_period`].
     fn timestamp_period(&self) -> f32;
     /// See [`Queue::submit_external`].
@@ -452,6 +647,7 @@ impl<Q: Queue> DynQueue for Q {
     unsafe fn submit(
         &self,
         command_buffers: &[&dyn DynCommandBuffer],
+        surface_textures: &[&SurfaceTextureBox],
         fence: &dyn DynFence,
         value: FenceValue,
     ) -> Result<(), DeviceError> {
@@ -459,10 +655,31 @@ impl<Q: Queue> DynQueue for Q {
         map_inline(
             command_buffers,
             |&cb| cast::<<Q::A as Api>::CommandBuffer>(cb),
-            // SAFETY: forwarded contract.
-            |buffers| unsafe { Queue::submit(self, buffers, fence, value) },
+            |buffers| {
+                map_inline(
+                    surface_textures,
+                    |&st| {
+                        let object: &dyn Any = st.texture();
+                        cast_surface_texture::<Q::A>(object)
+                    },
+                    // SAFETY: forwarded contract.
+                    |textures| unsafe { Queue::submit(self, buffers, textures, fence, value) },
+                )
+                .ok_or(FOREIGN)?
+            },
         )
         .ok_or(FOREIGN)?
+    }
+    unsafe fn present(
+        &self,
+        surface: &dyn DynSurface,
+        texture: SurfaceTextureBox,
+    ) -> Result<(), SurfaceError> {
+        let foreign = SurfaceError::Device(FOREIGN);
+        let surface = cast::<<Q::A as Api>::Surface>(surface).ok_or(foreign.clone())?;
+        let texture = take_surface_texture::<Q::A>(texture).ok_or(foreign)?;
+        // SAFETY: forwarded contract.
+        unsafe { Queue::present(self, surface, texture) }
     }
     fn timestamp_period(&self) -> f32 {
         Queue::timestamp_period(self)

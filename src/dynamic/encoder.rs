@@ -3,14 +3,23 @@
 //! The dyn encoder wraps the backend's encoder with one flag: a recording
 //! call handed a resource of another backend skips the command and sets
 //! it, and the next `end_encoding` returns [`DeviceError::ForeignResource`].
+//! Once it is set, pass commands are skipped too (a pass whose begin was
+//! skipped must not receive draws), and the recording is discarded at
+//! `end_encoding`. Textures may be surface textures (see `surface.rs`).
 
 use std::fmt::Debug;
 use std::ops::Range;
 
-use super::{cast, cast_box, map_inline, DynBuffer, DynCommandBuffer, DynQuerySet, DynTexture};
+use super::convert::{self, Downcast};
+use super::surface::cast_texture;
+use super::{
+    cast, cast_box, map_inline, DynBindGroup, DynBuffer, DynCommandBuffer, DynComputePipeline,
+    DynPipelineLayout, DynQuerySet, DynRenderPipeline, DynResources, DynTexture,
+};
 use crate::{
-    Api, BufferBarrier, BufferCopy, BufferTextureCopy, CommandEncoder, DeviceError, TextureBarrier,
-    TextureCopy, TextureUses,
+    Api, BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy, CommandEncoder,
+    ComputePassDescriptor, DeviceError, Rect, RenderPassDescriptor, TextureBarrier, TextureCopy,
+    TextureUses,
 };
 
 /// A command encoder of some backend. Methods mirror [`CommandEncoder`];
@@ -156,6 +165,140 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         buffers: &[BufferBarrier<'_, dyn DynBuffer>],
         textures: &[TextureBarrier<'_, dyn DynTexture>],
     );
+    /// See [`CommandEncoder::begin_render_pass`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::begin_render_pass`].
+    unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<DynResources>);
+    /// See [`CommandEncoder::end_render_pass`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::end_render_pass`].
+    unsafe fn end_render_pass(&mut self);
+    /// See [`CommandEncoder::begin_compute_pass`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::begin_compute_pass`].
+    unsafe fn begin_compute_pass(&mut self, desc: &ComputePassDescriptor);
+    /// See [`CommandEncoder::end_compute_pass`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::end_compute_pass`].
+    unsafe fn end_compute_pass(&mut self);
+    /// See [`CommandEncoder::set_bind_group`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_bind_group`].
+    unsafe fn set_bind_group(
+        &mut self,
+        layout: &dyn DynPipelineLayout,
+        index: u32,
+        group: &dyn DynBindGroup,
+        dynamic_offsets: &[wgt::DynamicOffset],
+    );
+    /// See [`CommandEncoder::set_push_constants`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_push_constants`].
+    unsafe fn set_push_constants(
+        &mut self,
+        layout: &dyn DynPipelineLayout,
+        stages: wgt::ShaderStages,
+        offset: u32,
+        data: &[u32],
+    );
+    /// See [`CommandEncoder::set_render_pipeline`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_render_pipeline`].
+    unsafe fn set_render_pipeline(&mut self, pipeline: &dyn DynRenderPipeline);
+    /// See [`CommandEncoder::set_index_buffer`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_index_buffer`].
+    unsafe fn set_index_buffer(
+        &mut self,
+        binding: BufferBinding<'_, dyn DynBuffer>,
+        format: wgt::IndexFormat,
+    );
+    /// See [`CommandEncoder::set_vertex_buffer`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_vertex_buffer`].
+    unsafe fn set_vertex_buffer(&mut self, index: u32, binding: BufferBinding<'_, dyn DynBuffer>);
+    /// See [`CommandEncoder::set_viewport`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_viewport`].
+    unsafe fn set_viewport(&mut self, rect: &Rect<f32>, depth_range: Range<f32>);
+    /// See [`CommandEncoder::set_scissor_rect`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_scissor_rect`].
+    unsafe fn set_scissor_rect(&mut self, rect: &Rect<u32>);
+    /// See [`CommandEncoder::set_stencil_reference`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_stencil_reference`].
+    unsafe fn set_stencil_reference(&mut self, value: u32);
+    /// See [`CommandEncoder::set_blend_constants`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_blend_constants`].
+    unsafe fn set_blend_constants(&mut self, color: &[f32; 4]);
+    /// See [`CommandEncoder::draw`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw`].
+    unsafe fn draw(
+        &mut self,
+        first_vertex: u32,
+        vertex_count: u32,
+        first_instance: u32,
+        instance_count: u32,
+    );
+    /// See [`CommandEncoder::draw_indexed`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_indexed`].
+    unsafe fn draw_indexed(
+        &mut self,
+        first_index: u32,
+        index_count: u32,
+        base_vertex: i32,
+        first_instance: u32,
+        instance_count: u32,
+    );
+    /// See [`CommandEncoder::draw_indirect`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_indirect`].
+    unsafe fn draw_indirect(&mut self, buffer: &dyn DynBuffer, offset: u64, draw_count: u32);
+    /// See [`CommandEncoder::draw_indexed_indirect`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_indexed_indirect`].
+    unsafe fn draw_indexed_indirect(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        draw_count: u32,
+    );
+    /// See [`CommandEncoder::set_compute_pipeline`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::set_compute_pipeline`].
+    unsafe fn set_compute_pipeline(&mut self, pipeline: &dyn DynComputePipeline);
+    /// See [`CommandEncoder::dispatch`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::dispatch`].
+    unsafe fn dispatch(&mut self, count: [u32; 3]);
+    /// See [`CommandEncoder::dispatch_indirect`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::dispatch_indirect`].
+    unsafe fn dispatch_indirect(&mut self, buffer: &dyn DynBuffer, offset: u64);
 }
 
 /// A backend encoder plus the foreign-resource flag of the recording in progress.
@@ -180,6 +323,22 @@ impl<A: Api> DynEncoder<A> {
             self.foreign = true;
         }
         got
+    }
+
+    /// Downcasts a texture (or a surface texture's texture), or marks the
+    /// recording as poisoned.
+    fn get_texture<'r>(&mut self, r: &'r dyn std::any::Any) -> Option<&'r A::Texture> {
+        let got = cast_texture::<A>(r);
+        if got.is_none() {
+            self.foreign = true;
+        }
+        got
+    }
+
+    /// The backend encoder, unless the recording is poisoned (then pass
+    /// commands are skipped).
+    fn live(&mut self) -> Option<&mut A::CommandEncoder> {
+        (!self.foreign).then_some(&mut self.inner)
     }
 }
 
@@ -238,7 +397,7 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             barriers,
             |b| {
                 Some(TextureBarrier {
-                    texture: cast::<A::Texture>(b.texture)?,
+                    texture: cast_texture::<A>(b.texture)?,
                     range: b.range,
                     usage: b.usage,
                 })
@@ -271,7 +430,7 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
         dst: &dyn DynTexture,
         regions: &[BufferTextureCopy],
     ) {
-        if let (Some(src), Some(dst)) = (self.get::<A::Buffer>(src), self.get::<A::Texture>(dst)) {
+        if let (Some(src), Some(dst)) = (self.get::<A::Buffer>(src), self.get_texture(dst)) {
             // SAFETY: forwarded contract.
             unsafe { self.inner.copy_buffer_to_texture(src, dst, regions) }
         }
@@ -283,7 +442,7 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
         dst: &dyn DynBuffer,
         regions: &[BufferTextureCopy],
     ) {
-        if let (Some(src), Some(dst)) = (self.get::<A::Texture>(src), self.get::<A::Buffer>(dst)) {
+        if let (Some(src), Some(dst)) = (self.get_texture(src), self.get::<A::Buffer>(dst)) {
             // SAFETY: forwarded contract.
             unsafe {
                 self.inner
@@ -298,7 +457,7 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
         dst: &dyn DynTexture,
         regions: &[TextureCopy],
     ) {
-        if let (Some(src), Some(dst)) = (self.get::<A::Texture>(src), self.get::<A::Texture>(dst)) {
+        if let (Some(src), Some(dst)) = (self.get_texture(src), self.get_texture(dst)) {
             // SAFETY: forwarded contract.
             unsafe {
                 self.inner
@@ -380,7 +539,7 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
                     textures,
                     |b| {
                         Some(TextureBarrier {
-                            texture: cast::<A::Texture>(b.texture)?,
+                            texture: cast_texture::<A>(b.texture)?,
                             range: b.range,
                             usage: b.usage,
                         })
@@ -391,5 +550,209 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             },
         );
         self.foreign |= done.flatten().is_none();
+    }
+    unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<DynResources>) {
+        let Some(inner) = self.live() else { return };
+        let done = convert::render_pass(desc, &Downcast::<A>::NEW, |own| {
+            // SAFETY: forwarded contract.
+            unsafe { inner.begin_render_pass(own) }
+        });
+        self.foreign |= done.is_err();
+    }
+    unsafe fn end_render_pass(&mut self) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.end_render_pass() }
+        }
+    }
+    unsafe fn begin_compute_pass(&mut self, desc: &ComputePassDescriptor) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.begin_compute_pass(desc) }
+        }
+    }
+    unsafe fn end_compute_pass(&mut self) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.end_compute_pass() }
+        }
+    }
+    unsafe fn set_bind_group(
+        &mut self,
+        layout: &dyn DynPipelineLayout,
+        index: u32,
+        group: &dyn DynBindGroup,
+        dynamic_offsets: &[wgt::DynamicOffset],
+    ) {
+        let (Some(layout), Some(group)) = (
+            self.get::<A::PipelineLayout>(layout),
+            self.get::<A::BindGroup>(group),
+        ) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_bind_group(layout, index, group, dynamic_offsets) }
+        }
+    }
+    unsafe fn set_push_constants(
+        &mut self,
+        layout: &dyn DynPipelineLayout,
+        stages: wgt::ShaderStages,
+        offset: u32,
+        data: &[u32],
+    ) {
+        let Some(layout) = self.get::<A::PipelineLayout>(layout) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_push_constants(layout, stages, offset, data) }
+        }
+    }
+    unsafe fn set_render_pipeline(&mut self, pipeline: &dyn DynRenderPipeline) {
+        let Some(pipeline) = self.get::<A::RenderPipeline>(pipeline) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_render_pipeline(pipeline) }
+        }
+    }
+    unsafe fn set_index_buffer(
+        &mut self,
+        binding: BufferBinding<'_, dyn DynBuffer>,
+        format: wgt::IndexFormat,
+    ) {
+        let Some(buffer) = self.get::<A::Buffer>(binding.buffer) else {
+            return;
+        };
+        let own = BufferBinding {
+            buffer,
+            offset: binding.offset,
+            size: binding.size,
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_index_buffer(own, format) }
+        }
+    }
+    unsafe fn set_vertex_buffer(&mut self, index: u32, binding: BufferBinding<'_, dyn DynBuffer>) {
+        let Some(buffer) = self.get::<A::Buffer>(binding.buffer) else {
+            return;
+        };
+        let own = BufferBinding {
+            buffer,
+            offset: binding.offset,
+            size: binding.size,
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_vertex_buffer(index, own) }
+        }
+    }
+    unsafe fn set_viewport(&mut self, rect: &Rect<f32>, depth_range: Range<f32>) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_viewport(rect, depth_range) }
+        }
+    }
+    unsafe fn set_scissor_rect(&mut self, rect: &Rect<u32>) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_scissor_rect(rect) }
+        }
+    }
+    unsafe fn set_stencil_reference(&mut self, value: u32) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_stencil_reference(value) }
+        }
+    }
+    unsafe fn set_blend_constants(&mut self, color: &[f32; 4]) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_blend_constants(color) }
+        }
+    }
+    unsafe fn draw(
+        &mut self,
+        first_vertex: u32,
+        vertex_count: u32,
+        first_instance: u32,
+        instance_count: u32,
+    ) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.draw(first_vertex, vertex_count, first_instance, instance_count) }
+        }
+    }
+    unsafe fn draw_indexed(
+        &mut self,
+        first_index: u32,
+        index_count: u32,
+        base_vertex: i32,
+        first_instance: u32,
+        instance_count: u32,
+    ) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe {
+                inner.draw_indexed(
+                    first_index,
+                    index_count,
+                    base_vertex,
+                    first_instance,
+                    instance_count,
+                )
+            }
+        }
+    }
+    unsafe fn draw_indirect(&mut self, buffer: &dyn DynBuffer, offset: u64, draw_count: u32) {
+        let Some(buffer) = self.get::<A::Buffer>(buffer) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.draw_indirect(buffer, offset, draw_count) }
+        }
+    }
+    unsafe fn draw_indexed_indirect(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        draw_count: u32,
+    ) {
+        let Some(buffer) = self.get::<A::Buffer>(buffer) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.draw_indexed_indirect(buffer, offset, draw_count) }
+        }
+    }
+    unsafe fn set_compute_pipeline(&mut self, pipeline: &dyn DynComputePipeline) {
+        let Some(pipeline) = self.get::<A::ComputePipeline>(pipeline) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.set_compute_pipeline(pipeline) }
+        }
+    }
+    unsafe fn dispatch(&mut self, count: [u32; 3]) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.dispatch(count) }
+        }
+    }
+    unsafe fn dispatch_indirect(&mut self, buffer: &dyn DynBuffer, offset: u64) {
+        let Some(buffer) = self.get::<A::Buffer>(buffer) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.dispatch_indirect(buffer, offset) }
+        }
     }
 }

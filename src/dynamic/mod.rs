@@ -9,14 +9,18 @@
 //! `end_encoding`), never a panic.
 
 mod api;
+mod api_encoder;
+mod convert;
 mod device;
 mod encoder;
 mod external;
+mod surface;
 
 pub use api::DynApi;
 pub use device::{DynDevice, DynQueue};
 pub use encoder::DynCommandEncoder;
 pub use external::{DynExternalSemaphore, DynExternalSubmission};
+pub use surface::{DynSurface, SurfaceTextureBox};
 
 use std::any::Any;
 use std::fmt::Debug;
@@ -51,7 +55,37 @@ resource_traits!(
     DynFence,
     /// A command buffer of some backend.
     DynCommandBuffer,
+    /// A bind group layout of some backend.
+    DynBindGroupLayout,
+    /// A bind group of some backend.
+    DynBindGroup,
+    /// A pipeline layout of some backend.
+    DynPipelineLayout,
+    /// A shader module of some backend.
+    DynShaderModule,
+    /// A render pipeline of some backend.
+    DynRenderPipeline,
+    /// A compute pipeline of some backend.
+    DynComputePipeline,
+    /// A texture acquired from a surface of some backend. On the dyn path
+    /// it travels inside a [`SurfaceTextureBox`], which serves as a texture.
+    DynSurfaceTexture,
 );
+
+/// The dyn path's [`crate::Resources`]: descriptors that name `dyn` resources.
+#[derive(Clone, Copy, Debug)]
+pub struct DynResources;
+
+impl crate::Resources for DynResources {
+    type Buffer = dyn DynBuffer;
+    type Texture = dyn DynTexture;
+    type TextureView = dyn DynTextureView;
+    type Sampler = dyn DynSampler;
+    type QuerySet = dyn DynQuerySet;
+    type BindGroupLayout = dyn DynBindGroupLayout;
+    type PipelineLayout = dyn DynPipelineLayout;
+    type ShaderModule = dyn DynShaderModule;
+}
 
 /// Downcasts a dyn resource reference to the backend's concrete type.
 ///
@@ -114,6 +148,14 @@ peelers!(
     DynFence,
     DynCommandBuffer,
     DynExternalSemaphore,
+    DynBindGroupLayout,
+    DynBindGroup,
+    DynPipelineLayout,
+    DynShaderModule,
+    DynRenderPipeline,
+    DynComputePipeline,
+    DynDevice,
+    DynSurface,
 );
 
 /// How many items the per-call lists of the dyn path (submitted command
@@ -152,6 +194,21 @@ pub trait DynInstance: Send + Sync + Debug {
     unsafe fn enumerate_adapters(&self) -> Vec<DynExposedAdapter>;
     /// Validation errors reported so far.
     fn validation_error_count(&self) -> u64;
+    /// See [`crate::Instance::create_surface`].
+    ///
+    /// # Safety
+    /// As [`crate::Instance::create_surface`].
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Box<dyn DynSurface>, InstanceError>;
+    /// See [`crate::Instance::destroy_surface`]; a surface of another
+    /// backend is logged and leaked.
+    ///
+    /// # Safety
+    /// As [`crate::Instance::destroy_surface`].
+    unsafe fn destroy_surface(&self, surface: Box<dyn DynSurface>);
 }
 
 /// An adapter of some backend, with its description.
@@ -203,6 +260,14 @@ pub trait DynAdapter: Send + Sync + Debug {
     ) -> crate::ExternalCapabilities;
     /// See [`crate::Adapter::drm_format_modifiers`].
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo>;
+    /// What `surface` supports on this adapter.
+    ///
+    /// # Safety
+    /// As [`crate::Adapter::surface_capabilities`].
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &dyn DynSurface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError>;
 }
 
 impl<I: crate::Instance> DynInstance for I {
@@ -222,6 +287,22 @@ impl<I: crate::Instance> DynInstance for I {
     }
     fn validation_error_count(&self) -> u64 {
         crate::Instance::validation_error_count(self)
+    }
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Box<dyn DynSurface>, InstanceError> {
+        // SAFETY: forwarded contract.
+        let surface = unsafe { crate::Instance::create_surface(self, display, window) }?;
+        Ok(Box::new(surface))
+    }
+    unsafe fn destroy_surface(&self, surface: Box<dyn DynSurface>) {
+        match cast_box::<<I::A as crate::Api>::Surface>(surface) {
+            // SAFETY: forwarded contract; the type was checked by the downcast.
+            Some(surface) => unsafe { crate::Instance::destroy_surface(self, surface) },
+            None => log::error!("destroy_surface: the surface belongs to another backend; leaked"),
+        }
     }
 }
 
@@ -262,6 +343,16 @@ impl<A: crate::Adapter> DynAdapter for A {
     }
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
         crate::Adapter::drm_format_modifiers(self, format)
+    }
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &dyn DynSurface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError> {
+        let surface = cast::<<A::A as crate::Api>::Surface>(surface).ok_or(
+            crate::SurfaceError::Device(crate::DeviceError::ForeignResource),
+        )?;
+        // SAFETY: forwarded contract.
+        unsafe { crate::Adapter::surface_capabilities(self, surface) }
     }
 }
 
@@ -372,6 +463,140 @@ mod tests {
             let owned_twice: Box<dyn DynBuffer> = Box::new(boxed);
             device.destroy_buffer(owned_twice);
             assert_eq!(device.live_counts().buffers, 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod dyn_api_tests {
+    use super::{cast, instance, BackendChoice, DynTexture};
+    use crate::{
+        Adapter as _, BufferDescriptor, DeviceDescriptor, Instance as _, InstanceDescriptor, Memory,
+    };
+
+    /// A noop surface through `DynApi`: configure, acquire, clear the
+    /// surface texture in a render pass, copy it out, submit naming it,
+    /// present. Exercises `SurfaceTextureBox` wherever a texture goes.
+    #[test]
+    fn surface_texture_serves_as_a_texture() {
+        use crate::{
+            Attachment, AttachmentOps, BufferTextureCopy, BufferUses, ColorAttachment,
+            CommandEncoder as _, Device as _, Queue as _, RenderPassDescriptor, StateTransition,
+            Surface as _, SurfaceConfiguration, TextureBarrier, TextureCopyBase, TextureUses,
+        };
+        use raw_window_handle::{
+            RawDisplayHandle, RawWindowHandle, XlibDisplayHandle, XlibWindowHandle,
+        };
+        use std::borrow::Borrow;
+
+        let chosen = instance(BackendChoice::Noop, &InstanceDescriptor::default()).unwrap();
+        let display = RawDisplayHandle::Xlib(XlibDisplayHandle::new(None, 0));
+        let window = RawWindowHandle::Xlib(XlibWindowHandle::new(1));
+        // SAFETY: noop surfaces use no handle; every object is destroyed
+        // after the fence wait, the surface after it is unconfigured.
+        unsafe {
+            let surface = chosen.instance.create_surface(display, window).unwrap();
+            let adapter = chosen.instance.enumerate_adapters().remove(0).adapter;
+            let open = adapter.open(&DeviceDescriptor::default()).unwrap();
+            let (device, queue) = (open.device, open.queue);
+            let extent = wgt::Extent3d {
+                width: 4,
+                height: 4,
+                depth_or_array_layers: 1,
+            };
+            let config = SurfaceConfiguration {
+                maximum_frame_latency: 2,
+                present_mode: wgt::PresentMode::Fifo,
+                composite_alpha_mode: wgt::CompositeAlphaMode::Opaque,
+                format: wgt::TextureFormat::Rgba8Unorm,
+                extent,
+                usage: wgt::TextureUsages::RENDER_ATTACHMENT | wgt::TextureUsages::COPY_SRC,
+            };
+            surface.configure(&device, &config).unwrap();
+            let acquired = surface.acquire_texture(None).unwrap();
+            let frame = acquired.texture;
+            let texture = Borrow::<Box<dyn DynTexture>>::borrow(&frame);
+            let view = device
+                .create_texture_view(texture, &Default::default())
+                .unwrap();
+            let readback = device
+                .create_buffer(&BufferDescriptor {
+                    size: 64,
+                    memory: Memory::Readback,
+                    usage: wgt::BufferUsages::COPY_DST | wgt::BufferUsages::MAP_READ,
+                    ..Default::default()
+                })
+                .unwrap();
+            let mut encoder = device.create_command_encoder(&Default::default()).unwrap();
+            encoder.begin_encoding(None).unwrap();
+            let barrier = |from, to| TextureBarrier {
+                texture,
+                range: Default::default(),
+                usage: StateTransition { from, to },
+            };
+            encoder.transition_textures(&[barrier(
+                TextureUses::UNINITIALIZED,
+                TextureUses::COLOR_TARGET,
+            )]);
+            let colors = [Some(ColorAttachment {
+                target: Attachment {
+                    view: &view,
+                    usage: TextureUses::COLOR_TARGET,
+                },
+                resolve_target: None,
+                ops: AttachmentOps::STORE,
+                clear_value: wgt::Color::RED,
+            })];
+            encoder.begin_render_pass(&RenderPassDescriptor {
+                label: None,
+                extent,
+                sample_count: 1,
+                color_attachments: &colors,
+                depth_stencil_attachment: None,
+            });
+            encoder.end_render_pass();
+            encoder
+                .transition_textures(&[barrier(TextureUses::COLOR_TARGET, TextureUses::COPY_SRC)]);
+            encoder.transition_buffers(&[crate::BufferBarrier {
+                buffer: &readback,
+                usage: StateTransition {
+                    from: BufferUses::empty(),
+                    to: BufferUses::COPY_DST,
+                },
+            }]);
+            encoder.copy_texture_to_buffer(
+                texture,
+                TextureUses::COPY_SRC,
+                &readback,
+                &[BufferTextureCopy {
+                    buffer_layout: wgt::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(16),
+                        rows_per_image: None,
+                    },
+                    texture_base: TextureCopyBase::default(),
+                    size: extent,
+                }],
+            );
+            let commands = encoder.end_encoding().unwrap();
+            let fence = device.create_fence().unwrap();
+            queue.submit(&[&commands], &[&frame], &fence, 1).unwrap();
+            assert!(device.wait(&fence, 1, None).unwrap());
+            let map = device.map_buffer(&readback).unwrap();
+            let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 64);
+            assert!(bytes.chunks(4).all(|px| px == [255, 0, 0, 255]));
+            device.destroy_texture_view(view);
+            queue.present(&surface, frame).unwrap();
+            let noop = cast::<crate::noop::Surface>(&*surface).unwrap();
+            assert_eq!(noop.presented_frames(), 1);
+
+            encoder.reset_all([commands]);
+            device.destroy_command_encoder(encoder);
+            device.destroy_fence(fence);
+            device.destroy_buffer(readback);
+            surface.unconfigure(&device);
+            chosen.instance.destroy_surface(surface);
+            assert_eq!(device.live_counts(), Default::default());
         }
     }
 }

@@ -18,11 +18,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::memory::HostBytes;
+use super::pass::{self, Pass};
 use super::texel::{self, CopyError, CopyPlan};
-use super::{Api, Buffer, DeviceShared, QuerySet, Texture};
+use super::{
+    Api, BindGroup, Buffer, ComputePipeline, DeviceShared, PipelineLayout, QuerySet,
+    RenderPipeline, Texture,
+};
 use crate::{
-    BufferBarrier, BufferCopy, BufferTextureCopy, DeviceError, TextureBarrier, TextureCopy,
-    TextureUses,
+    BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy, ComputePassDescriptor,
+    DeviceError, Rect, RenderPassDescriptor, TextureBarrier, TextureCopy, TextureUses,
 };
 
 /// What a query set counts. (The noop backend supports no pipeline statistics.)
@@ -123,11 +127,34 @@ pub struct CommandEncoder {
     out_of_memory: bool,
     /// Command lists made so far (see [`Self::allocated_command_buffers`]).
     allocated: usize,
+    /// The pass the recording in progress is in.
+    pass: Pass,
+    /// The device's `min_uniform_buffer_offset_alignment` and
+    /// `min_storage_buffer_offset_alignment`, the smaller one: dynamic
+    /// offsets must be multiples of it.
+    offset_alignment: u32,
 }
 
 impl CommandEncoder {
-    pub(crate) fn new() -> Self {
-        Self::default()
+    pub(crate) fn new(limits: &wgt::Limits) -> Self {
+        Self {
+            offset_alignment: limits
+                .min_uniform_buffer_offset_alignment
+                .min(limits.min_storage_buffer_offset_alignment),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the recording is in `want`; logs `what` as misplaced if not.
+    fn in_pass(&self, want: Pass, what: &str) -> bool {
+        if self.pass != want {
+            log::error!(
+                "noop: {what} recorded in {:?} pass state, not {want:?}; skipped",
+                self.pass
+            );
+            return false;
+        }
+        true
     }
 
     /// How many command lists the encoder has made. Discarded recordings and
@@ -218,6 +245,7 @@ impl crate::CommandEncoder for CommandEncoder {
         self.active = Some(list);
         self.open_markers = 0;
         self.out_of_memory = false;
+        self.pass = Pass::None;
         Ok(())
     }
 
@@ -233,6 +261,9 @@ impl crate::CommandEncoder for CommandEncoder {
                 "noop: recording ended with {} debug region(s) open",
                 self.open_markers
             );
+        }
+        if std::mem::take(&mut self.pass) != Pass::None {
+            log::error!("noop: recording ended inside a pass");
         }
         let Some(commands) = self.active.take() else {
             log::error!("noop: end_encoding without begin_encoding");
@@ -433,6 +464,152 @@ impl crate::CommandEncoder for CommandEncoder {
         if !buffers.is_empty() || !textures.is_empty() {
             log::error!("noop: transfer_ownership of resources without external memory; ignored");
         }
+    }
+
+    unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<Api>) {
+        if !self.in_pass(Pass::None, "begin_render_pass") {
+            return;
+        }
+        self.pass = Pass::Render;
+        let mut fills = Vec::new();
+        let made = pass::attachment_clears(desc, |fill| {
+            if fills.try_reserve(1).is_ok() {
+                fills.push(fill);
+            }
+        });
+        if made.is_err() {
+            self.out_of_memory = true;
+        }
+        for fill in fills {
+            self.record(Command::Copy {
+                src: fill.src,
+                dst: fill.dst,
+                plan: fill.plan,
+            });
+        }
+    }
+
+    unsafe fn end_render_pass(&mut self) {
+        if self.in_pass(Pass::Render, "end_render_pass") {
+            // Resolves do nothing on noop (see `pass.rs`).
+            self.pass = Pass::None;
+        }
+    }
+
+    unsafe fn begin_compute_pass(&mut self, _desc: &ComputePassDescriptor) {
+        if self.in_pass(Pass::None, "begin_compute_pass") {
+            self.pass = Pass::Compute;
+        }
+    }
+
+    unsafe fn end_compute_pass(&mut self) {
+        if self.in_pass(Pass::Compute, "end_compute_pass") {
+            self.pass = Pass::None;
+        }
+    }
+
+    unsafe fn set_bind_group(
+        &mut self,
+        _layout: &PipelineLayout,
+        _index: u32,
+        group: &BindGroup,
+        dynamic_offsets: &[wgt::DynamicOffset],
+    ) {
+        if self.pass == Pass::None {
+            log::error!("noop: set_bind_group outside a pass; skipped");
+            return;
+        }
+        // Nothing reads bindings on noop: checking the offsets is all.
+        pass::dynamic_offsets_ok(group, dynamic_offsets, self.offset_alignment);
+    }
+
+    unsafe fn set_push_constants(
+        &mut self,
+        layout: &PipelineLayout,
+        stages: wgt::ShaderStages,
+        offset: u32,
+        data: &[u32],
+    ) {
+        if self.pass == Pass::None {
+            log::error!("noop: set_push_constants outside a pass; skipped");
+            return;
+        }
+        pass::push_constants_ok(layout, stages, offset, data.len());
+    }
+
+    unsafe fn set_render_pipeline(&mut self, _pipeline: &RenderPipeline) {
+        self.in_pass(Pass::Render, "set_render_pipeline");
+    }
+
+    unsafe fn set_index_buffer(
+        &mut self,
+        _binding: BufferBinding<'_, Buffer>,
+        _format: wgt::IndexFormat,
+    ) {
+        self.in_pass(Pass::Render, "set_index_buffer");
+    }
+
+    unsafe fn set_vertex_buffer(&mut self, _index: u32, _binding: BufferBinding<'_, Buffer>) {
+        self.in_pass(Pass::Render, "set_vertex_buffer");
+    }
+
+    unsafe fn set_viewport(&mut self, _rect: &Rect<f32>, _depth_range: Range<f32>) {
+        self.in_pass(Pass::Render, "set_viewport");
+    }
+
+    unsafe fn set_scissor_rect(&mut self, _rect: &Rect<u32>) {
+        self.in_pass(Pass::Render, "set_scissor_rect");
+    }
+
+    unsafe fn set_stencil_reference(&mut self, _value: u32) {
+        self.in_pass(Pass::Render, "set_stencil_reference");
+    }
+
+    unsafe fn set_blend_constants(&mut self, _color: &[f32; 4]) {
+        self.in_pass(Pass::Render, "set_blend_constants");
+    }
+
+    unsafe fn draw(
+        &mut self,
+        _first_vertex: u32,
+        _vertex_count: u32,
+        _first_instance: u32,
+        _instance_count: u32,
+    ) {
+        // Accepted; noop runs no shaders, so nothing is drawn.
+        self.in_pass(Pass::Render, "draw");
+    }
+
+    unsafe fn draw_indexed(
+        &mut self,
+        _first_index: u32,
+        _index_count: u32,
+        _base_vertex: i32,
+        _first_instance: u32,
+        _instance_count: u32,
+    ) {
+        self.in_pass(Pass::Render, "draw_indexed");
+    }
+
+    unsafe fn draw_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
+        self.in_pass(Pass::Render, "draw_indirect");
+    }
+
+    unsafe fn draw_indexed_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
+        self.in_pass(Pass::Render, "draw_indexed_indirect");
+    }
+
+    unsafe fn set_compute_pipeline(&mut self, _pipeline: &ComputePipeline) {
+        self.in_pass(Pass::Compute, "set_compute_pipeline");
+    }
+
+    unsafe fn dispatch(&mut self, _count: [u32; 3]) {
+        // Accepted; noop runs no shaders, so nothing is dispatched.
+        self.in_pass(Pass::Compute, "dispatch");
+    }
+
+    unsafe fn dispatch_indirect(&mut self, _buffer: &Buffer, _offset: u64) {
+        self.in_pass(Pass::Compute, "dispatch_indirect");
     }
 }
 

@@ -24,6 +24,10 @@
 //!
 //! Then memory: the bytes are charged to the instance's budget and
 //! allocated; either failing is `DeviceError::OutOfMemory`.
+//!
+//! Bind group layouts, bind groups and pipeline layouts are checked in
+//! `binding.rs`, shader modules and pipelines in `pipeline.rs`; this file
+//! only counts them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,11 +35,17 @@ use std::time::Duration;
 use super::command::{QueryKind, QueryResults};
 use super::memory::HostBytes;
 use super::texel::{LayoutError, TexelLayout};
-use super::{Api, Buffer, CommandEncoder, Device, Fence, QuerySet, Sampler, Texture, TextureView};
+use super::{
+    binding, pipeline, Api, BindGroup, BindGroupLayout, Buffer, CommandEncoder, ComputePipeline,
+    Device, DeviceShared, Fence, PipelineLayout, QuerySet, RenderPipeline, Sampler, ShaderModule,
+    Texture, TextureView,
+};
 use crate::{
-    BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, DeviceError,
-    FenceValue, LiveCounts, MapError, Memory, QuerySetDescriptor, QuerySetError, SamplerDescriptor,
-    SamplerError, TextureDescriptor, TextureError, TextureViewDescriptor, MAX_QUERIES,
+    BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor, BufferError,
+    BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, DeviceError, FenceValue,
+    LiveCounts, MapError, Memory, PipelineError, PipelineLayoutDescriptor, QuerySetDescriptor,
+    QuerySetError, RenderPipelineDescriptor, SamplerDescriptor, SamplerError, ShaderError,
+    ShaderModuleDescriptor, TextureDescriptor, TextureError, TextureViewDescriptor, MAX_QUERIES,
 };
 
 impl crate::Device for Device {
@@ -82,38 +92,11 @@ impl crate::Device for Device {
     }
 
     unsafe fn create_texture(&self, desc: &TextureDescriptor) -> Result<Texture, TextureError> {
-        check_texture(desc, &self.shared.limits, self.shared.features)?;
-        let layout = TexelLayout::new(
-            desc.format,
-            desc.dimension,
-            desc.size,
-            desc.mip_level_count,
-            desc.sample_count,
-        )
-        .map_err(|e| match e {
-            LayoutError::UnsupportedFormat => TextureError::UnsupportedFormat {
-                format: desc.format,
-                usage: desc.usage,
-            },
-            LayoutError::Overflow => TextureError::Device(DeviceError::OutOfMemory),
-        })?;
-        let mut view_formats = Vec::new();
-        view_formats
-            .try_reserve_exact(desc.view_formats.len())
-            .map_err(|_| DeviceError::OutOfMemory)?;
-        view_formats.extend_from_slice(desc.view_formats);
-        let charge = self.shared.budget.charge(layout.total_bytes())?;
-        let bytes = HostBytes::new_zeroed(layout.total_bytes())?;
+        let texture = new_texture(&self.shared, desc)?;
         let c = &self.shared.counters;
         c.textures.add();
         c.memory_allocations.add();
-        Ok(Texture {
-            bytes: Arc::new(bytes),
-            layout,
-            view_formats,
-            usage: desc.usage,
-            _charge: charge,
-        })
+        Ok(texture)
     }
 
     unsafe fn destroy_texture(&self, texture: Texture) {
@@ -154,7 +137,7 @@ impl crate::Device for Device {
         _desc: &CommandEncoderDescriptor,
     ) -> Result<CommandEncoder, DeviceError> {
         self.shared.counters.command_encoders.add();
-        Ok(CommandEncoder::new())
+        Ok(CommandEncoder::new(&self.shared.limits))
     }
 
     unsafe fn destroy_command_encoder(&self, encoder: CommandEncoder) {
@@ -232,6 +215,90 @@ impl crate::Device for Device {
         Ok(())
     }
 
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &BindGroupLayoutDescriptor,
+    ) -> Result<BindGroupLayout, BindingError> {
+        let layout = binding::create_bind_group_layout(&self.shared, desc)?;
+        self.shared.counters.bind_group_layouts.add();
+        Ok(layout)
+    }
+
+    unsafe fn destroy_bind_group_layout(&self, layout: BindGroupLayout) {
+        self.shared.counters.bind_group_layouts.sub();
+        drop(layout);
+    }
+
+    unsafe fn create_bind_group(
+        &self,
+        desc: &BindGroupDescriptor<Api>,
+    ) -> Result<BindGroup, BindingError> {
+        let group = binding::create_bind_group(&self.shared, desc)?;
+        self.shared.counters.bind_groups.add();
+        Ok(group)
+    }
+
+    unsafe fn destroy_bind_group(&self, group: BindGroup) {
+        self.shared.counters.bind_groups.sub();
+        drop(group);
+    }
+
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &PipelineLayoutDescriptor<Api>,
+    ) -> Result<PipelineLayout, BindingError> {
+        let layout = binding::create_pipeline_layout(&self.shared, desc)?;
+        self.shared.counters.pipeline_layouts.add();
+        Ok(layout)
+    }
+
+    unsafe fn destroy_pipeline_layout(&self, layout: PipelineLayout) {
+        self.shared.counters.pipeline_layouts.sub();
+        drop(layout);
+    }
+
+    unsafe fn create_shader_module(
+        &self,
+        desc: &ShaderModuleDescriptor,
+    ) -> Result<ShaderModule, ShaderError> {
+        let module = pipeline::create_shader_module(&self.shared, desc)?;
+        self.shared.counters.shader_modules.add();
+        Ok(module)
+    }
+
+    unsafe fn destroy_shader_module(&self, module: ShaderModule) {
+        self.shared.counters.shader_modules.sub();
+        drop(module);
+    }
+
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &RenderPipelineDescriptor<Api>,
+    ) -> Result<RenderPipeline, PipelineError> {
+        let pipeline = pipeline::create_render_pipeline(&self.shared, desc)?;
+        self.shared.counters.render_pipelines.add();
+        Ok(pipeline)
+    }
+
+    unsafe fn destroy_render_pipeline(&self, _pipeline: RenderPipeline) {
+        // A pipeline owns nothing: only the count changes.
+        self.shared.counters.render_pipelines.sub();
+    }
+
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &ComputePipelineDescriptor<Api>,
+    ) -> Result<ComputePipeline, PipelineError> {
+        let pipeline = pipeline::create_compute_pipeline(&self.shared, desc)?;
+        self.shared.counters.compute_pipelines.add();
+        Ok(pipeline)
+    }
+
+    unsafe fn destroy_compute_pipeline(&self, _pipeline: ComputePipeline) {
+        // A pipeline owns nothing: only the count changes.
+        self.shared.counters.compute_pipelines.sub();
+    }
+
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }
@@ -294,6 +361,43 @@ impl crate::Device for Device {
     unsafe fn destroy_external_semaphore(&self, semaphore: super::ExternalSemaphore) {
         match semaphore {}
     }
+}
+
+/// Checks a texture descriptor, charges the budget and allocates the bytes;
+/// counts nothing (surface textures belong to their surface).
+pub(crate) fn new_texture(
+    shared: &DeviceShared,
+    desc: &TextureDescriptor,
+) -> Result<Texture, TextureError> {
+    check_texture(desc, &shared.limits, shared.features)?;
+    let layout = TexelLayout::new(
+        desc.format,
+        desc.dimension,
+        desc.size,
+        desc.mip_level_count,
+        desc.sample_count,
+    )
+    .map_err(|e| match e {
+        LayoutError::UnsupportedFormat => TextureError::UnsupportedFormat {
+            format: desc.format,
+            usage: desc.usage,
+        },
+        LayoutError::Overflow => TextureError::Device(DeviceError::OutOfMemory),
+    })?;
+    let mut view_formats = Vec::new();
+    view_formats
+        .try_reserve_exact(desc.view_formats.len())
+        .map_err(|_| DeviceError::OutOfMemory)?;
+    view_formats.extend_from_slice(desc.view_formats);
+    let charge = shared.budget.charge(layout.total_bytes())?;
+    let bytes = HostBytes::new_zeroed(layout.total_bytes())?;
+    Ok(Texture {
+        bytes: Arc::new(bytes),
+        layout,
+        view_formats,
+        usage: desc.usage,
+        _charge: charge,
+    })
 }
 
 fn check_buffer(desc: &BufferDescriptor, limits: &wgt::Limits) -> Result<(), BufferError> {
@@ -480,6 +584,8 @@ fn resolve_view(
         ));
     }
     Ok(TextureView {
+        bytes: Arc::clone(&texture.bytes),
+        layout: *layout,
         format: view_format,
         dimension,
         range: wgt::ImageSubresourceRange {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::memory::Budget;
-use super::{Api, Device, DeviceShared, Queue};
+use super::{Api, Device, DeviceShared, Queue, Surface};
 use crate::{
     AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures,
     InstanceDescriptor, InstanceError, OpenDevice, OpenError,
@@ -52,6 +52,19 @@ impl crate::Instance for Instance {
     fn validation_error_count(&self) -> u64 {
         0
     }
+
+    unsafe fn create_surface(
+        &self,
+        _display: raw_window_handle::RawDisplayHandle,
+        _window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Surface, InstanceError> {
+        // Headless: the handles are not used (see `surface.rs`).
+        Ok(Surface::new())
+    }
+
+    unsafe fn destroy_surface(&self, surface: Surface) {
+        drop(surface);
+    }
 }
 
 fn adapter_info() -> AdapterInfo {
@@ -69,18 +82,32 @@ fn adapter_info() -> AdapterInfo {
 
 /// What the noop adapter can do, and nothing more:
 /// - features: timestamp queries (written from a CPU clock at submit),
-///   also inside encoders; nothing that needs shaders or drawing;
-/// - no [`HalFeatures`] at all, in particular no `SHADER_EXECUTION`;
+///   also inside encoders; push constants (`IMMEDIATES`) and binding
+///   arrays (texture, sampler, buffer and storage arrays, partially bound),
+///   which cost a backend that runs no shader nothing to accept;
+/// - no [`HalFeatures`] at all, in particular no `SHADER_EXECUTION`:
+///   pipelines and passes are checked and recorded, draws and dispatches
+///   do nothing;
 /// - limits: `wgt::Limits::default()`, the WebGPU defaults every backend
 ///   supports, so code tested on noop does not rely on more than a real
 ///   adapter gives (noop itself could go higher: its only real limit is
-///   the memory budget);
+///   the memory budget), plus `max_immediate_size` = 128, the push-constant
+///   size every Vulkan device guarantees;
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
 fn capabilities() -> Capabilities {
     Capabilities {
-        features: wgt::Features::TIMESTAMP_QUERY | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+        features: wgt::Features::TIMESTAMP_QUERY
+            | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgt::Features::IMMEDIATES
+            | wgt::Features::TEXTURE_BINDING_ARRAY
+            | wgt::Features::BUFFER_BINDING_ARRAY
+            | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
+            | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY,
         hal_features: HalFeatures::empty(),
-        limits: wgt::Limits::default(),
+        limits: wgt::Limits {
+            max_immediate_size: 128,
+            ..wgt::Limits::default()
+        },
         timestamp_period: 1.0,
     }
 }
@@ -161,6 +188,14 @@ impl crate::Adapter for Adapter {
 
     fn drm_format_modifiers(&self, _format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
         Vec::new()
+    }
+
+    unsafe fn surface_capabilities(
+        &self,
+        _surface: &super::Surface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError> {
+        // Noop surfaces are headless and present anything the adapter can render.
+        Ok(super::Surface::capabilities())
     }
 }
 

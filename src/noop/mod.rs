@@ -17,9 +17,15 @@
 //! | `memory.rs` | host allocations ("device memory") and the memory budget |
 //! | `texel.rs` | texture storage layout and the copy-region math |
 //! | `device.rs` | resource creation (with the cheap descriptor checks) and destruction |
+//! | `binding.rs` | bind group layouts, bind groups, pipeline layouts: their checks |
+//! | `pipeline.rs` | shader modules and pipelines, through the shader front end |
 //! | `command.rs` | recording commands, and executing them |
 //! | `queue.rs` | submission, fences, the timestamp clock |
 //! | `external.rs` | external memory and semaphores: unsupported |
+//! | `pass.rs` | render and compute passes: attachment clears, state, draws |
+//! | `clear.rs` | encoding clear values as texel bytes |
+//! | `queue.rs` | submission, fences, the timestamp clock, presentation |
+//! | `surface.rs` | headless surfaces whose textures are CPU textures |
 //!
 //! ## Adding a backend, following this one
 //!
@@ -34,12 +40,17 @@
 //!    undefined behaviour on a GPU, a backend that can still detect it
 //!    cheaply logs it and skips the work (see `command.rs`).
 
+mod binding;
+mod clear;
 mod command;
 mod device;
 mod external;
 mod instance;
 mod memory;
+mod pass;
+mod pipeline;
 mod queue;
+mod surface;
 #[cfg(test)]
 mod tests;
 mod texel;
@@ -50,6 +61,7 @@ pub use command::{CommandBuffer, CommandEncoder};
 pub use external::ExternalSemaphore;
 pub use instance::{Adapter, Instance, ADAPTER_NAME, API_VERSION};
 pub use queue::{Fence, Queue};
+pub use surface::{Surface, SurfaceTexture};
 
 use memory::{Budget, Charge, HostBytes};
 
@@ -71,6 +83,14 @@ impl crate::Api for Api {
     type QuerySet = QuerySet;
     type Fence = Fence;
     type ExternalSemaphore = ExternalSemaphore;
+    type BindGroupLayout = BindGroupLayout;
+    type BindGroup = BindGroup;
+    type PipelineLayout = PipelineLayout;
+    type ShaderModule = ShaderModule;
+    type RenderPipeline = RenderPipeline;
+    type ComputePipeline = ComputePipeline;
+    type Surface = Surface;
+    type SurfaceTexture = SurfaceTexture;
 }
 
 /// State shared by a device and its queue.
@@ -148,9 +168,14 @@ impl Texture {
 }
 
 /// A view of a texture: the resolved format, dimension and subresource
-/// range. The noop backend never samples, so a view holds no bytes.
+/// range, and the texture's bytes and layout (render passes clear
+/// attachments through their views).
 #[derive(Debug)]
 pub struct TextureView {
+    /// The texture's bytes, shared with it.
+    pub(crate) bytes: Arc<HostBytes>,
+    /// The texture's storage layout.
+    pub(crate) layout: texel::TexelLayout,
     pub(crate) format: wgt::TextureFormat,
     pub(crate) dimension: wgt::TextureViewDimension,
     /// With `mip_level_count` and `array_layer_count` resolved to `Some`.
@@ -196,6 +221,62 @@ impl QuerySet {
     }
 }
 
+/// A bind group layout: its entries, sorted by binding.
+#[derive(Debug)]
+pub struct BindGroupLayout {
+    /// The entries, sorted by binding (shared with pipeline layouts).
+    pub(crate) entries: Arc<[wgt::BindGroupLayoutEntry]>,
+    /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
+    pub(crate) dynamic_count: u32,
+    /// Created with `UPDATE_AFTER_BIND`: its arrays may be partially bound.
+    pub(crate) update_after_bind: bool,
+}
+
+impl BindGroupLayout {
+    /// The entries, sorted by binding.
+    pub fn entries(&self) -> &[wgt::BindGroupLayoutEntry] {
+        &self.entries
+    }
+}
+
+/// A bind group. The noop backend runs no shaders, so a group keeps only
+/// what `set_bind_group` checks: its dynamic bindings.
+#[derive(Debug)]
+pub struct BindGroup {
+    /// For each binding with a dynamic offset, in binding order: the end of
+    /// its range at offset 0 and its buffer's size.
+    pub(crate) dynamic: Vec<binding::DynamicRange>,
+}
+
+/// A pipeline layout: its bind group layouts' entries and push-constant ranges.
+#[derive(Debug)]
+pub struct PipelineLayout {
+    /// Each bind group layout's entries, by group index.
+    pub(crate) groups: Box<[Arc<[wgt::BindGroupLayoutEntry]>]>,
+    /// The push-constant ranges, as given.
+    pub(crate) push_constant_ranges: Box<[crate::PushConstantRange]>,
+}
+
+/// A shader module: the front end's validated naga IR, or checked SPIR-V.
+#[derive(Debug)]
+pub struct ShaderModule {
+    pub(crate) input: crate::shader::ShaderInput<'static>,
+}
+
+/// A render pipeline. The noop backend draws nothing; the pipeline records
+/// that its descriptor and shader interface passed their checks.
+#[derive(Debug)]
+pub struct RenderPipeline {
+    _private: (),
+}
+
+/// A compute pipeline. The noop backend dispatches nothing; the pipeline
+/// records that its descriptor and shader interface passed their checks.
+#[derive(Debug)]
+pub struct ComputePipeline {
+    _private: (),
+}
+
 macro_rules! dyn_resources {
     ($($ty:ident: $tr:ident),* $(,)?) => {$( impl crate::$tr for $ty {} )*};
 }
@@ -208,6 +289,13 @@ dyn_resources!(
     Fence: DynFence,
     CommandBuffer: DynCommandBuffer,
     ExternalSemaphore: DynExternalSemaphore,
+    BindGroupLayout: DynBindGroupLayout,
+    BindGroup: DynBindGroup,
+    PipelineLayout: DynPipelineLayout,
+    ShaderModule: DynShaderModule,
+    RenderPipeline: DynRenderPipeline,
+    ComputePipeline: DynComputePipeline,
+    SurfaceTexture: DynSurfaceTexture,
 );
 
 /// Compile-time check that every type of the backend is `Send + Sync`.
@@ -226,4 +314,12 @@ const _: () = {
     send_sync::<QuerySet>();
     send_sync::<Fence>();
     send_sync::<ExternalSemaphore>();
+    send_sync::<BindGroupLayout>();
+    send_sync::<BindGroup>();
+    send_sync::<PipelineLayout>();
+    send_sync::<ShaderModule>();
+    send_sync::<RenderPipeline>();
+    send_sync::<ComputePipeline>();
+    send_sync::<Surface>();
+    send_sync::<SurfaceTexture>();
 };

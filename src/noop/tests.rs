@@ -51,7 +51,7 @@ fn run(device: &Device, queue: &Queue, record: impl FnOnce(&mut CommandEncoder))
         encoder.begin_encoding(None).unwrap();
         record(&mut encoder);
         let commands = encoder.end_encoding().unwrap();
-        queue.submit(&[&commands], &fence, 1).unwrap();
+        queue.submit(&[&commands], &[], &fence, 1).unwrap();
         assert!(device
             .wait(&fence, 1, Some(std::time::Duration::ZERO))
             .unwrap());

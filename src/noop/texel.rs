@@ -337,6 +337,29 @@ fn planes_of(format: wgt::TextureFormat) -> Option<([Plane; 2], usize)> {
     Some((planes, count))
 }
 
+/// A fill of `size` texels at `base`: a plan whose source is one row of
+/// `row_bytes` (the fill texel repeated) read again for every row and
+/// image, and the bytes of one block with all its samples.
+pub(crate) fn plan_fill(
+    layout: &TexelLayout,
+    base: &TextureCopyBase,
+    size: wgt::Extent3d,
+) -> Result<(CopyPlan, u64), CopyError> {
+    let span = layout.locate(base, size)?;
+    let plan = CopyPlan {
+        src: RowWalk {
+            start: 0,
+            row_pitch: 0,
+            image_pitch: 0,
+        },
+        dst: span.walk,
+        row_bytes: span.row_bytes,
+        rows: span.rows,
+        images: span.images,
+    };
+    Ok((plan, span.block.2))
+}
+
 /// Where successive rows and images of a copy lie in one linear allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RowWalk {

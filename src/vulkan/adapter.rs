@@ -36,6 +36,117 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) acceleration_structure: bool,
     pub(crate) ray_query: bool,
     pub(crate) ray_tracing_pipeline: bool,
+    /// Descriptor indexing: binding arrays and update-after-bind.
+    pub(crate) indexing: DescriptorIndexing,
+    // Core features pipelines and draws use; enabled whenever supported.
+    pub(crate) fill_mode_non_solid: bool,
+    pub(crate) depth_clamp: bool,
+    pub(crate) depth_bias_clamp: bool,
+    pub(crate) independent_blend: bool,
+    pub(crate) multi_draw_indirect: bool,
+    pub(crate) draw_indirect_first_instance: bool,
+}
+
+/// Descriptor-indexing support: array indexing in shaders (core dynamic,
+/// Vulkan 1.2 non-uniform), partially bound arrays and update-after-bind
+/// per descriptor type.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DescriptorIndexing {
+    pub(crate) sampled_image_dynamic: bool,
+    pub(crate) storage_image_dynamic: bool,
+    pub(crate) storage_buffer_dynamic: bool,
+    pub(crate) uniform_buffer_dynamic: bool,
+    pub(crate) sampled_image_non_uniform: bool,
+    pub(crate) storage_image_non_uniform: bool,
+    pub(crate) storage_buffer_non_uniform: bool,
+    pub(crate) uniform_buffer_non_uniform: bool,
+    pub(crate) runtime_array: bool,
+    pub(crate) partially_bound: bool,
+    pub(crate) update_after_bind_sampled_image: bool,
+    pub(crate) update_after_bind_storage_image: bool,
+    pub(crate) update_after_bind_storage_buffer: bool,
+    pub(crate) update_after_bind_uniform_buffer: bool,
+}
+
+impl DescriptorIndexing {
+    fn from_features(
+        core: &vk::PhysicalDeviceFeatures,
+        f12: &vk::PhysicalDeviceVulkan12Features<'_>,
+    ) -> Self {
+        let b = |v: vk::Bool32| v == vk::TRUE;
+        Self {
+            sampled_image_dynamic: b(core.shader_sampled_image_array_dynamic_indexing),
+            storage_image_dynamic: b(core.shader_storage_image_array_dynamic_indexing),
+            storage_buffer_dynamic: b(core.shader_storage_buffer_array_dynamic_indexing),
+            uniform_buffer_dynamic: b(core.shader_uniform_buffer_array_dynamic_indexing),
+            sampled_image_non_uniform: b(f12.shader_sampled_image_array_non_uniform_indexing),
+            storage_image_non_uniform: b(f12.shader_storage_image_array_non_uniform_indexing),
+            storage_buffer_non_uniform: b(f12.shader_storage_buffer_array_non_uniform_indexing),
+            uniform_buffer_non_uniform: b(f12.shader_uniform_buffer_array_non_uniform_indexing),
+            runtime_array: b(f12.runtime_descriptor_array),
+            partially_bound: b(f12.descriptor_binding_partially_bound),
+            update_after_bind_sampled_image: b(
+                f12.descriptor_binding_sampled_image_update_after_bind
+            ),
+            update_after_bind_storage_image: b(
+                f12.descriptor_binding_storage_image_update_after_bind
+            ),
+            update_after_bind_storage_buffer: b(
+                f12.descriptor_binding_storage_buffer_update_after_bind
+            ),
+            update_after_bind_uniform_buffer: b(
+                f12.descriptor_binding_uniform_buffer_update_after_bind
+            ),
+        }
+    }
+
+    /// Enables what the requested `features` need, and with
+    /// `PARTIALLY_BOUND_BINDING_ARRAY` every update-after-bind feature the
+    /// adapter has (binding.rs relies on that).
+    fn enable<'a>(
+        &self,
+        features: wgt::Features,
+        core: vk::PhysicalDeviceFeatures,
+        f12: vk::PhysicalDeviceVulkan12Features<'a>,
+    ) -> (
+        vk::PhysicalDeviceFeatures,
+        vk::PhysicalDeviceVulkan12Features<'a>,
+    ) {
+        use wgt::Features as F;
+        let textures = features.contains(F::TEXTURE_BINDING_ARRAY);
+        let buffers = features.contains(F::BUFFER_BINDING_ARRAY);
+        let storage = features.contains(F::STORAGE_RESOURCE_BINDING_ARRAY);
+        let uniform = features.contains(F::UNIFORM_BUFFER_BINDING_ARRAYS);
+        let non_uniform =
+            features.contains(F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING);
+        let storage_non_uniform = features.contains(F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING);
+        let partial = features.contains(F::PARTIALLY_BOUND_BINDING_ARRAY);
+        let core = core
+            .shader_sampled_image_array_dynamic_indexing(textures)
+            .shader_storage_image_array_dynamic_indexing(textures && storage)
+            .shader_storage_buffer_array_dynamic_indexing(buffers && storage)
+            .shader_uniform_buffer_array_dynamic_indexing(uniform);
+        let f12 = f12
+            .runtime_descriptor_array((textures || buffers) && self.runtime_array)
+            .shader_sampled_image_array_non_uniform_indexing(non_uniform)
+            .shader_storage_buffer_array_non_uniform_indexing(non_uniform)
+            .shader_storage_image_array_non_uniform_indexing(storage_non_uniform)
+            .shader_uniform_buffer_array_non_uniform_indexing(uniform)
+            .descriptor_binding_partially_bound(partial)
+            .descriptor_binding_sampled_image_update_after_bind(
+                partial && self.update_after_bind_sampled_image,
+            )
+            .descriptor_binding_storage_image_update_after_bind(
+                partial && self.update_after_bind_storage_image,
+            )
+            .descriptor_binding_storage_buffer_update_after_bind(
+                partial && self.update_after_bind_storage_buffer,
+            )
+            .descriptor_binding_uniform_buffer_update_after_bind(
+                partial && self.update_after_bind_uniform_buffer,
+            );
+        (core, f12)
+    }
 }
 
 /// Ray-tracing limits, where the extensions exist.
@@ -251,6 +362,13 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         acceleration_structure: has_as && b(as_f.acceleration_structure),
         ray_query: has_rq && b(rq_f.ray_query),
         ray_tracing_pipeline: has_rt && b(rt_f.ray_tracing_pipeline),
+        indexing: DescriptorIndexing::from_features(&core, &f12),
+        fill_mode_non_solid: b(core.fill_mode_non_solid),
+        depth_clamp: b(core.depth_clamp),
+        depth_bias_clamp: b(core.depth_bias_clamp),
+        independent_blend: b(core.independent_blend),
+        multi_draw_indirect: b(core.multi_draw_indirect),
+        draw_indirect_first_instance: b(core.draw_indirect_first_instance),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -447,7 +565,12 @@ impl crate::Adapter for Adapter {
         let limits = check_request(&self.capabilities, desc)?;
         let features = desc.required_features;
         let requested_hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
-        let extensions = required_extensions(features, requested_hal);
+        let mut extensions = required_extensions(features, requested_hal);
+        // Presentation: wherever the instance can make surfaces and the
+        // device can present (`DeviceShared::swapchain` records it).
+        if self.instance.surface.is_some() && self.info.has(ash::khr::swapchain::NAME) {
+            extensions.push(ash::khr::swapchain::NAME);
+        }
         // What the device really has: e.g. `EXPERIMENTAL_RAY_QUERY` enables
         // the acceleration-structure extension, so `ACCELERATION_STRUCTURE`.
         let hal = enabled_hal_features(&extensions);
@@ -460,6 +583,12 @@ impl crate::Adapter for Adapter {
         let core = vk::PhysicalDeviceFeatures::default()
             .sampler_anisotropy(pf.sampler_anisotropy)
             .image_cube_array(pf.image_cube_array)
+            .fill_mode_non_solid(pf.fill_mode_non_solid)
+            .depth_clamp(pf.depth_clamp)
+            .depth_bias_clamp(pf.depth_bias_clamp)
+            .independent_blend(pf.independent_blend)
+            .multi_draw_indirect(pf.multi_draw_indirect)
+            .draw_indirect_first_instance(pf.draw_indirect_first_instance)
             .texture_compression_bc(features.contains(wgt::Features::TEXTURE_COMPRESSION_BC))
             .texture_compression_etc2(features.contains(wgt::Features::TEXTURE_COMPRESSION_ETC2))
             .texture_compression_astc_ldr(
@@ -468,7 +597,7 @@ impl crate::Adapter for Adapter {
             .shader_float64(features.contains(wgt::Features::SHADER_F64))
             .shader_int16(features.contains(wgt::Features::SHADER_I16))
             .shader_int64(features.contains(wgt::Features::SHADER_INT64));
-        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+        let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)
             .shader_float16(features.contains(wgt::Features::SHADER_F16));
@@ -479,6 +608,7 @@ impl crate::Adapter for Adapter {
             .texture_compression_astc_hdr(
                 features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC_HDR),
             );
+        let (core, mut f12) = pf.indexing.enable(features, core, f12);
         let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
             .acceleration_structure(true);
         let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
@@ -572,6 +702,7 @@ impl crate::Adapter for Adapter {
             physical: self.info.clone(),
             queue_lock: parking_lot::Mutex::new(()),
             external,
+            descriptors: Default::default(),
         });
         if let Some(label) = desc.label {
             // SAFETY: the device handle is live.
@@ -622,6 +753,14 @@ impl crate::Adapter for Adapter {
 
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
         super::external_texture::drm_format_modifiers(self, format)
+    }
+
+    unsafe fn surface_capabilities(
+        &self,
+        surface: &super::Surface,
+    ) -> Result<crate::SurfaceCapabilities, crate::SurfaceError> {
+        // SAFETY: forwarded contract.
+        unsafe { self.query_surface(surface) }
     }
 }
 

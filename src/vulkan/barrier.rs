@@ -6,8 +6,10 @@
 //! takes the union of their stages and accesses.
 //!
 //! Rules the encoder builds on:
-//! * the empty buffer state and [`TextureUses::UNINITIALIZED`] have no
-//!   stage and no access (`NONE`): nothing earlier needs to finish;
+//! * the empty buffer state has no stage and no access (`NONE`): nothing
+//!   earlier needs to finish; [`TextureUses::UNINITIALIZED`] and
+//!   [`TextureUses::PRESENT`] have no access but the `ALL_COMMANDS` stage, so a
+//!   swapchain image's layout change waits for its acquire semaphore;
 //! * only *writes* need to be made available, so a barrier's source access
 //!   is the [`writes`] among the old state's accesses;
 //! * a read-only → read-only change with the same layout orders nothing
@@ -103,9 +105,13 @@ fn texture_flag_scope(flag: TextureUses) -> (vk::PipelineStageFlags2, vk::Access
             SHADER_STAGES,
             A::SHADER_STORAGE_READ | A::SHADER_STORAGE_WRITE,
         ),
-        // UNINITIALIZED: nothing to wait for. PRESENT: the presentation
-        // engine is ordered by semaphores, not by this barrier.
-        _ => (S::NONE, A::NONE),
+        // UNINITIALIZED and PRESENT: no access to make available, but the
+        // stage is ALL_COMMANDS so that the layout change chains after a
+        // semaphore wait of the same submit, whatever stage that wait names
+        // (a swapchain image is only ready once its acquire semaphore
+        // signals). As a destination it orders nothing that matters: present
+        // is ordered by the submit's signal semaphore.
+        _ => (S::ALL_COMMANDS, A::NONE),
     }
 }
 
@@ -182,14 +188,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn new_resources_have_no_source_scope() {
+    fn new_resources_have_no_source_access() {
         assert_eq!(
             buffer_scope(BufferUses::empty()),
             (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
         );
+        // ALL_COMMANDS chains the layout change after any acquire-semaphore wait.
         assert_eq!(
             texture_scope(TextureUses::UNINITIALIZED),
-            (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE)
+            (
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                vk::AccessFlags2::NONE
+            )
         );
         assert_eq!(
             texture_layout(TextureUses::UNINITIALIZED, false),

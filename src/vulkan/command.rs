@@ -1,5 +1,5 @@
 //! Command recording: the life cycle of command buffers, barriers, copies,
-//! debug markers and queries.
+//! debug markers and queries. Pass methods forward to `pass.rs`.
 //!
 //! An encoder owns one `VkCommandPool` and recycles its command buffers:
 //! `begin_encoding` takes a reset buffer from `free` (or allocates one, and
@@ -24,10 +24,13 @@ use std::ops::Range;
 
 use ash::vk;
 
+use super::copy::{buffer_image_copy, copy_extent, image_side};
+use super::pass::PassState;
 use super::{barrier, bounds, conv, Buffer, CommandBuffer, CommandEncoder, QuerySet, Texture};
+use super::{BindGroup, ComputePipeline, PipelineLayout, RenderPipeline};
 use crate::{
-    BufferBarrier, BufferCopy, BufferTextureCopy, DeviceError, TextureBarrier, TextureCopy,
-    TextureCopyBase, TextureUses,
+    BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy, ComputePassDescriptor,
+    DeviceError, Rect, RenderPassDescriptor, TextureBarrier, TextureCopy, TextureUses,
 };
 
 /// Scratch vectors reused across recording calls, plus the encoder's label state.
@@ -39,9 +42,11 @@ pub(crate) struct Temp {
     buffer_image_copies: Vec<vk::BufferImageCopy>,
     image_copies: Vec<vk::ImageCopy>,
     /// Null-terminated copy of a label too long for the stack buffer.
-    label: Vec<u8>,
+    pub(super) label: Vec<u8>,
     /// `begin_encoding` opened a debug label region that `end_encoding` closes.
     encoding_label_open: bool,
+    /// The pass in progress (`pass.rs`).
+    pub(super) pass: PassState,
 }
 
 // SAFETY: the only raw pointers in `Temp` are the `p_next` fields of the
@@ -57,7 +62,7 @@ const INLINE_LABEL: usize = 64;
 
 /// Calls `f` with `label` as a C string: in a stack buffer when it is short,
 /// else in `scratch` (which keeps its capacity). An interior NUL ends the label.
-fn with_c_label<R>(scratch: &mut Vec<u8>, label: &str, f: impl FnOnce(&CStr) -> R) -> R {
+pub(super) fn with_c_label<R>(scratch: &mut Vec<u8>, label: &str, f: impl FnOnce(&CStr) -> R) -> R {
     let bytes = label.as_bytes();
     let mut inline = [0u8; INLINE_LABEL];
     let terminated: &[u8] = if bytes.len() < INLINE_LABEL {
@@ -74,106 +79,10 @@ fn with_c_label<R>(scratch: &mut Vec<u8>, label: &str, f: impl FnOnce(&CStr) -> 
     f(CStr::from_bytes_until_nul(terminated).unwrap_or_default())
 }
 
-/// Where one side of a texture copy lies. For D3 textures the copy's depth is
-/// depth (one layer, `origin.z` picks the slice); otherwise it is the layer
-/// count, starting at `base.array_layer`.
-fn image_side(
-    texture: &Texture,
-    base: &TextureCopyBase,
-    depth_or_layers: u32,
-) -> (vk::ImageSubresourceLayers, vk::Offset3D) {
-    let is_3d = texture.dimension == wgt::TextureDimension::D3;
-    let subresource = vk::ImageSubresourceLayers {
-        aspect_mask: conv::map_aspect(texture.format, base.aspect),
-        mip_level: base.mip_level,
-        base_array_layer: base.array_layer,
-        layer_count: if is_3d { 1 } else { depth_or_layers },
-    };
-    let origin = if is_3d {
-        base.origin
-    } else {
-        wgt::Origin3d {
-            z: 0,
-            ..base.origin
-        }
-    };
-    (subresource, conv::map_origin(origin))
-}
-
-/// The extent of a copy. Its depth is a depth only when a texture it
-/// touches is 3D (a 2D-array ↔ 3D copy maps layers to slices).
-fn copy_extent(size: wgt::Extent3d, any_3d: bool) -> vk::Extent3D {
-    vk::Extent3D {
-        depth: if any_3d {
-            size.depth_or_array_layers
-        } else {
-            1
-        },
-        ..conv::map_extent(size)
-    }
-}
-
-/// A buffer ↔ image region, or `None` (logged) when it is one Vulkan cannot
-/// take: an aspect that is not exactly one of the format's aspects (a
-/// depth-stencil copy names depth or stencil), or a region outside the
-/// texture or the buffer. `bytes_per_row` counts bytes and `rows_per_image`
-/// rows of blocks; Vulkan wants both in texels.
-fn buffer_image_copy(
-    what: &str,
-    texture: &Texture,
-    buffer: &Buffer,
-    region: &BufferTextureCopy,
-) -> Option<vk::BufferImageCopy> {
-    let base = &region.texture_base;
-    let (image_subresource, image_offset) =
-        image_side(texture, base, region.size.depth_or_array_layers);
-    if image_subresource.aspect_mask.as_raw().count_ones() != 1 {
-        log::error!(
-            "keel-hal: {what}: aspect {:?} of {:?} is not exactly one aspect; region skipped",
-            base.aspect,
-            texture.format
-        );
-        return None;
-    }
-    let (block_width, block_height) = texture.format.block_dimensions();
-    // wgpu-types has no size for the depth of `Depth24Plus*` (its Vulkan
-    // format varies); every Vulkan format it maps to copies depth as 4 bytes.
-    let block_size = texture
-        .format
-        .block_copy_size(Some(base.aspect))
-        .unwrap_or(4);
-    let layout = &region.buffer_layout;
-    let in_buffer = bounds::buffer_footprint_end(texture, region, block_size)
-        .is_some_and(|end| end <= buffer.size);
-    if !bounds::texture_region_fits(texture, base, region.size) || !in_buffer {
-        log::error!(
-            "keel-hal: {what}: region {:?} at {:?} (buffer offset {}) is outside the texture \
-             or the buffer of {} bytes; skipped",
-            region.size,
-            base,
-            layout.offset,
-            buffer.size
-        );
-        return None;
-    }
-    Some(vk::BufferImageCopy {
-        buffer_offset: layout.offset,
-        buffer_row_length: layout.bytes_per_row.map_or(0, |bytes| {
-            (bytes.checked_div(block_size).unwrap_or(0)).saturating_mul(block_width)
-        }),
-        buffer_image_height: layout
-            .rows_per_image
-            .map_or(0, |rows| rows.saturating_mul(block_height)),
-        image_subresource,
-        image_offset,
-        image_extent: copy_extent(region.size, texture.dimension == wgt::TextureDimension::D3),
-    })
-}
-
 impl CommandEncoder {
     /// The command buffer being recorded; logs and answers `None` when there
     /// is none (the caller broke the "recording" contract).
-    fn recording(&self) -> Option<vk::CommandBuffer> {
+    pub(super) fn recording(&self) -> Option<vk::CommandBuffer> {
         if self.active.is_none() {
             log::error!("keel-hal: command recorded with no recording in progress; ignored");
         }
@@ -245,6 +154,7 @@ impl crate::CommandEncoder for CommandEncoder {
         }
         self.active = Some(raw);
         self.temp.encoding_label_open = false;
+        self.temp.pass = PassState::default();
         if let (Some(debug_utils), Some(label)) = (&self.device.debug_utils, label) {
             with_c_label(&mut self.temp.label, label, |name| {
                 let info = vk::DebugUtilsLabelEXT::default().label_name(name);
@@ -359,7 +269,7 @@ impl crate::CommandEncoder for CommandEncoder {
         let info = vk::DependencyInfo::default().buffer_memory_barriers(temp);
         // SAFETY: recording (checked above); every buffer is alive and in
         // `usage.from` (the trait contract), so the scopes are the real ones.
-        unsafe { self.device.raw.cmd_pipeline_barrier2(raw, &info) };
+        unsafe { self.fns.cmd_pipeline_barrier2(raw, &info) };
     }
 
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Texture>]) {
@@ -408,7 +318,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording (checked above); every texture is alive and each
         // range really is in `usage.from` (the trait contract), so the old
         // layouts and source scopes are the real ones.
-        unsafe { self.device.raw.cmd_pipeline_barrier2(raw, &info) };
+        unsafe { self.fns.cmd_pipeline_barrier2(raw, &info) };
     }
 
     unsafe fn clear_buffer(&mut self, buffer: &Buffer, range: Range<u64>) {
@@ -427,13 +337,8 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; the buffer is alive and in `COPY_DST`, the range
         // lies inside it (checked) and is 4-byte aligned (the trait contract).
         unsafe {
-            self.device.raw.cmd_fill_buffer(
-                raw,
-                buffer.raw,
-                range.start,
-                range.end - range.start,
-                0,
-            )
+            self.fns
+                .cmd_fill_buffer(raw, buffer.raw, range.start, range.end - range.start, 0)
         };
     }
 
@@ -468,7 +373,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; both buffers alive, `src` in `COPY_SRC`, `dst`
         // in `COPY_DST` and regions not overlapping (the trait contract);
         // regions inside both (checked).
-        unsafe { self.device.raw.cmd_copy_buffer(raw, src.raw, dst.raw, temp) };
+        unsafe { self.fns.cmd_copy_buffer(raw, src.raw, dst.raw, temp) };
     }
 
     unsafe fn copy_buffer_to_texture(
@@ -493,8 +398,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // `layout`), regions block-aligned (the trait contract); regions
         // inside both, one aspect each (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_copy_buffer_to_image(raw, src.raw, dst.raw, layout, temp)
         };
     }
@@ -522,8 +426,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // in `COPY_DST` (the trait contract); regions inside both, one
         // aspect each (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_copy_image_to_buffer(raw, src.raw, layout, dst.raw, temp)
         };
     }
@@ -574,8 +477,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // the layouts given), formats copy-compatible (the trait contract);
         // regions inside both (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_copy_image(raw, src.raw, src_layout, dst.raw, dst_layout, temp)
         };
     }
@@ -627,8 +529,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; the set is alive (the trait contract) and the
         // range lies in it (checked).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_reset_query_pool(raw, set.raw, range.start, range.end - range.start)
         };
     }
@@ -641,8 +542,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; an occlusion set, the query reset and not active
         // (the trait contract).
         unsafe {
-            self.device
-                .raw
+            self.fns
                 .cmd_begin_query(raw, set.raw, index, vk::QueryControlFlags::empty())
         };
     }
@@ -653,7 +553,7 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         // SAFETY: recording; the query is active (the trait contract).
-        unsafe { self.device.raw.cmd_end_query(raw, set.raw, index) };
+        unsafe { self.fns.cmd_end_query(raw, set.raw, index) };
     }
 
     unsafe fn write_timestamp(&mut self, set: &QuerySet, index: u32) {
@@ -664,7 +564,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // SAFETY: recording; a timestamp set whose query was reset (the
         // trait contract).
         unsafe {
-            self.device.raw.cmd_write_timestamp2(
+            self.fns.cmd_write_timestamp2(
                 raw,
                 vk::PipelineStageFlags2::ALL_COMMANDS,
                 set.raw,
@@ -707,7 +607,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // multiples of 8 (the trait contract); the range lies in the set and
         // the results fit the buffer (checked).
         unsafe {
-            self.device.raw.cmd_copy_query_pool_results(
+            self.fns.cmd_copy_query_pool_results(
                 raw,
                 set.raw,
                 range.start,
@@ -728,6 +628,145 @@ impl crate::CommandEncoder for CommandEncoder {
     ) {
         // SAFETY: forwarded contract.
         unsafe { super::external_sync::transfer_ownership(self, direction, buffers, textures) }
+    }
+
+    // Passes: implemented in pass.rs.
+
+    unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<super::Api>) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_begin_render(desc) }
+    }
+
+    unsafe fn end_render_pass(&mut self) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_end_render() }
+    }
+
+    unsafe fn begin_compute_pass(&mut self, desc: &ComputePassDescriptor) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_begin_compute(desc) }
+    }
+
+    unsafe fn end_compute_pass(&mut self) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_end_compute() }
+    }
+
+    unsafe fn set_bind_group(
+        &mut self,
+        layout: &PipelineLayout,
+        index: u32,
+        group: &BindGroup,
+        dynamic_offsets: &[wgt::DynamicOffset],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_bind_group(layout, index, group, dynamic_offsets) }
+    }
+
+    unsafe fn set_push_constants(
+        &mut self,
+        layout: &PipelineLayout,
+        stages: wgt::ShaderStages,
+        offset: u32,
+        data: &[u32],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_push_constants(layout, stages, offset, data) }
+    }
+
+    unsafe fn set_render_pipeline(&mut self, pipeline: &RenderPipeline) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_render_pipeline(pipeline) }
+    }
+
+    unsafe fn set_index_buffer(
+        &mut self,
+        binding: BufferBinding<'_, Buffer>,
+        format: wgt::IndexFormat,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_index_buffer(binding, format) }
+    }
+
+    unsafe fn set_vertex_buffer(&mut self, index: u32, binding: BufferBinding<'_, Buffer>) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_vertex_buffer(index, binding) }
+    }
+
+    unsafe fn set_viewport(&mut self, rect: &Rect<f32>, depth_range: Range<f32>) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_viewport(rect, depth_range) }
+    }
+
+    unsafe fn set_scissor_rect(&mut self, rect: &Rect<u32>) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_scissor_rect(rect) }
+    }
+
+    unsafe fn set_stencil_reference(&mut self, value: u32) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_stencil_reference(value) }
+    }
+
+    unsafe fn set_blend_constants(&mut self, color: &[f32; 4]) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_blend_constants(color) }
+    }
+
+    unsafe fn draw(
+        &mut self,
+        first_vertex: u32,
+        vertex_count: u32,
+        first_instance: u32,
+        instance_count: u32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw(first_vertex, vertex_count, first_instance, instance_count) }
+    }
+
+    unsafe fn draw_indexed(
+        &mut self,
+        first_index: u32,
+        index_count: u32,
+        base_vertex: i32,
+        first_instance: u32,
+        instance_count: u32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            self.pass_draw_indexed(
+                first_index,
+                index_count,
+                base_vertex,
+                first_instance,
+                instance_count,
+            )
+        }
+    }
+
+    unsafe fn draw_indirect(&mut self, buffer: &Buffer, offset: u64, draw_count: u32) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_indirect(buffer, offset, draw_count) }
+    }
+
+    unsafe fn draw_indexed_indirect(&mut self, buffer: &Buffer, offset: u64, draw_count: u32) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_indexed_indirect(buffer, offset, draw_count) }
+    }
+
+    unsafe fn set_compute_pipeline(&mut self, pipeline: &ComputePipeline) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_set_compute_pipeline(pipeline) }
+    }
+
+    unsafe fn dispatch(&mut self, count: [u32; 3]) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_dispatch(count) }
+    }
+
+    unsafe fn dispatch_indirect(&mut self, buffer: &Buffer, offset: u64) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_dispatch_indirect(buffer, offset) }
     }
 }
 

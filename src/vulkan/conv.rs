@@ -443,6 +443,67 @@ pub(super) fn map_compare_function(f: wgt::CompareFunction) -> vk::CompareOp {
     }
 }
 
+/// The Vulkan format of a vertex attribute format.
+pub(super) fn map_vertex_format(format: wgt::VertexFormat) -> vk::Format {
+    use vk::Format as F;
+    use wgt::VertexFormat as V;
+    match format {
+        V::Uint8 => F::R8_UINT,
+        V::Uint8x2 => F::R8G8_UINT,
+        V::Uint8x4 => F::R8G8B8A8_UINT,
+        V::Sint8 => F::R8_SINT,
+        V::Sint8x2 => F::R8G8_SINT,
+        V::Sint8x4 => F::R8G8B8A8_SINT,
+        V::Unorm8 => F::R8_UNORM,
+        V::Unorm8x2 => F::R8G8_UNORM,
+        V::Unorm8x4 => F::R8G8B8A8_UNORM,
+        V::Snorm8 => F::R8_SNORM,
+        V::Snorm8x2 => F::R8G8_SNORM,
+        V::Snorm8x4 => F::R8G8B8A8_SNORM,
+        V::Uint16 => F::R16_UINT,
+        V::Uint16x2 => F::R16G16_UINT,
+        V::Uint16x4 => F::R16G16B16A16_UINT,
+        V::Sint16 => F::R16_SINT,
+        V::Sint16x2 => F::R16G16_SINT,
+        V::Sint16x4 => F::R16G16B16A16_SINT,
+        V::Unorm16 => F::R16_UNORM,
+        V::Unorm16x2 => F::R16G16_UNORM,
+        V::Unorm16x4 => F::R16G16B16A16_UNORM,
+        V::Snorm16 => F::R16_SNORM,
+        V::Snorm16x2 => F::R16G16_SNORM,
+        V::Snorm16x4 => F::R16G16B16A16_SNORM,
+        V::Float16 => F::R16_SFLOAT,
+        V::Float16x2 => F::R16G16_SFLOAT,
+        V::Float16x4 => F::R16G16B16A16_SFLOAT,
+        V::Float32 => F::R32_SFLOAT,
+        V::Float32x2 => F::R32G32_SFLOAT,
+        V::Float32x3 => F::R32G32B32_SFLOAT,
+        V::Float32x4 => F::R32G32B32A32_SFLOAT,
+        V::Uint32 => F::R32_UINT,
+        V::Uint32x2 => F::R32G32_UINT,
+        V::Uint32x3 => F::R32G32B32_UINT,
+        V::Uint32x4 => F::R32G32B32A32_UINT,
+        V::Sint32 => F::R32_SINT,
+        V::Sint32x2 => F::R32G32_SINT,
+        V::Sint32x3 => F::R32G32B32_SINT,
+        V::Sint32x4 => F::R32G32B32A32_SINT,
+        V::Float64 => F::R64_SFLOAT,
+        V::Float64x2 => F::R64G64_SFLOAT,
+        V::Float64x3 => F::R64G64B64_SFLOAT,
+        V::Float64x4 => F::R64G64B64A64_SFLOAT,
+        V::Unorm10_10_10_2 => F::A2B10G10R10_UNORM_PACK32,
+        V::Unorm8x4Bgra => F::B8G8R8A8_UNORM,
+    }
+}
+
+/// The index type of an index format.
+pub(super) fn map_index_format(format: wgt::IndexFormat) -> vk::IndexType {
+    match format {
+        wgt::IndexFormat::Uint16 => vk::IndexType::UINT16,
+        wgt::IndexFormat::Uint32 => vk::IndexType::UINT32,
+    }
+}
+
 /// Format features with optimal tiling, in `wgpu-types` terms.
 pub(super) fn map_format_features(
     features: vk::FormatFeatureFlags,
@@ -553,6 +614,16 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
         max_immediate_size: l.max_push_constants_size,
         ..wgt::Limits::default()
     };
+    if info.features.indexing.sampled_image_dynamic {
+        // Binding arrays count against the plain per-stage limits.
+        limits.max_binding_array_elements_per_shader_stage = l
+            .max_per_stage_descriptor_sampled_images
+            .min(l.max_per_stage_descriptor_storage_images)
+            .min(l.max_per_stage_descriptor_storage_buffers)
+            .min(l.max_per_stage_descriptor_uniform_buffers);
+        limits.max_binding_array_sampler_elements_per_shader_stage =
+            l.max_per_stage_descriptor_samplers;
+    }
     if info.features.acceleration_structure {
         limits.max_blas_primitive_count = sat32(ray.max_primitive_count);
         limits.max_blas_geometry_count = sat32(ray.max_geometry_count);
@@ -600,6 +671,26 @@ pub(super) fn map_features(
     f.set(F::SHADER_I16, pf.shader_int16);
     f.set(F::SHADER_INT64, pf.shader_int64);
     f.set(F::SHADER_F16, pf.shader_float16);
+    let ix = &pf.indexing;
+    f.set(F::TEXTURE_BINDING_ARRAY, ix.sampled_image_dynamic);
+    f.set(F::BUFFER_BINDING_ARRAY, ix.storage_buffer_dynamic);
+    f.set(
+        F::STORAGE_RESOURCE_BINDING_ARRAY,
+        ix.storage_buffer_dynamic && ix.storage_image_dynamic,
+    );
+    f.set(
+        F::UNIFORM_BUFFER_BINDING_ARRAYS,
+        ix.uniform_buffer_dynamic && ix.uniform_buffer_non_uniform,
+    );
+    f.set(
+        F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING,
+        ix.sampled_image_non_uniform && ix.storage_buffer_non_uniform,
+    );
+    f.set(
+        F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
+        ix.storage_image_non_uniform,
+    );
+    f.set(F::PARTIALLY_BOUND_BINDING_ARRAY, ix.partially_bound);
     let accel = pf.acceleration_structure
         && pf.buffer_device_address
         && info.has(ash::khr::deferred_host_operations::NAME);
@@ -615,6 +706,50 @@ pub(super) fn map_features(
         fd && info.has(ash::ext::external_memory_dma_buf::NAME),
     );
     f
+}
+
+/// The Vulkan descriptor type of a binding type; `None` for external
+/// textures, which have no single Vulkan descriptor.
+pub(super) fn map_binding_type(ty: &wgt::BindingType) -> Option<vk::DescriptorType> {
+    use vk::DescriptorType as D;
+    Some(match *ty {
+        wgt::BindingType::Buffer {
+            ty,
+            has_dynamic_offset,
+            ..
+        } => match (ty, has_dynamic_offset) {
+            (wgt::BufferBindingType::Uniform, false) => D::UNIFORM_BUFFER,
+            (wgt::BufferBindingType::Uniform, true) => D::UNIFORM_BUFFER_DYNAMIC,
+            (wgt::BufferBindingType::Storage { .. }, false) => D::STORAGE_BUFFER,
+            (wgt::BufferBindingType::Storage { .. }, true) => D::STORAGE_BUFFER_DYNAMIC,
+        },
+        wgt::BindingType::Sampler(_) => D::SAMPLER,
+        wgt::BindingType::Texture { .. } => D::SAMPLED_IMAGE,
+        wgt::BindingType::StorageTexture { .. } => D::STORAGE_IMAGE,
+        wgt::BindingType::AccelerationStructure { .. } => D::ACCELERATION_STRUCTURE_KHR,
+        wgt::BindingType::ExternalTexture => return None,
+    })
+}
+
+/// Shader stages in Vulkan terms (ray-tracing stages map to their `_KHR` bits).
+pub(super) fn map_shader_stages(stages: wgt::ShaderStages) -> vk::ShaderStageFlags {
+    use vk::ShaderStageFlags as V;
+    use wgt::ShaderStages as S;
+    let table = [
+        (S::VERTEX, V::VERTEX),
+        (S::FRAGMENT, V::FRAGMENT),
+        (S::COMPUTE, V::COMPUTE),
+        (S::TASK, V::TASK_EXT),
+        (S::MESH, V::MESH_EXT),
+        (S::RAY_GENERATION, V::RAYGEN_KHR),
+        (S::ANY_HIT, V::ANY_HIT_KHR),
+        (S::CLOSEST_HIT, V::CLOSEST_HIT_KHR),
+        (S::MISS, V::MISS_KHR),
+    ];
+    table
+        .into_iter()
+        .filter(|&(s, _)| stages.contains(s))
+        .fold(V::empty(), |acc, (_, v)| acc | v)
 }
 
 #[cfg(test)]

@@ -24,8 +24,10 @@ impl Drop for DeviceShared {
     fn drop(&mut self) {
         // SAFETY: this is the last owner of the device: no encoder, queue or
         // device handle remains, and the caller destroyed every resource
-        // (contract of `Device`). VMA's blocks go before the device.
+        // (contract of `Device`). Descriptor pools of layouts the caller
+        // leaked, then VMA's blocks, go before the device.
         unsafe {
+            self.descriptors.get_mut().destroy_all(&self.raw);
             self.memory.destroy();
             self.raw.destroy_device(None);
         }
@@ -408,6 +410,7 @@ impl crate::Device for super::Device {
         }
         Ok(super::CommandEncoder {
             device: shared.clone(),
+            fns: shared.raw.clone(),
             pool,
             active: None,
             free: Vec::new(),
@@ -519,6 +522,86 @@ impl crate::Device for super::Device {
         let _queue = self.shared.queue_lock.lock();
         // SAFETY: live device; the queue lock is held.
         unsafe { self.shared.raw.device_wait_idle() }.map_err(map_err)
+    }
+
+    // Bindings live in binding.rs, shaders and pipelines in pipeline.rs.
+
+    unsafe fn create_bind_group_layout(
+        &self,
+        desc: &crate::BindGroupLayoutDescriptor,
+    ) -> Result<super::BindGroupLayout, crate::BindingError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::binding::create_bind_group_layout(self, desc) }
+    }
+
+    unsafe fn destroy_bind_group_layout(&self, layout: super::BindGroupLayout) {
+        // SAFETY: forwarded contract.
+        unsafe { super::binding::destroy_bind_group_layout(self, layout) }
+    }
+
+    unsafe fn create_bind_group(
+        &self,
+        desc: &crate::BindGroupDescriptor<super::Api>,
+    ) -> Result<super::BindGroup, crate::BindingError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::binding::create_bind_group(self, desc) }
+    }
+
+    unsafe fn destroy_bind_group(&self, group: super::BindGroup) {
+        // SAFETY: forwarded contract.
+        unsafe { super::binding::destroy_bind_group(self, group) }
+    }
+
+    unsafe fn create_pipeline_layout(
+        &self,
+        desc: &crate::PipelineLayoutDescriptor<super::Api>,
+    ) -> Result<super::PipelineLayout, crate::BindingError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::binding::create_pipeline_layout(self, desc) }
+    }
+
+    unsafe fn destroy_pipeline_layout(&self, layout: super::PipelineLayout) {
+        // SAFETY: forwarded contract.
+        unsafe { super::binding::destroy_pipeline_layout(self, layout) }
+    }
+
+    unsafe fn create_shader_module(
+        &self,
+        desc: &crate::ShaderModuleDescriptor,
+    ) -> Result<super::ShaderModule, crate::ShaderError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline::create_shader_module(self, desc) }
+    }
+
+    unsafe fn destroy_shader_module(&self, module: super::ShaderModule) {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline::destroy_shader_module(self, module) }
+    }
+
+    unsafe fn create_render_pipeline(
+        &self,
+        desc: &crate::RenderPipelineDescriptor<super::Api>,
+    ) -> Result<super::RenderPipeline, crate::PipelineError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline::create_render_pipeline(self, desc) }
+    }
+
+    unsafe fn destroy_render_pipeline(&self, pipeline: super::RenderPipeline) {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline::destroy_render_pipeline(self, pipeline) }
+    }
+
+    unsafe fn create_compute_pipeline(
+        &self,
+        desc: &crate::ComputePipelineDescriptor<super::Api>,
+    ) -> Result<super::ComputePipeline, crate::PipelineError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline::create_compute_pipeline(self, desc) }
+    }
+
+    unsafe fn destroy_compute_pipeline(&self, pipeline: super::ComputePipeline) {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline::destroy_compute_pipeline(self, pipeline) }
     }
 
     fn live_counts(&self) -> LiveCounts {

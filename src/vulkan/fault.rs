@@ -22,10 +22,13 @@
 //! Leak accounting: the hooks also keep a per-thread *net create count*
 //! ([`net_creates`]): +1 for every successful create or allocate of a Vulkan
 //! object or memory (instance, messenger, device, buffer, image, memory,
-//! view, sampler, query pool, semaphore, command pool), −1 for every
-//! destroy or free of a non-null one. A failure path that leaks leaves it
-//! above where it started, even when the hal's own counters never saw the
-//! object. (Command buffers are freed with their pool and not counted.)
+//! view, sampler, query pool, semaphore, command pool, descriptor set
+//! layout, descriptor pool, pipeline layout, shader module, pipeline), −1
+//! for every destroy or free of a non-null one. A failure path that leaks
+//! leaves it above where it started, even when the hal's own counters never
+//! saw the object.
+//! (Command buffers and descriptor sets are freed with their pool and not
+//! counted.)
 //!
 //! ```text
 //! keel_hal::vulkan::fault::arm(3, ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
@@ -241,6 +244,31 @@ hooks! {
     GetImageDrmFormatModifierPropertiesEXT = "vkGetImageDrmFormatModifierPropertiesEXT" [0]:
         vk::PFN_vkGetImageDrmFormatModifierPropertiesEXT = fn(
         d: vk::Device, image: vk::Image, out: *mut vk::ImageDrmFormatModifierPropertiesEXT<'_>);
+    CreateShaderModule = "vkCreateShaderModule" [1]: vk::PFN_vkCreateShaderModule = fn(
+        d: vk::Device, info: *const vk::ShaderModuleCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::ShaderModule);
+    // keel-hal creates one pipeline a call, so a success counts one.
+    CreateGraphicsPipelines = "vkCreateGraphicsPipelines" [1]: vk::PFN_vkCreateGraphicsPipelines = fn(
+        d: vk::Device, cache: vk::PipelineCache, count: u32,
+        infos: *const vk::GraphicsPipelineCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Pipeline);
+    CreateComputePipelines = "vkCreateComputePipelines" [1]: vk::PFN_vkCreateComputePipelines = fn(
+        d: vk::Device, cache: vk::PipelineCache, count: u32,
+        infos: *const vk::ComputePipelineCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::Pipeline);
+    CreateDescriptorSetLayout = "vkCreateDescriptorSetLayout" [1]: vk::PFN_vkCreateDescriptorSetLayout = fn(
+        d: vk::Device, info: *const vk::DescriptorSetLayoutCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::DescriptorSetLayout);
+    CreateDescriptorPool = "vkCreateDescriptorPool" [1]: vk::PFN_vkCreateDescriptorPool = fn(
+        d: vk::Device, info: *const vk::DescriptorPoolCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::DescriptorPool);
+    AllocateDescriptorSets = "vkAllocateDescriptorSets" [0]: vk::PFN_vkAllocateDescriptorSets = fn(
+        d: vk::Device, info: *const vk::DescriptorSetAllocateInfo<'_>, out: *mut vk::DescriptorSet);
+    FreeDescriptorSets = "vkFreeDescriptorSets" [0]: vk::PFN_vkFreeDescriptorSets = fn(
+        d: vk::Device, pool: vk::DescriptorPool, count: u32, sets: *const vk::DescriptorSet);
+    CreatePipelineLayout = "vkCreatePipelineLayout" [1]: vk::PFN_vkCreatePipelineLayout = fn(
+        d: vk::Device, info: *const vk::PipelineLayoutCreateInfo<'_>,
+        alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::PipelineLayout);
 }
 
 /// Generates one hook per destroy or free command: it takes one off the
@@ -313,6 +341,16 @@ destroy_hooks! {
         d: vk::Device, semaphore: vk::Semaphore, alloc: *const vk::AllocationCallbacks<'_>);
     DestroyCommandPool = "vkDestroyCommandPool" (pool): vk::PFN_vkDestroyCommandPool = fn(
         d: vk::Device, pool: vk::CommandPool, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyShaderModule = "vkDestroyShaderModule" (module): vk::PFN_vkDestroyShaderModule = fn(
+        d: vk::Device, module: vk::ShaderModule, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyPipeline = "vkDestroyPipeline" (pipeline): vk::PFN_vkDestroyPipeline = fn(
+        d: vk::Device, pipeline: vk::Pipeline, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyDescriptorSetLayout = "vkDestroyDescriptorSetLayout" (layout): vk::PFN_vkDestroyDescriptorSetLayout = fn(
+        d: vk::Device, layout: vk::DescriptorSetLayout, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyDescriptorPool = "vkDestroyDescriptorPool" (pool): vk::PFN_vkDestroyDescriptorPool = fn(
+        d: vk::Device, pool: vk::DescriptorPool, alloc: *const vk::AllocationCallbacks<'_>);
+    DestroyPipelineLayout = "vkDestroyPipelineLayout" (layout): vk::PFN_vkDestroyPipelineLayout = fn(
+        d: vk::Device, layout: vk::PipelineLayout, alloc: *const vk::AllocationCallbacks<'_>);
 }
 
 /// The hook for a command name, with the slot its real pointer goes in.

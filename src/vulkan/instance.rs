@@ -4,6 +4,8 @@
 //! wherever it exists (object names and command-buffer labels use it);
 //! [`crate::InstanceFlags::VALIDATION`] adds `VK_LAYER_KHRONOS_validation`
 //! and a messenger that routes every message to `log` and counts errors.
+//! `VK_KHR_surface` and the window-system surface extensions are enabled
+//! where the loader has them (see `surface.rs`); a headless system has none.
 
 use std::ffi::{c_void, CStr, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,6 +62,8 @@ pub(crate) struct InstanceShared {
     pub(crate) raw: ash::Instance,
     /// `VK_EXT_debug_utils`, when the loader has it.
     pub(crate) debug_utils: Option<DebugUtils>,
+    /// `VK_KHR_surface` and the window-system extensions, when the loader has them.
+    pub(crate) surface: Option<super::surface::SurfaceExtensions>,
     /// Messenger state, at a stable address the callback's pointer names;
     /// shared with [`ValidationCounter`]s, so it outlives the instance.
     messenger_state: Arc<MessengerState>,
@@ -202,6 +206,8 @@ impl crate::Instance for Instance {
         if debug_utils {
             extension_names.push(ash::ext::debug_utils::NAME.as_ptr());
         }
+        let surface_extensions = super::surface::SurfaceExtensions::wanted(&extensions);
+        extension_names.extend(surface_extensions.iter().map(|name| name.as_ptr()));
 
         let app_name = CString::new(desc.name).unwrap_or_else(|_| c"keel-hal".to_owned());
         let app_info = vk::ApplicationInfo::default()
@@ -237,9 +243,11 @@ impl crate::Instance for Instance {
         let raw = unsafe { super::fault::wrap_instance(&entry, raw.handle()) };
 
         // From here on, `shared`'s Drop destroys the instance on any error.
+        let surface = super::surface::SurfaceExtensions::load(&entry, &raw, &surface_extensions);
         let mut shared = InstanceShared {
             raw,
             debug_utils: None,
+            surface,
             messenger_state,
             flags: desc.flags,
             api_version: API_VERSION,
@@ -289,6 +297,20 @@ impl crate::Instance for Instance {
 
     fn validation_error_count(&self) -> u64 {
         self.shared.messenger_state.errors.load(Ordering::Relaxed)
+    }
+
+    unsafe fn create_surface(
+        &self,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<super::Surface, InstanceError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::surface::create_surface(&self.shared, display, window) }
+    }
+
+    unsafe fn destroy_surface(&self, surface: super::Surface) {
+        // SAFETY: forwarded contract.
+        unsafe { super::surface::destroy_surface(&self.shared, surface) }
     }
 }
 

@@ -12,14 +12,24 @@
 //! | `memory.rs` | VMA behind our `Memory` enum (the only file that names `vk_mem`) |
 //! | `queue.rs` | submission, timeline-semaphore fences |
 //! | `command.rs` | command recording: barriers, copies, queries, markers |
+//! | `pass.rs` | render and compute passes, bind groups, push constants |
+//! | `draw.rs` | commands in passes: pipelines, buffers, dynamic state, draws, dispatches |
+//! | `pipeline.rs` | shader modules, render and compute pipelines |
+//! | `pipeline_state.rs` | fixed-function pipeline state: checks and conversion |
 //! | `bounds.rs` | recording-time bounds checks of regions and ranges |
+//! | `copy.rs` | copy regions in Vulkan terms |
 //! | `barrier.rs` | usage states → sync2 scopes and image layouts |
+//! | `binding.rs` | bind group layouts and pipeline layouts |
+//! | `bind_group.rs` | bind groups: checks against the layout, descriptor writes |
+//! | `descriptor.rs` | the descriptor allocator: pools and recycled sets |
 //! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
 //! | `formats.rs` | per-device cache of format queries |
 //! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
 //! | `external.rs` | external memory: capabilities, export, import (dedicated, outside VMA) |
 //! | `external_texture.rs` | external textures: dma-buf layouts, DRM format modifiers |
 //! | `external_sync.rs` | external semaphores, `submit_external`, ownership transfers |
+//! | `surface.rs` | window surfaces, their capabilities, the `Surface` trait |
+//! | `swapchain.rs` | swapchain creation, acquire, present and their semaphores |
 //! | `fault.rs` | test-only fault injection into the function tables |
 //!
 //! Every object exposes its raw handle (`raw()`); the device exposes its
@@ -30,10 +40,15 @@
 
 mod adapter;
 mod barrier;
+mod bind_group;
+mod binding;
 mod bounds;
 mod command;
 mod conv;
+mod copy;
+mod descriptor;
 mod device;
+mod draw;
 mod external;
 mod external_sync;
 mod external_texture;
@@ -42,8 +57,13 @@ pub mod fault;
 mod formats;
 mod instance;
 mod memory;
+mod pass;
+mod pipeline;
+mod pipeline_state;
 mod queue;
 mod raw;
+mod surface;
+mod swapchain;
 mod texture_checks;
 
 use std::ptr::NonNull;
@@ -73,6 +93,14 @@ impl crate::Api for Api {
     type QuerySet = QuerySet;
     type Fence = Fence;
     type ExternalSemaphore = ExternalSemaphore;
+    type BindGroupLayout = BindGroupLayout;
+    type BindGroup = BindGroup;
+    type PipelineLayout = PipelineLayout;
+    type ShaderModule = ShaderModule;
+    type RenderPipeline = RenderPipeline;
+    type ComputePipeline = ComputePipeline;
+    type Surface = Surface;
+    type SurfaceTexture = SurfaceTexture;
 }
 
 /// State shared by a device, its queue and its encoders. Destroyed (VMA
@@ -106,6 +134,9 @@ pub(crate) struct DeviceShared {
     pub(crate) queue_lock: parking_lot::Mutex<()>,
     /// External-memory and external-semaphore functions (`external.rs`).
     pub(crate) external: external::ExternalFns,
+    /// Descriptor pools and sets for bind groups. Every layout is
+    /// unregistered before the device goes (contract of `Device`).
+    pub(crate) descriptors: parking_lot::Mutex<descriptor::DescriptorAllocator>,
 }
 
 impl std::fmt::Debug for DeviceShared {
@@ -185,10 +216,71 @@ pub struct Fence {
     pub(crate) raw: vk::Semaphore,
 }
 
-/// Records into command buffers from one `VkCommandPool`.
+/// A Vulkan descriptor set layout, registered with the device's descriptor
+/// allocator. It keeps its entries for bind-group and pipeline checks.
 #[derive(Debug)]
+pub struct BindGroupLayout {
+    pub(crate) raw: vk::DescriptorSetLayout,
+    /// The entries, sorted by binding (shared with pipeline layouts).
+    pub(crate) entries: Arc<[wgt::BindGroupLayoutEntry]>,
+    /// The Vulkan descriptor type of each entry, in the same order.
+    pub(crate) types: Box<[vk::DescriptorType]>,
+    /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
+    pub(crate) dynamic_count: u32,
+    /// Created with `UPDATE_AFTER_BIND`: its binding arrays may be partially bound.
+    pub(crate) update_after_bind: bool,
+    /// Its registration with the descriptor allocator.
+    pub(crate) token: descriptor::LayoutToken,
+}
+
+/// A Vulkan descriptor set from the device's descriptor allocator.
+#[derive(Debug)]
+pub struct BindGroup {
+    pub(crate) raw: vk::DescriptorSet,
+    /// The allocation, given back to the allocator on destroy.
+    pub(crate) set: descriptor::DescriptorSet,
+    /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
+    pub(crate) dynamic_count: u32,
+}
+
+/// A Vulkan pipeline layout, with what pipeline interface checks need.
+#[derive(Debug)]
+pub struct PipelineLayout {
+    pub(crate) raw: vk::PipelineLayout,
+    /// Each bind group layout's entries, by group index.
+    pub(crate) groups: Box<[Arc<[wgt::BindGroupLayoutEntry]>]>,
+    /// The push-constant ranges, as given.
+    pub(crate) push_constant_ranges: Box<[crate::PushConstantRange]>,
+}
+
+/// A shader module: validated naga IR, or SPIR-V that passed the
+/// structural check. No Vulkan object stands behind it: each pipeline
+/// translates the entry points it uses and makes a `VkShaderModule` that
+/// lives only while the pipeline is created (see `pipeline.rs`).
+#[derive(Debug)]
+pub struct ShaderModule {
+    pub(crate) input: crate::shader::ShaderInput<'static>,
+}
+
+/// A Vulkan graphics pipeline.
+#[derive(Debug)]
+pub struct RenderPipeline {
+    pub(crate) raw: vk::Pipeline,
+}
+
+/// A Vulkan compute pipeline.
+#[derive(Debug)]
+pub struct ComputePipeline {
+    pub(crate) raw: vk::Pipeline,
+}
+
+/// Records into command buffers from one `VkCommandPool`.
 pub struct CommandEncoder {
     pub(crate) device: Arc<DeviceShared>,
+    /// A copy of the device's function table, so recording a command loads
+    /// its function pointer from the encoder itself (one indirection fewer
+    /// than through the `Arc`; it shows in per-draw cost).
+    pub(crate) fns: ash::Device,
     pub(crate) pool: vk::CommandPool,
     /// The command buffer being recorded, if any.
     pub(crate) active: Option<vk::CommandBuffer>,
@@ -201,12 +293,43 @@ pub struct CommandEncoder {
     pub(crate) temp: command::Temp,
 }
 
+impl std::fmt::Debug for CommandEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandEncoder")
+            .field("pool", &self.pool)
+            .field("active", &self.active)
+            .field("free", &self.free.len())
+            .field("allocated", &self.allocated.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A finished recording.
 #[derive(Debug)]
 pub struct CommandBuffer {
     pub(crate) raw: vk::CommandBuffer,
     /// The pool (so the encoder) it came from.
     pub(crate) pool: vk::CommandPool,
+}
+
+/// A window's presentation surface (`VkSurfaceKHR`) and, once configured,
+/// its swapchain.
+#[derive(Debug)]
+pub struct Surface {
+    pub(crate) raw: vk::SurfaceKHR,
+    /// Keeps the instance (and its surface functions) alive.
+    pub(crate) instance: Arc<instance::InstanceShared>,
+    /// The swapchain; its lock also serialises acquire and present.
+    pub(crate) swapchain: parking_lot::Mutex<Option<swapchain::Swapchain>>,
+}
+
+/// A swapchain image acquired from a [`Surface`], with the semaphores that
+/// order its acquire, the submits writing it, and its presentation.
+#[derive(Debug)]
+pub struct SurfaceTexture {
+    /// The image as a hal texture; the swapchain owns it (never destroy it).
+    pub(crate) texture: Texture,
+    pub(crate) sync: swapchain::ImageSync,
 }
 
 // SAFETY: Vulkan handles are plain identifiers; all access to the objects
@@ -234,6 +357,11 @@ raw_access!(
     Sampler => vk::Sampler,
     QuerySet => vk::QueryPool,
     Fence => vk::Semaphore,
+    BindGroupLayout => vk::DescriptorSetLayout,
+    BindGroup => vk::DescriptorSet,
+    PipelineLayout => vk::PipelineLayout,
+    RenderPipeline => vk::Pipeline,
+    ComputePipeline => vk::Pipeline,
     CommandBuffer => vk::CommandBuffer,
     Queue => vk::Queue,
 );
@@ -293,8 +421,15 @@ dyn_resources!(
     Sampler: DynSampler,
     QuerySet: DynQuerySet,
     Fence: DynFence,
+    BindGroupLayout: DynBindGroupLayout,
+    BindGroup: DynBindGroup,
+    PipelineLayout: DynPipelineLayout,
+    ShaderModule: DynShaderModule,
+    RenderPipeline: DynRenderPipeline,
+    ComputePipeline: DynComputePipeline,
     CommandBuffer: DynCommandBuffer,
     ExternalSemaphore: DynExternalSemaphore,
+    SurfaceTexture: DynSurfaceTexture,
 );
 
 /// Compile-time check that every resource type is `Send + Sync`.
@@ -313,6 +448,14 @@ const _: () = {
     send_sync::<QuerySet>();
     send_sync::<Fence>();
     send_sync::<ExternalSemaphore>();
+    send_sync::<Surface>();
+    send_sync::<SurfaceTexture>();
+    send_sync::<BindGroupLayout>();
+    send_sync::<BindGroup>();
+    send_sync::<PipelineLayout>();
+    send_sync::<ShaderModule>();
+    send_sync::<RenderPipeline>();
+    send_sync::<ComputePipeline>();
 };
 
 /// Maps a driver error to the hal's [`crate::DeviceError`].

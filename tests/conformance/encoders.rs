@@ -58,7 +58,7 @@ fn encoder_reused_for_three_cycles<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 let commands = encoder.end_encoding()?;
                 let done = ctx
                     .queue
-                    .submit(&[&commands], &fence, cycle)
+                    .submit(&[&commands], &[], &fence, cycle)
                     .and_then(|()| ctx.device.wait(&fence, cycle, None));
                 encoder.reset_all([commands]);
                 ctx.device.destroy_buffer(upload);

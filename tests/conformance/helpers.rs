@@ -235,7 +235,7 @@ pub unsafe fn submit_with<A: Api>(
         }
     };
     // SAFETY: commands and fence come from this device; the fence is new (0 < 1).
-    let done = unsafe { ctx.queue.submit(&[&commands], &fence, 1) }
+    let done = unsafe { ctx.queue.submit(&[&commands], &[], &fence, 1) }
         // SAFETY: the submission above signals 1.
         .and_then(|()| unsafe { ctx.device.wait(&fence, 1, None) });
     // SAFETY: waited on (or the submit failed and nothing is pending).

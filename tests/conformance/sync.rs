@@ -100,7 +100,7 @@ fn fence_orders_a_chain_of_submits<A: Api>(ctx: &Ctx<A>) -> TestResult {
                         )]);
                     }
                     let cb = encoder.end_encoding()?;
-                    ctx.queue.submit(&[&cb], fence, k)?;
+                    ctx.queue.submit(&[&cb], &[], fence, k)?;
                     commands.push(cb);
                 }
                 Ok(())
@@ -181,7 +181,7 @@ fn wait_times_out_on_unreached_value<A: Api>(ctx: &Ctx<A>) -> TestResult {
             );
             encoder.begin_encoding(Some("first"))?;
             let first = encoder.end_encoding()?;
-            ctx.queue.submit(&[&first], &fence, 1)?;
+            ctx.queue.submit(&[&first], &[], &fence, 1)?;
             check!(
                 ctx.device.wait(&fence, 1, None)?,
                 "unbounded wait for 1 returned false"
@@ -202,7 +202,7 @@ fn wait_times_out_on_unreached_value<A: Api>(ctx: &Ctx<A>) -> TestResult {
 
             encoder.begin_encoding(Some("second"))?;
             let second = encoder.end_encoding()?;
-            ctx.queue.submit(&[&second], &fence, 2)?;
+            ctx.queue.submit(&[&second], &[], &fence, 2)?;
             let reached = ctx.device.wait(&fence, 2, Some(Duration::from_secs(10)))?;
             encoder.reset_all([first, second]);
             check!(

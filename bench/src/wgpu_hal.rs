@@ -1,0 +1,557 @@
+//! The wgpu-hal 30 side (Vulkan backend): the same workloads through its traits.
+
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::time::Instant;
+
+use wgpu_hal as hal;
+use wgpu_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
+
+use crate::workload::{
+    self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
+    UNIFORM_SIZE,
+};
+
+type A = hal::vulkan::Api;
+type Texture = (<A as hal::Api>::Texture, <A as hal::Api>::TextureView);
+
+/// Everything made on the device, destroyed in `Drop`.
+struct Res {
+    layouts: Vec<<A as hal::Api>::BindGroupLayout>,
+    uniform: <A as hal::Api>::Buffer,
+    texture: Texture,
+    target: Texture,
+    sampler: <A as hal::Api>::Sampler,
+    pipeline_layout: <A as hal::Api>::PipelineLayout,
+    shader: <A as hal::Api>::ShaderModule,
+    compute: <A as hal::Api>::ComputePipeline,
+    render: <A as hal::Api>::RenderPipeline,
+    encoder: <A as hal::Api>::CommandEncoder,
+    groups: Vec<<A as hal::Api>::BindGroup>,
+    holes: Vec<<A as hal::Api>::Buffer>,
+    holes_key: Option<(Mem, usize)>,
+}
+
+/// The wgpu-hal side. Field order is drop order: resources, device, queue, instance.
+pub struct WgpuHal {
+    adapter_name: String,
+    res: Option<Res>,
+    device: <A as hal::Api>::Device,
+    _queue: <A as hal::Api>::Queue,
+    _instance: <A as hal::Api>::Instance,
+}
+
+fn err(what: &'static str) -> impl Fn(hal::DeviceError) -> String {
+    move |e| format!("wgpu-hal {what}: {e}")
+}
+
+impl WgpuHal {
+    /// Opens the adapter whose name contains `adapter`.
+    pub fn new(adapter: &str) -> Result<Self, String> {
+        let desc = hal::InstanceDescriptor {
+            name: "keel-bench",
+            flags: wgt::InstanceFlags::empty(),
+            memory_budget_thresholds: wgt::MemoryBudgetThresholds::default(),
+            backend_options: wgt::BackendOptions::default(),
+            telemetry: None,
+            display: None,
+        };
+        // SAFETY: the system's Vulkan loader is a conforming one.
+        let instance = unsafe { hal::vulkan::Instance::init(&desc) }
+            .map_err(|e| format!("wgpu-hal instance: {e}"))?;
+        // SAFETY: live instance; no surface.
+        let adapters = unsafe { instance.enumerate_adapters(None) };
+        let exposed = crate::pick_adapter(&adapters, |a| a.info.name.as_str(), Some(adapter))
+            .ok_or_else(|| format!("wgpu-hal: no adapter named {adapter:?}"))?;
+        let limits = exposed.capabilities.limits.clone();
+        // SAFETY: the adapter came from this instance, which outlives the device.
+        let open = unsafe {
+            exposed.adapter.open(
+                wgt::Features::empty(),
+                &limits,
+                &wgt::MemoryHints::Performance,
+            )
+        }
+        .map_err(err("open"))?;
+        let mut side = WgpuHal {
+            adapter_name: exposed.info.name.clone(),
+            res: None,
+            device: open.device,
+            _queue: open.queue,
+            _instance: instance,
+        };
+        side.res = Some(side.make_resources()?);
+        Ok(side)
+    }
+
+    fn make_resources(&self) -> Result<Res, String> {
+        // Objects made before a failure are left to the device's destruction:
+        // this only happens at start-up, where the process then exits.
+        let d = &self.device;
+        // SAFETY: every descriptor below is valid and names objects of this device.
+        unsafe {
+            let mut layouts = Vec::new();
+            for kinds in LAYOUTS {
+                let entries = workload::layout_entries(kinds);
+                let desc = hal::BindGroupLayoutDescriptor {
+                    label: None,
+                    flags: hal::BindGroupLayoutFlags::empty(),
+                    entries: &entries,
+                };
+                layouts.push(d.create_bind_group_layout(&desc).map_err(err("layout"))?);
+            }
+            let desc = hal::BufferDescriptor {
+                label: None,
+                size: UNIFORM_SIZE,
+                usage: wgt::BufferUses::UNIFORM,
+                memory_flags: hal::MemoryFlags::empty(),
+            };
+            let uniform = d.create_buffer(&desc).map_err(err("uniform"))?;
+            let texture = self.texture(TEXTURE_SIZE, wgt::TextureUses::RESOURCE)?;
+            let target = self.texture(TARGET_SIZE, wgt::TextureUses::COLOR_TARGET)?;
+            let desc = hal::SamplerDescriptor {
+                label: None,
+                address_modes: [wgt::AddressMode::ClampToEdge; 3],
+                mag_filter: wgt::FilterMode::Linear,
+                min_filter: wgt::FilterMode::Linear,
+                mipmap_filter: wgt::MipmapFilterMode::Nearest,
+                lod_clamp: 0.0..32.0,
+                compare: None,
+                anisotropy_clamp: 1,
+                border_color: None,
+            };
+            let sampler = d.create_sampler(&desc).map_err(err("sampler"))?;
+            let desc = hal::PipelineLayoutDescriptor {
+                label: None,
+                flags: hal::PipelineLayoutFlags::empty(),
+                bind_group_layouts: &[Some(&layouts[0])],
+                immediate_size: 0,
+            };
+            let pipeline_layout = d
+                .create_pipeline_layout(&desc)
+                .map_err(err("pipeline layout"))?;
+            let (module, info) = workload::naga_module()?;
+            let naga = hal::NagaShader {
+                module: Cow::Owned(module),
+                info,
+                debug_source: None,
+            };
+            let desc = hal::ShaderModuleDescriptor {
+                label: None,
+                runtime_checks: wgt::ShaderRuntimeChecks::checked(),
+            };
+            let shader = d
+                .create_shader_module(&desc, hal::ShaderInput::Naga(naga))
+                .map_err(|e| format!("wgpu-hal shader: {e}"))?;
+            let constants = Default::default();
+            let stage = |entry_point| hal::ProgrammableStage {
+                module: &shader,
+                entry_point,
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
+            };
+            let desc = hal::ComputePipelineDescriptor {
+                label: None,
+                layout: &pipeline_layout,
+                stage: stage("cs_main"),
+                cache: None,
+            };
+            let compute = d
+                .create_compute_pipeline(&desc)
+                .map_err(|e| format!("wgpu-hal compute: {e}"))?;
+            let targets = [Some(wgt::ColorTargetState::from(
+                wgt::TextureFormat::Rgba8Unorm,
+            ))];
+            let desc = hal::RenderPipelineDescriptor {
+                label: None,
+                layout: &pipeline_layout,
+                vertex_processor: hal::VertexProcessor::Standard {
+                    vertex_buffers: &[],
+                    vertex_stage: stage("vs_main"),
+                },
+                primitive: wgt::PrimitiveState::default(),
+                depth_stencil: None,
+                multisample: wgt::MultisampleState::default(),
+                fragment_stage: Some(stage("fs_main")),
+                color_targets: &targets,
+                multiview_mask: None,
+                cache: None,
+            };
+            let render = d
+                .create_render_pipeline(&desc)
+                .map_err(|e| format!("wgpu-hal render: {e}"))?;
+            let desc = hal::CommandEncoderDescriptor {
+                label: None,
+                queue: &self._queue,
+            };
+            let encoder = d.create_command_encoder(&desc).map_err(err("encoder"))?;
+            let mut res = Res {
+                layouts,
+                uniform,
+                texture,
+                target,
+                sampler,
+                pipeline_layout,
+                shader,
+                compute,
+                render,
+                encoder,
+                groups: Vec::new(),
+                holes: Vec::new(),
+                holes_key: None,
+            };
+            for _ in 0..ENCODE_GROUPS {
+                let group = self.create_group(&res, 0)?;
+                res.groups.push(group);
+            }
+            Ok(res)
+        }
+    }
+
+    /// A 2D RGBA8 texture of `size`² and its view.
+    fn texture(&self, size: u32, usage: wgt::TextureUses) -> Result<Texture, String> {
+        let desc = hal::TextureDescriptor {
+            label: None,
+            size: wgt::Extent3d {
+                width: size,
+                height: size,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgt::TextureDimension::D2,
+            format: wgt::TextureFormat::Rgba8Unorm,
+            usage,
+            memory_flags: hal::MemoryFlags::empty(),
+            view_formats: Vec::new(),
+        };
+        // SAFETY: valid descriptors; the view is of this texture.
+        unsafe {
+            let texture = self.device.create_texture(&desc).map_err(err("texture"))?;
+            let desc = hal::TextureViewDescriptor {
+                label: None,
+                format: wgt::TextureFormat::Rgba8Unorm,
+                dimension: wgt::TextureViewDimension::D2,
+                usage,
+                range: wgt::ImageSubresourceRange {
+                    mip_level_count: Some(1),
+                    array_layer_count: Some(1),
+                    ..Default::default()
+                },
+            };
+            match self.device.create_texture_view(&texture, &desc) {
+                Ok(view) => Ok((texture, view)),
+                Err(e) => {
+                    self.device.destroy_texture(texture);
+                    Err(err("view")(e))
+                }
+            }
+        }
+    }
+
+    /// One bind group of churn layout `k`.
+    fn create_group(&self, res: &Res, k: usize) -> Result<<A as hal::Api>::BindGroup, String> {
+        let parts = Parts::new(res, k);
+        // SAFETY: the layout and every resource are live objects of this device.
+        unsafe { self.device.create_bind_group(&parts.desc(res, k)) }.map_err(err("bind group"))
+    }
+}
+
+/// The resource arrays of a bind group descriptor of churn layout `k`:
+/// entries sorted by binding, one resource slot each, as wgpu-hal requires.
+struct Parts<'a> {
+    buffers: Vec<hal::BufferBinding<'a, <A as hal::Api>::Buffer>>,
+    textures: Vec<hal::TextureBinding<'a, <A as hal::Api>::TextureView>>,
+    samplers: Vec<&'a <A as hal::Api>::Sampler>,
+    entries: Vec<hal::BindGroupEntry>,
+}
+
+type GroupDesc<'a> = hal::BindGroupDescriptor<
+    'a,
+    <A as hal::Api>::BindGroupLayout,
+    <A as hal::Api>::Buffer,
+    <A as hal::Api>::Sampler,
+    <A as hal::Api>::TextureView,
+    <A as hal::Api>::AccelerationStructure,
+>;
+
+impl<'a> Parts<'a> {
+    fn new(res: &'a Res, k: usize) -> Self {
+        let mut p = Parts {
+            buffers: Vec::new(),
+            textures: Vec::new(),
+            samplers: Vec::new(),
+            entries: Vec::new(),
+        };
+        for (i, kind) in LAYOUTS[k].iter().enumerate() {
+            let resource_index = match kind {
+                Kind::Uniform => {
+                    p.buffers.push(hal::BufferBinding::new_unchecked(
+                        &res.uniform,
+                        0,
+                        NonZeroU64::new(UNIFORM_SIZE),
+                    ));
+                    p.buffers.len() - 1
+                }
+                Kind::Texture => {
+                    p.textures.push(hal::TextureBinding {
+                        view: &res.texture.1,
+                        usage: wgt::TextureUses::RESOURCE,
+                    });
+                    p.textures.len() - 1
+                }
+                Kind::Sampler => {
+                    p.samplers.push(&res.sampler);
+                    p.samplers.len() - 1
+                }
+            };
+            p.entries.push(hal::BindGroupEntry {
+                binding: i as u32,
+                resource_index: resource_index as u32,
+                count: 1,
+            });
+        }
+        p
+    }
+
+    fn desc(&'a self, res: &'a Res, k: usize) -> GroupDesc<'a> {
+        hal::BindGroupDescriptor {
+            label: None,
+            layout: &res.layouts[k],
+            buffers: &self.buffers,
+            samplers: &self.samplers,
+            textures: &self.textures,
+            entries: &self.entries,
+            acceleration_structures: &[],
+            external_textures: &[],
+        }
+    }
+}
+
+fn buffer_desc(size: u64, mem: Mem) -> hal::BufferDescriptor<'static> {
+    let (usage, memory_flags) = match mem {
+        Mem::Device => (
+            wgt::BufferUses::STORAGE_READ_WRITE
+                | wgt::BufferUses::COPY_SRC
+                | wgt::BufferUses::COPY_DST,
+            hal::MemoryFlags::empty(),
+        ),
+        Mem::Upload => (
+            wgt::BufferUses::MAP_WRITE | wgt::BufferUses::COPY_SRC,
+            hal::MemoryFlags::PREFER_COHERENT,
+        ),
+    };
+    hal::BufferDescriptor {
+        label: None,
+        size,
+        usage,
+        memory_flags,
+    }
+}
+
+impl Side for WgpuHal {
+    fn adapter_name(&self) -> &str {
+        &self.adapter_name
+    }
+
+    fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String> {
+        let Some(mut res) = self.res.take() else {
+            return Err("wgpu-hal: resources gone".into());
+        };
+        let result = match work {
+            Workload::BindGroupWrites { .. } => Ok(None),
+            _ => self.run(&mut res, work).map(Some),
+        };
+        self.res = Some(res);
+        result
+    }
+}
+
+impl WgpuHal {
+    fn run(&self, res: &mut Res, work: &Workload) -> Result<f64, String> {
+        let d = &self.device;
+        match *work {
+            Workload::BindGroups { layouts, groups } => {
+                let parts: Vec<Parts> = (0..layouts).map(|k| Parts::new(res, k)).collect();
+                let descs: Vec<GroupDesc> = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| p.desc(res, k))
+                    .collect();
+                let mut made = Vec::with_capacity(groups);
+                let start = Instant::now();
+                for i in 0..groups {
+                    // SAFETY: the layout and resources are live objects of this device.
+                    made.push(
+                        unsafe { d.create_bind_group(&descs[i % layouts]) }
+                            .map_err(err("bind group"))?,
+                    );
+                }
+                for group in made {
+                    // SAFETY: never used by GPU work.
+                    unsafe { d.destroy_bind_group(group) };
+                }
+                Ok(start.elapsed().as_nanos() as f64 / groups as f64)
+            }
+            Workload::BindGroupWrites { .. } => Err("raw-only workload".into()),
+            Workload::Buffers {
+                size,
+                mem,
+                holes,
+                iters,
+            } => {
+                self.make_holes(res, mem, holes)?;
+                let desc = buffer_desc(size, mem);
+                let start = Instant::now();
+                for _ in 0..iters {
+                    // SAFETY: valid descriptor; the buffer is never used by the GPU.
+                    unsafe { d.destroy_buffer(d.create_buffer(&desc).map_err(err("buffer"))?) };
+                }
+                Ok(start.elapsed().as_nanos() as f64 / iters as f64)
+            }
+            Workload::Encode { pass, commands } => self.encode(res, pass, commands),
+        }
+    }
+
+    fn make_holes(&self, res: &mut Res, mem: Mem, holes: usize) -> Result<(), String> {
+        if res.holes_key == Some((mem, holes)) {
+            return Ok(());
+        }
+        Self::drop_holes(&self.device, res);
+        let mut all = Vec::with_capacity(2 * holes);
+        for size in workload::hole_sizes(2 * holes) {
+            // SAFETY: valid descriptor.
+            match unsafe { self.device.create_buffer(&buffer_desc(size, mem)) } {
+                Ok(b) => all.push(b),
+                Err(e) => {
+                    // SAFETY: never used by the GPU.
+                    all.into_iter()
+                        .for_each(|b| unsafe { self.device.destroy_buffer(b) });
+                    return Err(err("hole")(e));
+                }
+            }
+        }
+        for (i, b) in all.into_iter().enumerate() {
+            if i % 2 == 0 {
+                res.holes.push(b);
+            } else {
+                // SAFETY: never used by the GPU.
+                unsafe { self.device.destroy_buffer(b) };
+            }
+        }
+        res.holes_key = Some((mem, holes));
+        Ok(())
+    }
+
+    fn drop_holes(device: &<A as hal::Api>::Device, res: &mut Res) {
+        for b in res.holes.drain(..) {
+            // SAFETY: never used by the GPU.
+            unsafe { device.destroy_buffer(b) };
+        }
+        res.holes_key = None;
+    }
+
+    fn encode(&self, res: &mut Res, pass: Pass, commands: usize) -> Result<f64, String> {
+        let e = &mut res.encoder;
+        let start = Instant::now();
+        // SAFETY: no recording is in progress; every object recorded is a
+        // live object of this device matching the pipeline layout; the
+        // command buffer is never submitted and goes back to the encoder.
+        unsafe {
+            e.begin_encoding(None).map_err(err("begin"))?;
+            match pass {
+                Pass::Compute => {
+                    e.begin_compute_pass(&hal::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes: None,
+                    });
+                    e.set_compute_pipeline(&res.compute);
+                    for i in 0..commands {
+                        e.set_bind_group(
+                            &res.pipeline_layout,
+                            0,
+                            &res.groups[i % ENCODE_GROUPS],
+                            &[],
+                        );
+                        e.dispatch_workgroups([1, 1, 1]);
+                    }
+                    e.end_compute_pass();
+                }
+                Pass::Render => {
+                    let color = [Some(hal::ColorAttachment {
+                        target: hal::Attachment {
+                            view: &res.target.1,
+                            usage: wgt::TextureUses::COLOR_TARGET,
+                        },
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: hal::AttachmentOps::LOAD_CLEAR | hal::AttachmentOps::STORE,
+                        clear_value: wgt::Color::BLACK,
+                    })];
+                    e.begin_render_pass(&hal::RenderPassDescriptor {
+                        label: None,
+                        extent: wgt::Extent3d {
+                            width: TARGET_SIZE,
+                            height: TARGET_SIZE,
+                            depth_or_array_layers: 1,
+                        },
+                        sample_count: 1,
+                        color_attachments: &color,
+                        depth_stencil_attachment: None,
+                        multiview_mask: None,
+                        timestamp_writes: None,
+                        occlusion_query_set: None,
+                    })
+                    .map_err(err("render pass"))?;
+                    e.set_render_pipeline(&res.render);
+                    for i in 0..commands {
+                        e.set_bind_group(
+                            &res.pipeline_layout,
+                            0,
+                            &res.groups[i % ENCODE_GROUPS],
+                            &[],
+                        );
+                        e.draw(0, 3, 0, 1);
+                    }
+                    e.end_render_pass();
+                }
+            }
+            let cb = e.end_encoding().map_err(err("end"))?;
+            let ns = start.elapsed().as_nanos() as f64 / commands as f64;
+            e.reset_all(std::iter::once(cb));
+            Ok(ns)
+        }
+    }
+}
+
+impl Drop for WgpuHal {
+    fn drop(&mut self) {
+        let Some(mut res) = self.res.take() else {
+            return;
+        };
+        Self::drop_holes(&self.device, &mut res);
+        // wgpu-hal has no destroy for encoders: dropping one frees its pool.
+        drop(res.encoder);
+        let d = &self.device;
+        // SAFETY: nothing was ever submitted, so no GPU work uses any of
+        // these; children are destroyed before what they point at.
+        unsafe {
+            for g in res.groups {
+                d.destroy_bind_group(g);
+            }
+            d.destroy_render_pipeline(res.render);
+            d.destroy_compute_pipeline(res.compute);
+            d.destroy_shader_module(res.shader);
+            d.destroy_pipeline_layout(res.pipeline_layout);
+            d.destroy_sampler(res.sampler);
+            for (texture, view) in [res.target, res.texture] {
+                d.destroy_texture_view(view);
+                d.destroy_texture(texture);
+            }
+            d.destroy_buffer(res.uniform);
+            for l in res.layouts {
+                d.destroy_bind_group_layout(l);
+            }
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! What is measured: the workloads, their sizes, the shaders, and the
+//! `Side` trait each implementation (keel-hal, wgpu-hal, raw ash) fulfils.
+
+use std::fmt;
+
+/// Memory kind of a buffer workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mem {
+    /// GPU-only (Vulkan: DEVICE_LOCAL).
+    Device,
+    /// CPU writes, GPU reads (Vulkan: HOST_VISIBLE | HOST_COHERENT).
+    Upload,
+}
+
+/// Which pass an encoding workload records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// `set_bind_group` + `dispatch` in a compute pass.
+    Compute,
+    /// `set_bind_group` + `draw` in a render pass.
+    Render,
+}
+
+/// One thing to measure. Each sample reports nanoseconds per op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// Create `groups` bind groups, then destroy them all; `layouts` layouts
+    /// used in turn. One op = one create + one destroy.
+    BindGroups { layouts: usize, groups: usize },
+    /// Floor (raw only): rewrite a kept descriptor set. One op = one
+    /// `vkUpdateDescriptorSets` of the three bindings.
+    BindGroupWrites { groups: usize },
+    /// Create and destroy one buffer, `iters` times, with `holes` live
+    /// buffers interleaved with as many freed ones in the allocator.
+    Buffers {
+        size: u64,
+        mem: Mem,
+        holes: usize,
+        iters: usize,
+    },
+    /// Record `commands` × (set_bind_group + dispatch/draw) between
+    /// begin and end of encoding. One op = one pair.
+    Encode { pass: Pass, commands: usize },
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Workload::BindGroups { layouts, groups } => {
+                write!(f, "bind-group churn, {layouts} layout(s), {groups} groups")
+            }
+            Workload::BindGroupWrites { groups } => {
+                write!(f, "bind-group write-only floor, {groups} sets")
+            }
+            Workload::Buffers {
+                size, mem, holes, ..
+            } => {
+                write!(f, "buffer {} {:?}, {holes} holes", size_text(size), mem)
+            }
+            Workload::Encode { pass, commands } => {
+                let what = match pass {
+                    Pass::Compute => "bind+dispatch",
+                    Pass::Render => "bind+draw",
+                };
+                write!(f, "encode {commands} x {what}")
+            }
+        }
+    }
+}
+
+fn size_text(size: u64) -> String {
+    match size {
+        s if s >= 1 << 20 => format!("{} MiB", s >> 20),
+        s if s >= 1 << 10 => format!("{} KiB", s >> 10),
+        s => format!("{s} B"),
+    }
+}
+
+/// Iteration counts: the full run, or tiny ones for CI (`--smoke`).
+#[derive(Clone, Copy, Debug)]
+pub struct Scale {
+    /// Bind groups per churn sample.
+    pub groups: usize,
+    /// Create+destroy pairs per buffer sample (small and medium sizes).
+    pub buffer_iters: usize,
+    /// Create+destroy pairs per buffer sample (4 MiB).
+    pub big_buffer_iters: usize,
+    /// Live-hole counts for the buffer workloads.
+    pub holes: [usize; 3],
+    /// Commands per encoding sample.
+    pub commands: usize,
+}
+
+impl Scale {
+    /// The full scale (issue 3).
+    pub const FULL: Scale = Scale {
+        groups: 1000,
+        buffer_iters: 1000,
+        big_buffer_iters: 200,
+        holes: [0, 1000, 10_000],
+        commands: 10_000,
+    };
+    /// Tiny counts, for CI.
+    pub const SMOKE: Scale = Scale {
+        groups: 50,
+        buffer_iters: 10,
+        big_buffer_iters: 4,
+        holes: [0, 10, 100],
+        commands: 200,
+    };
+
+    /// Every workload, in run order (buffer workloads grouped by hole
+    /// count and memory kind so each side builds its holes once per group).
+    pub fn workloads(&self) -> Vec<Workload> {
+        let groups = self.groups;
+        let mut list = vec![
+            Workload::BindGroups { layouts: 1, groups },
+            Workload::BindGroups { layouts: 3, groups },
+            Workload::BindGroupWrites { groups },
+        ];
+        for holes in self.holes {
+            for mem in [Mem::Device, Mem::Upload] {
+                for size in [256, 64 << 10, 4 << 20] {
+                    let iters = if size >= 4 << 20 {
+                        self.big_buffer_iters
+                    } else {
+                        self.buffer_iters
+                    };
+                    list.push(Workload::Buffers {
+                        size,
+                        mem,
+                        holes,
+                        iters,
+                    });
+                }
+            }
+        }
+        for pass in [Pass::Compute, Pass::Render] {
+            list.push(Workload::Encode {
+                pass,
+                commands: self.commands,
+            });
+        }
+        list
+    }
+}
+
+/// One implementation under test, owning its device and resources.
+pub trait Side {
+    /// The name of the adapter this side opened.
+    fn adapter_name(&self) -> &str;
+    /// Runs one sample of `work` (set-up and warm-up excluded from the timing)
+    /// and returns nanoseconds per op, or `None` where the workload does not
+    /// apply to this side.
+    fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String>;
+}
+
+/// Sizes of the buffers that make the holes: log-uniform in 256 B–256 KiB,
+/// from a fixed seed, so every side gets the same sequence.
+pub fn hole_sizes(count: usize) -> Vec<u64> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..count)
+        .map(|_| {
+            // xorshift64*
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let r = state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
+            let unit = r as f64 / (1u64 << 53) as f64;
+            let size = 256.0 * 1024f64.powf(unit);
+            (size as u64).clamp(256, 256 << 10) & !3
+        })
+        .collect()
+}
+
+/// Size of the uniform buffer every bind group points at.
+pub const UNIFORM_SIZE: u64 = 256;
+
+/// Extent of the sampled texture and of the render target.
+pub const TEXTURE_SIZE: u32 = 4;
+pub const TARGET_SIZE: u32 = 64;
+
+/// The shaders of the encoding workloads: group 0 is (uniform, texture, sampler).
+pub const WGSL: &str = r#"
+@group(0) @binding(0) var<uniform> u: vec4<f32>;
+@group(0) @binding(1) var t: texture_2d<f32>;
+@group(0) @binding(2) var s: sampler;
+
+@compute @workgroup_size(1)
+fn cs_main() {
+    let x = textureSampleLevel(t, s, vec2<f32>(0.5), 0.0) + u;
+}
+
+@vertex
+fn vs_main(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    return u + vec4<f32>(f32(i), 0.0, 0.0, 1.0);
+}
+
+@fragment
+fn fs_main() -> @location(0) vec4<f32> {
+    return textureSample(t, s, vec2<f32>(0.5));
+}
+"#;
+
+/// Parses and validates [`WGSL`] with naga.
+pub fn naga_module() -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
+    let module = naga::front::wgsl::parse_str(WGSL).map_err(|e| e.emit_to_string(WGSL))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{e:?}"))?;
+    Ok((module, info))
+}
+
+/// [`WGSL`] as SPIR-V (all entry points), for the raw side.
+pub fn spirv() -> Result<Vec<u32>, String> {
+    let (module, info) = naga_module()?;
+    let options = naga::back::spv::Options {
+        lang_version: (1, 3),
+        ..Default::default()
+    };
+    naga::back::spv::write_vec(&module, &info, &options, None).map_err(|e| e.to_string())
+}
+
+/// What one binding of a churn layout holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A uniform buffer ([`UNIFORM_SIZE`] bytes).
+    Uniform,
+    /// A sampled 2D float texture.
+    Texture,
+    /// A filtering sampler.
+    Sampler,
+}
+
+/// Bindings 0.. of the three churn layouts. Each starts with the shader's
+/// (uniform, texture, sampler), so every layout fits the pipelines, and the
+/// extra binding gives layouts 1 and 2 their own descriptor counts.
+pub const LAYOUTS: [&[Kind]; 3] = [
+    &[Kind::Uniform, Kind::Texture, Kind::Sampler],
+    &[Kind::Uniform, Kind::Texture, Kind::Sampler, Kind::Texture],
+    &[Kind::Uniform, Kind::Texture, Kind::Sampler, Kind::Uniform],
+];
+
+/// Bind groups the encoding workloads cycle through (all of layout 0).
+pub const ENCODE_GROUPS: usize = 8;
+
+/// The `wgpu-types` entries of a churn layout (keel-hal and wgpu-hal share them).
+pub fn layout_entries(kinds: &[Kind]) -> Vec<wgt::BindGroupLayoutEntry> {
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| wgt::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgt::ShaderStages::VERTEX_FRAGMENT | wgt::ShaderStages::COMPUTE,
+            ty: match kind {
+                Kind::Uniform => wgt::BindingType::Buffer {
+                    ty: wgt::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                Kind::Texture => wgt::BindingType::Texture {
+                    sample_type: wgt::TextureSampleType::Float { filterable: true },
+                    view_dimension: wgt::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                Kind::Sampler => wgt::BindingType::Sampler(wgt::SamplerBindingType::Filtering),
+            },
+            count: None,
+        })
+        .collect()
+}

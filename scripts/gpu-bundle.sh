@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Prepares .gl/ (ignored by git) for running keel-hal on a GPU machine that has
+# a driver but no Vulkan loader or validation layer: the loader and GL/EGL
+# packages, the validation layer, and release builds of the test binaries,
+# examples and benchmark. Run it here, then carry .gl to the GPU machine and
+# run scripts/gpu-run.sh there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exclude=$(git rev-parse --git-path info/exclude)
+grep -qx '/.gl/' "$exclude" 2>/dev/null || echo /.gl/ >> "$exclude"
+mkdir -p .gl/layers .gl/bin /tmp/amd64/partial
+o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
+    apt-get $o update >/dev/null
+    (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+    (cd .gl/layers && apt-get $o download vulkan-validationlayers)
+fi
+cargo test --release --features fault-injection --no-run 2>&1 | tee /tmp/gpu-bundle.log | grep -E '^error' || true
+for t in $(sed -n 's/.*Executable tests\/\([a-z_]*\)\.rs (\(.*\))/\1=\2/p' /tmp/gpu-bundle.log); do
+    cp "${t#*=}" ".gl/bin/${t%%=*}"
+done
+for ex in "$@"; do
+    cargo build --release --example "$ex"
+    cp "target/release/examples/$ex" .gl/bin/
+done
+strip .gl/bin/* 2>/dev/null || true
+du -sh .gl

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# On the GPU machine: installs the carried Vulkan loader (.gl/*.deb), unpacks
+# the validation layer beside it (not into /), points the loader at the
+# NVIDIA ICD when the system has none registered, then runs "$@".
+set -uo pipefail
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+mkdir -p /tmp/vl
+for f in .gl/layers/*.deb; do dpkg -x "$f" /tmp/vl; done
+export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
+export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
+   && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+"$@"

@@ -1,0 +1,193 @@
+//! Shader modules and pipelines on noop, through the backend-independent
+//! shader front end (`crate::shader`): WGSL and naga modules are validated
+//! exactly as on Vulkan, SPIR-V gets the same structural check, and a
+//! pipeline's entry points are found and checked against its layout. The
+//! noop backend runs no shaders, so nothing is translated.
+//!
+//! Pipeline checks, besides the shader interface: compute workgroup sizes
+//! against the compute limits; render pipelines' vertex buffers, attributes
+//! and strides, colour target count and formats, depth/stencil format and
+//! sample count (`PipelineError::Unsupported`).
+
+use std::borrow::Cow;
+
+use super::{ComputePipeline, DeviceShared, RenderPipeline, ShaderModule};
+use crate::shader::interface::{check_layout, find_entry_point, EntryPointInterface};
+use crate::shader::ShaderInput;
+use crate::{
+    ComputePipelineDescriptor, DeviceError, PipelineError, ProgrammableStage,
+    RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
+};
+
+/// What shaders may use on a noop device: what a Vulkan device opened with
+/// the same features allows (so naga accepts and rejects the same modules
+/// on both): immediates (push constants), early depth tests and cube array
+/// textures always, binding arrays with the device's binding-array
+/// features, and nothing that needs a feature keel-hal does not enable.
+pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
+    use naga::valid::Capabilities as C;
+    use wgt::Features as F;
+    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::CUBE_ARRAY_TEXTURES;
+    let pairs = [
+        (F::SHADER_F64, C::FLOAT64),
+        (F::SHADER_INT64, C::SHADER_INT64),
+        (F::SHADER_I16, C::SHADER_INT16),
+        (F::SHADER_F16, C::SHADER_FLOAT16),
+        (
+            F::TEXTURE_BINDING_ARRAY,
+            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
+        ),
+        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
+        (
+            F::STORAGE_RESOURCE_BINDING_ARRAY,
+            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
+        ),
+    ];
+    for (feature, cap) in pairs {
+        if shared.features.contains(feature) {
+            caps |= cap;
+        }
+    }
+    caps
+}
+
+/// Runs the front end on the module's source and keeps the result.
+pub(crate) fn create_shader_module(
+    shared: &DeviceShared,
+    desc: &ShaderModuleDescriptor,
+) -> Result<ShaderModule, ShaderError> {
+    let input = match ShaderInput::new(desc.source.clone(), naga_capabilities(shared))? {
+        ShaderInput::Naga(module) => ShaderInput::Naga(module),
+        ShaderInput::SpirV(words) => {
+            let mut owned = Vec::new();
+            owned
+                .try_reserve_exact(words.len())
+                .map_err(|_| DeviceError::OutOfMemory)?;
+            owned.extend_from_slice(&words);
+            ShaderInput::SpirV(Cow::Owned(owned))
+        }
+    };
+    Ok(ShaderModule { input })
+}
+
+/// Finds a stage's entry point and checks it against the layout; `None`
+/// for SPIR-V modules, whose interface the hal does not know.
+fn check_stage(
+    stage: &ProgrammableStage<'_, super::Api>,
+    naga_stage: naga::ShaderStage,
+    layout: &super::PipelineLayout,
+) -> Result<Option<EntryPointInterface>, PipelineError> {
+    match &stage.module.input {
+        ShaderInput::Naga(module) => {
+            let interface = find_entry_point(module, stage.entry_point, naga_stage)?;
+            check_layout(&interface, layout)?;
+            Ok(Some(interface))
+        }
+        ShaderInput::SpirV(_) => Ok(None),
+    }
+}
+
+/// Checks a compute pipeline's stage and workgroup size.
+pub(crate) fn create_compute_pipeline(
+    shared: &DeviceShared,
+    desc: &ComputePipelineDescriptor<super::Api>,
+) -> Result<ComputePipeline, PipelineError> {
+    if let Some(interface) = check_stage(&desc.stage, naga::ShaderStage::Compute, desc.layout)? {
+        let l = &shared.limits;
+        let [x, y, z] = interface.workgroup_size;
+        let invocations = u64::from(x) * u64::from(y) * u64::from(z);
+        if x > l.max_compute_workgroup_size_x
+            || y > l.max_compute_workgroup_size_y
+            || z > l.max_compute_workgroup_size_z
+            || invocations > u64::from(l.max_compute_invocations_per_workgroup)
+        {
+            return Err(PipelineError::Unsupported(format!(
+                "workgroup size {x}x{y}x{z} exceeds the device's compute limits"
+            )));
+        }
+    }
+    Ok(ComputePipeline { _private: () })
+}
+
+/// Checks a render pipeline's stages and fixed-function state.
+pub(crate) fn create_render_pipeline(
+    shared: &DeviceShared,
+    desc: &RenderPipelineDescriptor<super::Api>,
+) -> Result<RenderPipeline, PipelineError> {
+    check_stage(&desc.vertex_stage, naga::ShaderStage::Vertex, desc.layout)?;
+    if let Some(fragment) = &desc.fragment_stage {
+        check_stage(fragment, naga::ShaderStage::Fragment, desc.layout)?;
+    }
+    check_fixed_function(shared, desc).map_err(|what| PipelineError::Unsupported(what.into()))?;
+    Ok(RenderPipeline { _private: () })
+}
+
+fn check_fixed_function(
+    shared: &DeviceShared,
+    desc: &RenderPipelineDescriptor<super::Api>,
+) -> Result<(), &'static str> {
+    let l = &shared.limits;
+    if desc.vertex_buffers.len() > l.max_vertex_buffers as usize {
+        return Err("more vertex buffers than max_vertex_buffers");
+    }
+    let mut attributes = 0usize;
+    for buffer in desc.vertex_buffers {
+        if buffer.array_stride > u64::from(l.max_vertex_buffer_array_stride) {
+            return Err("a vertex buffer stride exceeds max_vertex_buffer_array_stride");
+        }
+        for a in buffer.attributes {
+            if a.shader_location >= l.max_vertex_attributes {
+                return Err("a vertex attribute location is at or above max_vertex_attributes");
+            }
+            if buffer.array_stride != 0 && a.offset + a.format.size() > buffer.array_stride {
+                return Err("a vertex attribute runs past its buffer's stride");
+            }
+        }
+        attributes += buffer.attributes.len();
+    }
+    if attributes > l.max_vertex_attributes as usize {
+        return Err("more vertex attributes than max_vertex_attributes");
+    }
+    if desc.color_targets.len() > l.max_color_attachments as usize {
+        return Err("more colour targets than max_color_attachments");
+    }
+    let caps = |format| super::instance::format_features(format, shared.features);
+    for target in desc.color_targets.iter().flatten() {
+        let features = caps(target.format);
+        if target.format.is_depth_stencil_format()
+            || !features
+                .allowed_usages
+                .contains(wgt::TextureUsages::RENDER_ATTACHMENT)
+        {
+            return Err("a colour target format cannot be rendered to");
+        }
+        if target.blend.is_some()
+            && !features
+                .flags
+                .contains(wgt::TextureFormatFeatureFlags::BLENDABLE)
+        {
+            return Err("a colour target format with blending is not blendable");
+        }
+    }
+    if let Some(ds) = &desc.depth_stencil {
+        if !ds.format.is_depth_stencil_format() {
+            return Err("the depth/stencil format is not a depth or stencil format");
+        }
+    }
+    let samples = desc.multisample.count;
+    if !matches!(samples, 1 | 2 | 4 | 8 | 16) {
+        return Err("the sample count is not 1, 2, 4, 8 or 16");
+    }
+    let formats = desc
+        .color_targets
+        .iter()
+        .flatten()
+        .map(|t| t.format)
+        .chain(desc.depth_stencil.as_ref().map(|ds| ds.format));
+    for format in formats {
+        if samples > 1 && !caps(format).flags.sample_count_supported(samples) {
+            return Err("an attachment format does not support the sample count");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,388 @@
+//! The backend-independent shader front end.
+//!
+//! Both backends turn a [`ShaderSource`] into a [`ShaderInput`] here: WGSL is
+//! parsed and validated with naga, naga modules are validated, SPIR-V gets a
+//! structural check and passes through. A validated module can then be
+//! translated to SPIR-V for Vulkan ([`to_spirv`]), and an entry point's
+//! interface can be read and checked against a pipeline layout (the
+//! [`interface`] submodule: [`interface::find_entry_point`],
+//! [`interface::check_layout`]).
+//!
+//! Nothing here panics on bad input: every failure is a [`ShaderError`] or
+//! a [`PipelineError`](crate::PipelineError) with a message that says where
+//! and what.
+
+use std::borrow::Cow;
+
+use crate::ShaderError;
+
+pub(crate) mod interface;
+#[cfg(test)]
+mod tests;
+
+use crate::ShaderSource;
+
+/// A shader module's code once the front end has accepted it: what a
+/// backend's shader module keeps.
+#[derive(Clone, Debug)]
+pub(crate) enum ShaderInput<'a> {
+    /// Validated naga IR (from WGSL or a naga module): its interface can be
+    /// reflected and it can be translated for the backend.
+    Naga(Box<ValidatedModule>),
+    /// SPIR-V that passed [`check_spirv`]. Its interface is not known to the
+    /// hal, so pipelines built from it are not checked against their layout.
+    SpirV(Cow<'a, [u32]>),
+}
+
+impl<'a> ShaderInput<'a> {
+    /// Runs the front end on `source`: [`parse_and_validate`] for WGSL and
+    /// naga modules (with `capabilities`), [`check_spirv`] for SPIR-V.
+    pub(crate) fn new(
+        source: ShaderSource<'a>,
+        capabilities: naga::valid::Capabilities,
+    ) -> Result<Self, ShaderError> {
+        match source {
+            ShaderSource::SpirV(words) => {
+                check_spirv(&words)?;
+                Ok(Self::SpirV(words))
+            }
+            other => parse_and_validate(other, capabilities).map(|m| Self::Naga(Box::new(m))),
+        }
+    }
+}
+
+/// A naga module that passed validation, with its validation results.
+///
+/// Only [`parse_and_validate`] and [`resolve_overrides`] make one, so the
+/// `info` always belongs to the `module`.
+#[derive(Clone, Debug)]
+pub(crate) struct ValidatedModule {
+    module: naga::Module,
+    info: naga::valid::ModuleInfo,
+    /// The WGSL text the module was parsed from, kept for SPIR-V debug info.
+    wgsl: Option<String>,
+}
+
+impl ValidatedModule {
+    /// The naga IR.
+    pub(crate) fn module(&self) -> &naga::Module {
+        &self.module
+    }
+
+    /// naga's validation results for [`Self::module`].
+    pub(crate) fn info(&self) -> &naga::valid::ModuleInfo {
+        &self.info
+    }
+
+    /// The WGSL text, when the module came from WGSL.
+    pub(crate) fn wgsl(&self) -> Option<&str> {
+        self.wgsl.as_deref()
+    }
+}
+
+/// Parses (WGSL) and validates (WGSL and naga modules) with naga.
+///
+/// `capabilities` are what the device allows; WGSL `enable` directives for
+/// anything else fail to parse, and a module that uses anything else fails
+/// validation. SPIR-V is not parsed (naga's `spv-in` is not built): it
+/// returns [`ShaderError::Unsupported`]; use [`ShaderInput::new`] for it.
+pub(crate) fn parse_and_validate(
+    source: ShaderSource<'_>,
+    capabilities: naga::valid::Capabilities,
+) -> Result<ValidatedModule, ShaderError> {
+    match source {
+        ShaderSource::Wgsl(text) => {
+            let module = parse_wgsl(&text, capabilities)?;
+            let info = validate(&module, capabilities, Some(&text))?;
+            Ok(ValidatedModule {
+                module,
+                info,
+                wgsl: Some(text.into_owned()),
+            })
+        }
+        ShaderSource::Naga(module) => {
+            let info = validate(&module, capabilities, None)?;
+            Ok(ValidatedModule {
+                module: module.into_owned(),
+                info,
+                wgsl: None,
+            })
+        }
+        ShaderSource::SpirV(_) => Err(ShaderError::Unsupported(
+            "SPIR-V is checked and passed through, not parsed into naga IR",
+        )),
+    }
+}
+
+/// Parses WGSL. Errors carry the 1-based line and column of naga's first
+/// label, and naga's message followed by its labels and notes.
+fn parse_wgsl(
+    text: &str,
+    capabilities: naga::valid::Capabilities,
+) -> Result<naga::Module, ShaderError> {
+    let options = naga::front::wgsl::Options {
+        parse_doc_comments: false,
+        capabilities,
+    };
+    naga::front::wgsl::Frontend::new_with_options(options)
+        .parse(text)
+        .map_err(|err| {
+            let mut message = err.message().to_owned();
+            let mut first = None;
+            for (span, label) in err.labels() {
+                let at = span_location(text, span);
+                first = first.or(at);
+                if !label.is_empty() && !err.message().contains(label) {
+                    let (line, column) = at.unwrap_or((0, 0));
+                    message.push_str(&format!("; {line}:{column}: {label}"));
+                }
+            }
+            for note in err.notes() {
+                message.push_str("; note: ");
+                message.push_str(note);
+            }
+            let (line, column) = first.unwrap_or((0, 0));
+            ShaderError::Parse {
+                message,
+                line,
+                column,
+            }
+        })
+}
+
+/// Validates a module with every validation flag and `capabilities`.
+/// `text` is the WGSL the module came from, if any: it gives the error's
+/// position (0:0 without it).
+fn validate(
+    module: &naga::Module,
+    capabilities: naga::valid::Capabilities,
+    text: Option<&str>,
+) -> Result<naga::valid::ModuleInfo, ShaderError> {
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+        .validate(module)
+        .map_err(|err| {
+            let (line, column) = text
+                .and_then(|text| err.spans().find_map(|&(span, _)| span_location(text, span)))
+                .unwrap_or((0, 0));
+            ShaderError::Validation {
+                message: error_chain(&err),
+                line,
+                column,
+            }
+        })
+}
+
+/// An error's message followed by its chain of causes, `: `-separated.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut cause = err.source();
+    while let Some(next) = cause {
+        message.push_str(": ");
+        message.push_str(&next.to_string());
+        cause = next.source();
+    }
+    message
+}
+
+/// The 1-based line and column (in characters) where `span` starts in
+/// `text`; `None` for an unknown span or one that does not fit `text`.
+fn span_location(text: &str, span: naga::Span) -> Option<(u32, u32)> {
+    let start = span.to_range()?.start;
+    let before = text.get(..start)?;
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some((saturate(line), saturate(column)))
+}
+
+fn saturate(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The SPIR-V magic number, in the host's word order.
+pub(crate) const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+/// Words in a SPIR-V module header.
+const SPIRV_HEADER_WORDS: usize = 5;
+
+/// `OpEntryPoint`'s opcode.
+const OP_ENTRY_POINT: u32 = 15;
+
+/// Checks that `words` look like a SPIR-V module a Vulkan 1.3 driver can
+/// be handed: the magic number in host order, a 5-word header with version
+/// 1.0 to 1.6 and a non-zero id bound, an instruction stream in which every
+/// instruction's word count is at least 1 and ends inside the stream, and at
+/// least one `OpEntryPoint`. This is no validator (the module's meaning is
+/// not checked); it stops the driver from reading past the code.
+pub(crate) fn check_spirv(words: &[u32]) -> Result<(), ShaderError> {
+    let invalid = |reason| Err(ShaderError::InvalidSpirV(reason));
+    let Some(&magic) = words.first() else {
+        return invalid("no words");
+    };
+    if magic != SPIRV_MAGIC {
+        if magic.swap_bytes() == SPIRV_MAGIC {
+            return invalid("the words are byte-swapped (magic number in the wrong endianness)");
+        }
+        return invalid("the first word is not the SPIR-V magic number 0x07230203");
+    }
+    if words.len() < SPIRV_HEADER_WORDS {
+        return invalid("shorter than the 5-word header");
+    }
+    let version = words[1];
+    let (major, minor) = ((version >> 16) & 0xff, (version >> 8) & 0xff);
+    if version & 0xff00_00ff != 0 || major != 1 {
+        return invalid("the version word is not a SPIR-V 1.x version");
+    }
+    if minor > 6 {
+        return invalid("version above 1.6");
+    }
+    if words[3] == 0 {
+        return invalid("the id bound is zero");
+    }
+    let mut entry_points = 0usize;
+    let mut at = SPIRV_HEADER_WORDS;
+    while let Some(&first) = words.get(at) {
+        let count = (first >> 16) as usize;
+        if count == 0 {
+            return invalid("an instruction has a word count of zero");
+        }
+        if count > words.len() - at {
+            return invalid("an instruction runs past the end of the code");
+        }
+        if first & 0xffff == OP_ENTRY_POINT {
+            entry_points += 1;
+        }
+        at += count;
+    }
+    if entry_points == 0 {
+        return invalid("no OpEntryPoint");
+    }
+    Ok(())
+}
+
+/// The SPIR-V version generated for Vulkan (1.5: Vulkan 1.2 and later).
+pub(crate) const SPIRV_VERSION: (u8, u8) = (1, 5);
+
+/// How [`to_spirv`] translates a module.
+#[derive(Clone, Debug)]
+pub(crate) struct SpirvOptions<'a> {
+    /// Emit only this entry point (and what it reaches); `None`: all of them.
+    pub entry_point: Option<(naga::ShaderStage, &'a str)>,
+    /// Values for the module's `override` declarations, by name or id.
+    /// Overrides without a value use their default; one without either is
+    /// an error.
+    pub constants: Option<&'a naga::back::PipelineConstants>,
+    /// Emit debug info (names; for WGSL modules the source text and line
+    /// numbers too) under this file name. `None`: no debug info.
+    pub debug_file_name: Option<&'a str>,
+    /// Flip Y and remap depth in vertex outputs (for a non-flipped viewport).
+    pub adjust_coordinate_space: bool,
+    /// Write `PointSize` in vertex shaders (needed for point-list topology).
+    pub force_point_size: bool,
+    /// Bounds-check policies for indexing and image accesses.
+    pub bounds_checks: naga::proc::BoundsCheckPolicies,
+    /// How workgroup memory is zero-initialised.
+    pub zero_initialize_workgroup_memory: naga::back::spv::ZeroInitializeWorkgroupMemoryMode,
+}
+
+impl Default for SpirvOptions<'_> {
+    fn default() -> Self {
+        Self {
+            entry_point: None,
+            constants: None,
+            debug_file_name: None,
+            adjust_coordinate_space: false,
+            force_point_size: true,
+            bounds_checks: naga::proc::BoundsCheckPolicies::default(),
+            zero_initialize_workgroup_memory:
+                naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Polyfill,
+        }
+    }
+}
+
+/// Resolves `override` declarations with `constants` and, when
+/// `entry_point` is given, keeps only that entry point. Borrows `module`
+/// back when there is nothing to do.
+pub(crate) fn resolve_overrides<'m>(
+    module: &'m ValidatedModule,
+    entry_point: Option<(naga::ShaderStage, &str)>,
+    constants: &naga::back::PipelineConstants,
+) -> Result<Cow<'m, ValidatedModule>, ShaderError> {
+    let (ir, info) = naga::back::pipeline_constants::process_overrides(
+        &module.module,
+        &module.info,
+        entry_point,
+        constants,
+    )
+    .map_err(|err| ShaderError::Translation(error_chain(&err)))?;
+    Ok(match (ir, info) {
+        (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(module),
+        (ir, info) => Cow::Owned(ValidatedModule {
+            module: ir.into_owned(),
+            info: info.into_owned(),
+            wgsl: module.wgsl.clone(),
+        }),
+    })
+}
+
+/// Translates a validated module to SPIR-V 1.5 for Vulkan.
+///
+/// Bind group `g`, binding `b` becomes descriptor set `g`, binding `b`;
+/// immediates (`var<immediate>`) become a push-constant block at offset 0.
+/// Every SPIR-V capability the module needs is allowed: the validator has
+/// already held the module to the device's capabilities (ray queries
+/// included). Overrides are resolved first (see [`resolve_overrides`]).
+pub(crate) fn to_spirv(
+    module: &ValidatedModule,
+    options: &SpirvOptions<'_>,
+) -> Result<Vec<u32>, ShaderError> {
+    use naga::back::spv;
+
+    let empty = naga::back::PipelineConstants::default();
+    let resolved = resolve_overrides(
+        module,
+        options.entry_point,
+        options.constants.unwrap_or(&empty),
+    )?;
+    let mut flags = spv::WriterFlags::LABEL_VARYINGS;
+    flags.set(spv::WriterFlags::DEBUG, options.debug_file_name.is_some());
+    flags.set(
+        spv::WriterFlags::ADJUST_COORDINATE_SPACE,
+        options.adjust_coordinate_space,
+    );
+    flags.set(spv::WriterFlags::FORCE_POINT_SIZE, options.force_point_size);
+    // Resolving overrides copies spans, so they still index the WGSL text.
+    let debug_info =
+        options
+            .debug_file_name
+            .zip(resolved.wgsl())
+            .map(|(file_name, source_code)| spv::DebugInfo {
+                source_code,
+                file_name,
+                language: spv::SourceLanguage::WGSL,
+            });
+    let spv_options = spv::Options {
+        lang_version: SPIRV_VERSION,
+        flags,
+        // No binding map: group g / binding b map to set g / binding b.
+        fake_missing_bindings: true,
+        binding_map: spv::BindingMap::default(),
+        capabilities: None,
+        bounds_check_policies: options.bounds_checks,
+        zero_initialize_workgroup_memory: options.zero_initialize_workgroup_memory,
+        debug_info,
+        ..spv::Options::default()
+    };
+    let pipeline_options = options
+        .entry_point
+        .map(|(shader_stage, name)| spv::PipelineOptions {
+            shader_stage,
+            entry_point: name.to_owned(),
+        });
+    spv::write_vec(
+        &resolved.module,
+        &resolved.info,
+        &spv_options,
+        pipeline_options.as_ref(),
+    )
+    .map_err(|err| ShaderError::Translation(error_chain(&err)))
+}

@@ -1,0 +1,504 @@
+//! Bind group layouts and pipeline layouts on Vulkan (bind groups are in
+//! `bind_group.rs`).
+//!
+//! - A bind group layout is a `VkDescriptorSetLayout` registered with the
+//!   device's descriptor allocator (design §5), which gives its sets a pool
+//!   shared by every layout of the same shape. Its entries are kept, sorted
+//!   by binding, for bind-group checks and pipeline interface checks.
+//! - A bind group is a descriptor set from that allocator (a recycled one
+//!   when the layout has one), written with one `vkUpdateDescriptorSets`.
+//!   Its entries are checked against the layout first (`bind_group.rs`).
+//! - A pipeline layout is a `VkPipelineLayout` that keeps its groups'
+//!   entries and its push-constant ranges ([`LayoutView`]).
+//!
+//! Set index = bind group index and binding = binding number, as naga's
+//! SPIR-V output expects.
+
+use std::ops::Range;
+
+use ash::vk;
+
+use super::descriptor::{BucketKey, DescriptorCounts};
+use super::device::set_object_name;
+use super::{conv, map_err, DeviceShared};
+use crate::shader::interface::LayoutView;
+use crate::{
+    BindGroupLayoutDescriptor, BindGroupLayoutFlags, BindingError, PipelineLayoutDescriptor,
+};
+
+pub(super) use super::bind_group::{create_bind_group, destroy_bind_group};
+
+/// Creates a bind group layout (see the module docs).
+///
+/// # Safety
+/// `device` is live.
+pub(super) unsafe fn create_bind_group_layout(
+    device: &super::Device,
+    desc: &BindGroupLayoutDescriptor,
+) -> Result<super::BindGroupLayout, BindingError> {
+    let shared = &*device.shared;
+    let mut entries = desc.entries.to_vec();
+    entries.sort_by_key(|e| e.binding);
+    if let Some(pair) = entries.windows(2).find(|w| w[0].binding == w[1].binding) {
+        return Err(BindingError::DuplicateBinding(pair[0].binding));
+    }
+    let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
+
+    let mut types = Vec::with_capacity(entries.len());
+    let mut bindings = Vec::with_capacity(entries.len());
+    let mut binding_flags = Vec::new();
+    let mut dynamic_count = 0;
+    for entry in &entries {
+        let ty = check_layout_entry(shared, entry, update_after_bind)?;
+        if matches!(
+            ty,
+            vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
+        ) {
+            dynamic_count += 1;
+        }
+        types.push(ty);
+        bindings.push(
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(entry.binding)
+                .descriptor_type(ty)
+                .descriptor_count(entry.count.map_or(1, |c| c.get()))
+                .stage_flags(conv::map_shader_stages(entry.visibility)),
+        );
+        if update_after_bind {
+            let mut flags = vk::DescriptorBindingFlags::UPDATE_AFTER_BIND;
+            if entry.count.is_some() {
+                flags |= vk::DescriptorBindingFlags::PARTIALLY_BOUND;
+            }
+            binding_flags.push(flags);
+        }
+    }
+    // Every entry has a Vulkan descriptor type by now (external textures
+    // were refused), so the counts exist.
+    let counts =
+        DescriptorCounts::from_layout_entries(&entries).ok_or(BindingError::Unsupported {
+            binding: 0,
+            reason: "a binding type has no Vulkan descriptor type",
+        })?;
+    let key = BucketKey {
+        counts,
+        update_after_bind,
+    };
+
+    let mut flags_info =
+        vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&binding_flags);
+    let mut info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+    if update_after_bind {
+        info = info
+            .flags(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
+            .push_next(&mut flags_info);
+    }
+    // SAFETY: every binding was checked against the device's features; the
+    // binding-flags array, when chained, has one element per binding.
+    let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }.map_err(map_err)?;
+    // SAFETY: `key` was computed from this layout's entries and flag; the
+    // allocator is this device's.
+    let registered = unsafe { shared.descriptors.lock().register_layout(&shared.raw, key) };
+    let token = match registered {
+        Ok(token) => token,
+        Err(e) => {
+            // Nothing was registered: the layout goes directly.
+            // SAFETY: `raw` was just created and is used by nothing.
+            unsafe { shared.raw.destroy_descriptor_set_layout(raw, None) };
+            return Err(e.into());
+        }
+    };
+    shared.counters.bind_group_layouts.add();
+    if let Some(label) = desc.label {
+        // SAFETY: `raw` is live.
+        unsafe { set_object_name(shared, raw, label) };
+    }
+    Ok(super::BindGroupLayout {
+        raw,
+        entries: entries.into(),
+        types: types.into(),
+        dynamic_count,
+        update_after_bind,
+        token,
+    })
+}
+
+/// Checks one layout entry against what the device can express; returns
+/// its Vulkan descriptor type.
+fn check_layout_entry(
+    shared: &DeviceShared,
+    entry: &wgt::BindGroupLayoutEntry,
+    update_after_bind: bool,
+) -> Result<vk::DescriptorType, BindingError> {
+    let unsupported = |reason| BindingError::Unsupported {
+        binding: entry.binding,
+        reason,
+    };
+    let Some(ty) = conv::map_binding_type(&entry.ty) else {
+        return Err(unsupported(
+            "external textures are not supported by the Vulkan backend",
+        ));
+    };
+    use wgt::ShaderStages as S;
+    if entry.visibility.intersects(S::TASK | S::MESH) {
+        return Err(unsupported("mesh shader stages are not supported"));
+    }
+    let ray_stages = S::RAY_GENERATION | S::ANY_HIT | S::CLOSEST_HIT | S::MISS;
+    if entry.visibility.intersects(ray_stages)
+        && !shared
+            .hal_features
+            .contains(crate::HalFeatures::RAY_TRACING_PIPELINE)
+    {
+        return Err(unsupported(
+            "ray-tracing stages need the RAY_TRACING_PIPELINE capability",
+        ));
+    }
+    match entry.ty {
+        wgt::BindingType::Buffer {
+            has_dynamic_offset: true,
+            ..
+        } if entry.count.is_some() => {
+            return Err(unsupported("binding arrays cannot have dynamic offsets"));
+        }
+        wgt::BindingType::Buffer {
+            has_dynamic_offset: true,
+            ..
+        } if update_after_bind => {
+            return Err(unsupported(
+                "buffers with dynamic offsets cannot be update-after-bind",
+            ));
+        }
+        wgt::BindingType::Texture {
+            multisampled: true,
+            view_dimension,
+            ..
+        } if view_dimension != wgt::TextureViewDimension::D2 => {
+            return Err(unsupported("multisampled textures must be 2D"));
+        }
+        wgt::BindingType::StorageTexture {
+            access,
+            format,
+            view_dimension,
+        } => check_storage_texture(shared, access, format, view_dimension).map_err(unsupported)?,
+        wgt::BindingType::AccelerationStructure { vertex_return } => {
+            if !shared
+                .hal_features
+                .contains(crate::HalFeatures::ACCELERATION_STRUCTURE)
+            {
+                return Err(unsupported(
+                    "acceleration structures need the ACCELERATION_STRUCTURE capability",
+                ));
+            }
+            if vertex_return {
+                return Err(unsupported(
+                    "acceleration structures with vertex return are not supported",
+                ));
+            }
+        }
+        _ => {}
+    }
+    if let Some(count) = entry.count {
+        check_array(shared, &entry.ty, count.get()).map_err(unsupported)?;
+    }
+    if update_after_bind && !update_after_bind_enabled(shared, ty) {
+        return Err(unsupported(
+            "update-after-bind needs the device opened with PARTIALLY_BOUND_BINDING_ARRAY \
+             and driver support for this descriptor type",
+        ));
+    }
+    Ok(ty)
+}
+
+/// Checks a storage texture binding: dimension, and the format's storage support.
+fn check_storage_texture(
+    shared: &DeviceShared,
+    access: wgt::StorageTextureAccess,
+    format: wgt::TextureFormat,
+    view_dimension: wgt::TextureViewDimension,
+) -> Result<(), &'static str> {
+    if matches!(
+        view_dimension,
+        wgt::TextureViewDimension::Cube | wgt::TextureViewDimension::CubeArray
+    ) {
+        return Err("storage textures cannot be cube views");
+    }
+    let vk_format = conv::map_texture_format(format);
+    if vk_format == vk::Format::UNDEFINED {
+        return Err("the storage texture format has no Vulkan equivalent");
+    }
+    // SAFETY: the physical device belongs to this instance.
+    let features = unsafe {
+        shared
+            .formats
+            .format_properties(&shared.instance.raw, shared.physical_device, vk_format)
+    }
+    .optimal_tiling_features;
+    let needed = match access {
+        wgt::StorageTextureAccess::Atomic => {
+            vk::FormatFeatureFlags::STORAGE_IMAGE | vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC
+        }
+        _ => vk::FormatFeatureFlags::STORAGE_IMAGE,
+    };
+    if !features.contains(needed) {
+        return Err("the format does not support this storage access on this adapter");
+    }
+    Ok(())
+}
+
+/// Checks a binding array of `count` elements against the device's features and limits.
+fn check_array(
+    shared: &DeviceShared,
+    ty: &wgt::BindingType,
+    count: u32,
+) -> Result<(), &'static str> {
+    use wgt::Features as F;
+    let limits = &shared.limits;
+    let (needed, max) = match *ty {
+        wgt::BindingType::Sampler(_) => (
+            F::TEXTURE_BINDING_ARRAY,
+            limits.max_binding_array_sampler_elements_per_shader_stage,
+        ),
+        wgt::BindingType::Texture { .. } => (
+            F::TEXTURE_BINDING_ARRAY,
+            limits.max_binding_array_elements_per_shader_stage,
+        ),
+        wgt::BindingType::StorageTexture { .. } => (
+            F::TEXTURE_BINDING_ARRAY | F::STORAGE_RESOURCE_BINDING_ARRAY,
+            limits.max_binding_array_elements_per_shader_stage,
+        ),
+        wgt::BindingType::Buffer {
+            ty: wgt::BufferBindingType::Uniform,
+            ..
+        } => (
+            F::BUFFER_BINDING_ARRAY | F::UNIFORM_BUFFER_BINDING_ARRAYS,
+            limits.max_binding_array_elements_per_shader_stage,
+        ),
+        wgt::BindingType::Buffer { .. } => (
+            F::BUFFER_BINDING_ARRAY | F::STORAGE_RESOURCE_BINDING_ARRAY,
+            limits.max_binding_array_elements_per_shader_stage,
+        ),
+        wgt::BindingType::AccelerationStructure { .. } => (
+            F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
+            limits.max_binding_array_acceleration_structure_elements_per_shader_stage,
+        ),
+        wgt::BindingType::ExternalTexture => return Err("external textures cannot be arrays"),
+    };
+    if !shared.features.contains(needed) {
+        return Err("binding arrays of this type need descriptor-indexing features the device was not opened with");
+    }
+    if count > max {
+        return Err("the binding array is longer than the device's binding-array limit");
+    }
+    Ok(())
+}
+
+/// Whether layouts may use update-after-bind for descriptors of type `ty`:
+/// the device was opened with `PARTIALLY_BOUND_BINDING_ARRAY` (which enables
+/// every update-after-bind feature the adapter has) and the adapter has it
+/// for this type.
+fn update_after_bind_enabled(shared: &DeviceShared, ty: vk::DescriptorType) -> bool {
+    use vk::DescriptorType as D;
+    if !shared
+        .features
+        .contains(wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY)
+    {
+        return false;
+    }
+    let indexing = &shared.physical.features.indexing;
+    match ty {
+        D::SAMPLER | D::SAMPLED_IMAGE => indexing.update_after_bind_sampled_image,
+        D::STORAGE_IMAGE => indexing.update_after_bind_storage_image,
+        D::STORAGE_BUFFER => indexing.update_after_bind_storage_buffer,
+        D::UNIFORM_BUFFER => indexing.update_after_bind_uniform_buffer,
+        _ => false,
+    }
+}
+
+/// Destroys a bind group layout: unregisters it from the allocator (its
+/// cached sets go back to their pools; the bucket's last layout takes the
+/// pools with it), then destroys the `VkDescriptorSetLayout`.
+///
+/// # Safety
+/// The layout came from `device`; its bind groups are destroyed and the GPU
+/// is done with them.
+pub(super) unsafe fn destroy_bind_group_layout(
+    device: &super::Device,
+    layout: super::BindGroupLayout,
+) {
+    let shared = &*device.shared;
+    // SAFETY: the token is this device's; the caller guarantees no set of
+    // the layout is in use by the GPU.
+    let unregistered = unsafe {
+        shared
+            .descriptors
+            .lock()
+            .unregister_layout(&shared.raw, layout.token)
+    };
+    if let Err(e) = unregistered {
+        log::error!("unregistering descriptor set layout {:?}: {e}", layout.raw);
+    }
+    // SAFETY: the caller guarantees nothing uses the layout any more.
+    unsafe { shared.raw.destroy_descriptor_set_layout(layout.raw, None) };
+    shared.counters.bind_group_layouts.sub();
+}
+
+/// Creates a pipeline layout (see the module docs).
+///
+/// # Safety
+/// The bind group layouts came from `device`.
+pub(super) unsafe fn create_pipeline_layout(
+    device: &super::Device,
+    desc: &PipelineLayoutDescriptor<super::Api>,
+) -> Result<super::PipelineLayout, BindingError> {
+    let shared = &*device.shared;
+    let limits = &shared.limits;
+    if desc.bind_group_layouts.len() > limits.max_bind_groups as usize {
+        return Err(BindingError::LimitExceeded(
+            "more bind group layouts than max_bind_groups",
+        ));
+    }
+    check_dynamic_buffers(limits, desc.bind_group_layouts)?;
+    let mut ranges = Vec::with_capacity(desc.push_constant_ranges.len());
+    let mut stages_used = wgt::ShaderStages::empty();
+    for r in desc.push_constant_ranges {
+        check_push_constant_range(limits, &r.range, r.stages)?;
+        if stages_used.intersects(r.stages) {
+            return Err(BindingError::LimitExceeded(
+                "two push-constant ranges name the same stage",
+            ));
+        }
+        stages_used |= r.stages;
+        ranges.push(vk::PushConstantRange {
+            stage_flags: conv::map_shader_stages(r.stages),
+            offset: r.range.start,
+            size: r.range.end - r.range.start,
+        });
+    }
+    let set_layouts: Vec<vk::DescriptorSetLayout> =
+        desc.bind_group_layouts.iter().map(|l| l.raw).collect();
+    let info = vk::PipelineLayoutCreateInfo::default()
+        .set_layouts(&set_layouts)
+        .push_constant_ranges(&ranges);
+    // SAFETY: the set layouts are live layouts of this device (caller's
+    // contract); the ranges were checked against the limits.
+    let raw = unsafe { shared.raw.create_pipeline_layout(&info, None) }.map_err(map_err)?;
+    shared.counters.pipeline_layouts.add();
+    if let Some(label) = desc.label {
+        // SAFETY: `raw` is live.
+        unsafe { set_object_name(shared, raw, label) };
+    }
+    Ok(super::PipelineLayout {
+        raw,
+        groups: desc
+            .bind_group_layouts
+            .iter()
+            .map(|l| l.entries.clone())
+            .collect(),
+        push_constant_ranges: desc.push_constant_ranges.into(),
+    })
+}
+
+/// Checks a push-constant range: non-empty, bounds multiples of 4, inside
+/// `max_immediate_size`, read by some stage.
+fn check_push_constant_range(
+    limits: &wgt::Limits,
+    range: &Range<u32>,
+    stages: wgt::ShaderStages,
+) -> Result<(), BindingError> {
+    let fail = BindingError::LimitExceeded;
+    if stages.is_empty() {
+        return Err(fail("a push-constant range has no stages"));
+    }
+    if range.start >= range.end {
+        return Err(fail("a push-constant range is empty"));
+    }
+    if range.start % 4 != 0 || range.end % 4 != 0 {
+        return Err(fail("push-constant range bounds must be multiples of 4"));
+    }
+    if range.end > limits.max_immediate_size {
+        return Err(fail("a push-constant range ends past max_immediate_size"));
+    }
+    Ok(())
+}
+
+/// Checks the dynamic-offset buffers of all groups against the per-layout limits.
+fn check_dynamic_buffers(
+    limits: &wgt::Limits,
+    layouts: &[&super::BindGroupLayout],
+) -> Result<(), BindingError> {
+    let (mut uniform, mut storage) = (0u32, 0u32);
+    for ty in layouts.iter().flat_map(|l| l.types.iter()) {
+        match *ty {
+            vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC => uniform += 1,
+            vk::DescriptorType::STORAGE_BUFFER_DYNAMIC => storage += 1,
+            _ => {}
+        }
+    }
+    if uniform > limits.max_dynamic_uniform_buffers_per_pipeline_layout {
+        return Err(BindingError::LimitExceeded(
+            "more dynamic uniform buffers than max_dynamic_uniform_buffers_per_pipeline_layout",
+        ));
+    }
+    if storage > limits.max_dynamic_storage_buffers_per_pipeline_layout {
+        return Err(BindingError::LimitExceeded(
+            "more dynamic storage buffers than max_dynamic_storage_buffers_per_pipeline_layout",
+        ));
+    }
+    Ok(())
+}
+
+/// Destroys a pipeline layout.
+///
+/// # Safety
+/// The layout came from `device`; no pipeline or recording in progress uses it.
+pub(super) unsafe fn destroy_pipeline_layout(
+    device: &super::Device,
+    layout: super::PipelineLayout,
+) {
+    let shared = &*device.shared;
+    // SAFETY: the caller guarantees nothing uses the layout any more.
+    unsafe { shared.raw.destroy_pipeline_layout(layout.raw, None) };
+    shared.counters.pipeline_layouts.sub();
+}
+
+impl LayoutView for super::PipelineLayout {
+    fn bind_group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    fn bind_group_entries(&self, group: u32) -> Option<&[wgt::BindGroupLayoutEntry]> {
+        self.groups.get(usize::try_from(group).ok()?).map(|e| &**e)
+    }
+
+    fn push_constant_ranges(&self) -> impl Iterator<Item = (wgt::ShaderStages, Range<u32>)> + '_ {
+        self.push_constant_ranges
+            .iter()
+            .map(|r| (r.stages, r.range.clone()))
+    }
+}
+
+impl super::BindGroupLayout {
+    /// The layout's entries, sorted by binding.
+    pub fn entries(&self) -> &[wgt::BindGroupLayoutEntry] {
+        &self.entries
+    }
+    /// Bindings with a dynamic offset (`set_bind_group` takes one offset each).
+    pub fn dynamic_binding_count(&self) -> u32 {
+        self.dynamic_count
+    }
+}
+
+impl super::Device {
+    /// Returns the descriptor sets that destroyed bind groups left cached for
+    /// reuse (up to 1,024 per layout) to their pools, and lets emptied pools
+    /// go. Call it after a burst of bind groups, when memory matters more
+    /// than the next burst's speed.
+    ///
+    /// # Safety
+    /// No recording in progress and no pending GPU work uses a destroyed bind
+    /// group (the destroy contract already says so).
+    pub unsafe fn trim_descriptor_caches(&self) -> Result<(), crate::DeviceError> {
+        let mut descriptors = self.shared.descriptors.lock();
+        // SAFETY: the allocator's device is this one; forwarded contract.
+        unsafe { descriptors.trim(&self.shared.raw) }
+    }
+}

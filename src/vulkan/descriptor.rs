@@ -1,0 +1,465 @@
+//! The descriptor allocator: descriptor pools and sets for bind groups
+//! (design §5).
+//!
+//! # Shape
+//!
+//! - A **bucket** holds the pools for every bind-group layout with the same
+//!   [`BucketKey`] (per-type descriptor counts plus update-after-bind). A
+//!   layout joins its bucket with [`DescriptorAllocator::register_layout`]
+//!   and gets a [`LayoutToken`]; the first layout of a bucket creates its
+//!   first pool, the last one to leave destroys all of them.
+//! - **Pools** grow geometrically: each new pool holds as many sets as the
+//!   whole bucket already does, clamped to [`POOL_MIN_SETS`]..=[`POOL_MAX_SETS`].
+//! - **Allocation** takes the *oldest* pool with room (old pools are the
+//!   small, full ones), so sets pack into few pools and newer pools drain and
+//!   can go. Finding that pool costs two `trailing_zeros`, not a scan.
+//! - **Shrinking**: a pool whose sets are all free (idle) is kept until the
+//!   bucket has at least a quarter of its capacity free in *other* pools,
+//!   then destroyed — any idle pool, not only the newest.
+//! - **Recycling**: each layout keeps up to [`MAX_IDLE_SETS_PER_LAYOUT`]
+//!   (1,024, a full pool's worth) freed sets and hands them out again without
+//!   a Vulkan call, so a burst of bind groups destroyed and re-created each
+//!   frame costs one `vkUpdateDescriptorSets` per group. Cached sets stay
+//!   allocated from their pools (they hold no memory beyond the pool's), so
+//!   they keep those pools alive; [`DescriptorAllocator::trim`] returns them
+//!   (the Vulkan device's `trim_descriptor_caches`), and unregistering the
+//!   layout drops them.
+//!
+//! Steady-state `allocate`/`free` do no heap allocation and no hashing: tokens
+//! and sets carry slab indices with generations, checked on every use.
+//!
+//! The Vulkan calls go through [`DescriptorDevice`], implemented for
+//! `ash::Device` and, in tests, by a mock that simulates pools.
+//!
+//! | file | concept |
+//! |---|---|
+//! | `descriptor.rs` | the allocator: layouts, sets, recycling, stats |
+//! | `descriptor/counts.rs` | [`DescriptorCounts`] and [`BucketKey`] |
+//! | `descriptor/bucket.rs` | one bucket's pools and their policy |
+//! | `descriptor/slots.rs` | the slab and the rank set behind O(1) lookups |
+//! | `descriptor/raw.rs` | [`DescriptorDevice`] and its `ash` implementation |
+
+mod bucket;
+mod counts;
+mod raw;
+mod slots;
+
+use std::collections::HashMap;
+
+use ash::vk;
+
+use crate::DeviceError;
+use bucket::{Bucket, NONE};
+// `DescriptorCounts` is wired in by bind groups; until then only the tests use it.
+#[cfg_attr(not(test), allow(unused_imports))]
+pub(crate) use counts::{BucketKey, DescriptorCounts};
+pub(crate) use raw::DescriptorDevice;
+use slots::Slab;
+
+/// Sets in a bucket's first pool, and the least any pool holds.
+pub(crate) const POOL_MIN_SETS: u32 = 16;
+/// The most sets one pool holds; past this a bucket grows by pools of this size.
+pub(crate) const POOL_MAX_SETS: u32 = 1024;
+/// Freed sets a layout keeps for reuse; more go back to their pool.
+pub(crate) const MAX_IDLE_SETS_PER_LAYOUT: usize = 1024;
+
+/// A registered layout, returned by [`DescriptorAllocator::register_layout`].
+/// Stale tokens (after `unregister_layout`) are detected, not trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LayoutToken {
+    index: u32,
+    generation: u32,
+}
+
+/// A descriptor set handed out by [`DescriptorAllocator::allocate`]. Give it
+/// back with [`DescriptorAllocator::free`] (it is deliberately not `Clone`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct DescriptorSet {
+    raw: vk::DescriptorSet,
+    layout: LayoutToken,
+    bucket: u32,
+    bucket_generation: u32,
+    pool: u32,
+    pool_generation: u32,
+}
+
+impl DescriptorSet {
+    /// The raw set. The allocator still owns it.
+    pub(crate) fn raw(&self) -> vk::DescriptorSet {
+        self.raw
+    }
+}
+
+/// A freed set kept for reuse by its layout.
+#[derive(Debug, Clone, Copy)]
+struct IdleSet {
+    raw: vk::DescriptorSet,
+    pool: u32,
+    pool_generation: u32,
+}
+
+/// A registered layout.
+#[derive(Debug)]
+struct LayoutEntry {
+    bucket: u32,
+    bucket_generation: u32,
+    /// Index in the bucket's `layouts`.
+    position: u32,
+    /// Freed sets of this layout, still allocated from their pools.
+    idle: Vec<IdleSet>,
+}
+
+/// Counters of one bucket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BucketStats {
+    /// The bucket's key.
+    pub(crate) key: BucketKey,
+    /// Registered layouts.
+    pub(crate) layouts: u32,
+    /// Live pools.
+    pub(crate) pools: u32,
+    /// Sets the pools can hold (sum of `maxSets`).
+    pub(crate) capacity: u64,
+    /// Sets handed out and not freed.
+    pub(crate) in_use: u64,
+    /// Freed sets kept by layouts for reuse.
+    pub(crate) cached: u64,
+}
+
+/// Counters of the whole allocator, per bucket and in total.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DescriptorStats {
+    /// One entry per bucket, in no particular order.
+    pub(crate) buckets: Vec<BucketStats>,
+    /// Live pools.
+    pub(crate) pools: u32,
+    /// Sets the pools can hold.
+    pub(crate) capacity: u64,
+    /// Sets handed out and not freed.
+    pub(crate) in_use: u64,
+    /// Freed sets kept for reuse.
+    pub(crate) cached: u64,
+}
+
+/// Descriptor pools and sets of one device (see the module docs). Not
+/// internally synchronised: the device keeps it behind a lock.
+///
+/// Every method takes the device: pass the same one each time. Before the
+/// device is destroyed, unregister every layout or call
+/// [`DescriptorAllocator::destroy_all`]; dropping the allocator with live
+/// pools leaks them (and logs it).
+#[derive(Default)]
+pub(crate) struct DescriptorAllocator {
+    layouts: Slab<LayoutEntry>,
+    buckets: Slab<Bucket>,
+    /// Bucket index by key; used only by `register_layout`.
+    by_key: HashMap<BucketKey, u32>,
+}
+
+impl DescriptorAllocator {
+    /// Registers a layout with this key. The first layout of a bucket creates
+    /// the bucket's first pool.
+    ///
+    /// On error nothing stays registered: the caller destroys its
+    /// `VkDescriptorSetLayout` directly and must not call
+    /// [`Self::unregister_layout`].
+    ///
+    /// # Safety
+    /// `device` is the allocator's device. `key` matches the layout's
+    /// bindings and its update-after-bind flag.
+    pub(crate) unsafe fn register_layout<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+        key: BucketKey,
+    ) -> Result<LayoutToken, DeviceError> {
+        let bucket_index = match self.by_key.get(&key) {
+            Some(&index) => index,
+            None => {
+                let mut bucket = Bucket::new(key);
+                bucket.create_pool(device)?;
+                let (index, _) = self.buckets.insert(bucket);
+                self.by_key.insert(key, index);
+                index
+            }
+        };
+        let Some(generation) = self.buckets.generation(bucket_index) else {
+            return Err(DeviceError::Unexpected);
+        };
+        let Some(bucket) = self.buckets.get_mut(bucket_index, generation) else {
+            return Err(DeviceError::Unexpected);
+        };
+        let (index, layout_generation) = self.layouts.insert(LayoutEntry {
+            bucket: bucket_index,
+            bucket_generation: generation,
+            position: bucket.layouts.len() as u32,
+            idle: Vec::new(),
+        });
+        bucket.layouts.push(index);
+        Ok(LayoutToken {
+            index,
+            generation: layout_generation,
+        })
+    }
+
+    /// Unregisters a layout. Its cached sets go back to their pools; if it
+    /// was the bucket's last layout, every pool of the bucket is destroyed
+    /// instead, and sets still held by callers die with them (a later
+    /// [`Self::free`] of such a set does nothing).
+    ///
+    /// The layout is unregistered even on error: `Lost` if returning a cached
+    /// set failed, `Unexpected` for a stale token.
+    ///
+    /// # Safety
+    /// `device` is the allocator's device. If this is the last layout of its
+    /// bucket, no set allocated for the bucket is in use by the GPU.
+    pub(crate) unsafe fn unregister_layout<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+        token: LayoutToken,
+    ) -> Result<(), DeviceError> {
+        let Some(entry) = self.layouts.remove(token.index, token.generation) else {
+            return Err(DeviceError::Unexpected);
+        };
+        let Some(bucket) = self.buckets.get_mut(entry.bucket, entry.bucket_generation) else {
+            return Err(DeviceError::Unexpected);
+        };
+        let pos = entry.position as usize;
+        if pos < bucket.layouts.len() {
+            bucket.layouts.swap_remove(pos);
+            if let Some(&moved) = bucket.layouts.get(pos) {
+                if let Some(other) = self.layouts.get_current_mut(moved) {
+                    other.position = pos as u32;
+                }
+            }
+        }
+        if bucket.layouts.is_empty() {
+            if let Some(bucket) = self.buckets.remove(entry.bucket, entry.bucket_generation) {
+                self.by_key.remove(&bucket.key);
+                bucket.destroy(device);
+            }
+            return Ok(());
+        }
+        let mut result = Ok(());
+        for idle in &entry.idle {
+            bucket.cached = bucket.cached.saturating_sub(1);
+            if let Err(err) = bucket.return_set(device, idle.pool, idle.raw) {
+                result = Err(err);
+            }
+        }
+        bucket.shrink(device, &mut self.layouts);
+        result
+    }
+
+    /// Allocates a set for a registered layout: a cached set of this layout
+    /// when there is one (no Vulkan call), else a fresh one from the oldest
+    /// pool with room. Either way the caller writes every binding
+    /// (`vkUpdateDescriptorSets`) before use: a cached set holds old contents.
+    ///
+    /// # Safety
+    /// `device` is the allocator's device; `set_layout` is the live layout
+    /// `token` was registered for.
+    pub(crate) unsafe fn allocate<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+        token: LayoutToken,
+        set_layout: vk::DescriptorSetLayout,
+    ) -> Result<DescriptorSet, DeviceError> {
+        let Some(entry) = self.layouts.get_mut(token.index, token.generation) else {
+            return Err(DeviceError::Unexpected);
+        };
+        let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
+        let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
+            return Err(DeviceError::Unexpected);
+        };
+        if let Some(idle) = entry.idle.pop() {
+            bucket.cached = bucket.cached.saturating_sub(1);
+            bucket.in_use += 1;
+            if let Some(pool) = bucket.pool_mut(idle.pool) {
+                pool.in_use += 1;
+                let idle_pos = pool.idle_pos;
+                if idle_pos != NONE {
+                    bucket.unmark_idle(idle_pos);
+                }
+            }
+            return Ok(DescriptorSet {
+                raw: idle.raw,
+                layout: token,
+                bucket: bucket_index,
+                bucket_generation,
+                pool: idle.pool,
+                pool_generation: idle.pool_generation,
+            });
+        }
+        let (pool, raw) = bucket.allocate_new(device, set_layout)?;
+        let pool_generation = bucket.pools.generation(pool).unwrap_or_default();
+        Ok(DescriptorSet {
+            raw,
+            layout: token,
+            bucket: bucket_index,
+            bucket_generation,
+            pool,
+            pool_generation,
+        })
+    }
+
+    /// Frees a set. While its layout is registered and keeps fewer than
+    /// [`MAX_IDLE_SETS_PER_LAYOUT`] idle sets, the set is cached for reuse;
+    /// otherwise it goes back to its pool (`vkFreeDescriptorSets`; a failure
+    /// is [`DeviceError::Lost`], with the set forgotten all the same). A set
+    /// whose bucket is gone died with its pools: nothing to do.
+    ///
+    /// # Safety
+    /// `device` is the allocator's device; the GPU is done with the set
+    /// (no pending command buffer uses it).
+    pub(crate) unsafe fn free<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+        set: DescriptorSet,
+    ) -> Result<(), DeviceError> {
+        let Some(bucket) = self.buckets.get_mut(set.bucket, set.bucket_generation) else {
+            return Ok(());
+        };
+        let Some(pool) = bucket.pools.get_mut(set.pool, set.pool_generation) else {
+            return Err(DeviceError::Unexpected);
+        };
+        if pool.in_use == 0 {
+            log::error!("descriptor set {:?} freed twice", set.raw);
+            return Err(DeviceError::Unexpected);
+        }
+        pool.in_use -= 1;
+        let now_idle = pool.in_use == 0;
+        bucket.in_use = bucket.in_use.saturating_sub(1);
+        if now_idle {
+            bucket.mark_idle(set.pool);
+        }
+        let cache = self
+            .layouts
+            .get_mut(set.layout.index, set.layout.generation)
+            .filter(|entry| entry.idle.len() < MAX_IDLE_SETS_PER_LAYOUT);
+        let result = match cache {
+            Some(entry) => {
+                entry.idle.push(IdleSet {
+                    raw: set.raw,
+                    pool: set.pool,
+                    pool_generation: set.pool_generation,
+                });
+                bucket.cached += 1;
+                Ok(())
+            }
+            None => bucket.return_set(device, set.pool, set.raw),
+        };
+        if !bucket.idle_pools.is_empty() {
+            bucket.shrink(device, &mut self.layouts);
+        }
+        result
+    }
+
+    /// Destroys every pool and forgets every layout and set (device
+    /// teardown). Tokens and sets handed out before become stale.
+    ///
+    /// # Safety
+    /// `device` is the allocator's device; no set is in use by the GPU.
+    pub(crate) unsafe fn destroy_all<D: DescriptorDevice>(&mut self, device: &D) {
+        // Remove slot by slot so generations advance and old tokens and sets
+        // stay stale.
+        let layouts: Vec<(u32, u32)> = self.layouts.iter().map(|(i, g, _)| (i, g)).collect();
+        for (index, generation) in layouts {
+            self.layouts.remove(index, generation);
+        }
+        let buckets: Vec<(u32, u32)> = self.buckets.iter().map(|(i, g, _)| (i, g)).collect();
+        for (index, generation) in buckets {
+            if let Some(bucket) = self.buckets.remove(index, generation) {
+                bucket.destroy(device);
+            }
+        }
+        self.by_key.clear();
+    }
+
+    /// Returns every cached idle set to its pool and shrinks the buckets
+    /// (pools left with no set follow the usual quarter-free rule).
+    ///
+    /// # Safety
+    /// `device` is the allocator's device.
+    pub(crate) unsafe fn trim<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+    ) -> Result<(), DeviceError> {
+        let mut result = Ok(());
+        let layouts: Vec<(u32, u32)> = self.layouts.iter().map(|(i, g, _)| (i, g)).collect();
+        for (index, generation) in layouts {
+            let Some(entry) = self.layouts.get_mut(index, generation) else {
+                continue;
+            };
+            let idle = std::mem::take(&mut entry.idle);
+            let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
+            let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
+                continue;
+            };
+            for set in idle {
+                bucket.cached = bucket.cached.saturating_sub(1);
+                if bucket
+                    .pools
+                    .get_mut(set.pool, set.pool_generation)
+                    .is_some()
+                {
+                    if let Err(err) = bucket.return_set(device, set.pool, set.raw) {
+                        result = Err(err);
+                    }
+                }
+            }
+        }
+        let buckets: Vec<(u32, u32)> = self.buckets.iter().map(|(i, g, _)| (i, g)).collect();
+        for (index, generation) in buckets {
+            if let Some(bucket) = self.buckets.get_mut(index, generation) {
+                if !bucket.idle_pools.is_empty() {
+                    bucket.shrink(device, &mut self.layouts);
+                }
+            }
+        }
+        result
+    }
+
+    /// Counters per bucket and in total.
+    pub(crate) fn stats(&self) -> DescriptorStats {
+        let mut stats = DescriptorStats::default();
+        for (_, _, bucket) in self.buckets.iter() {
+            let pools = bucket.order.len() as u32;
+            stats.pools += pools;
+            stats.capacity += bucket.capacity;
+            stats.in_use += bucket.in_use;
+            stats.cached += bucket.cached;
+            stats.buckets.push(BucketStats {
+                key: bucket.key,
+                layouts: bucket.layouts.len() as u32,
+                pools,
+                capacity: bucket.capacity,
+                in_use: bucket.in_use,
+                cached: bucket.cached,
+            });
+        }
+        stats
+    }
+}
+
+impl std::fmt::Debug for DescriptorAllocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DescriptorAllocator")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for DescriptorAllocator {
+    fn drop(&mut self) {
+        let stats = self.stats();
+        if stats.pools > 0 {
+            log::warn!(
+                "descriptor allocator dropped with {} live pools (leaked); call destroy_all",
+                stats.pools
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,479 @@
+//! Shader modules and compute/render pipelines.
+//!
+//! A [`ShaderModule`] is the shader front end's output (`crate::shader`):
+//! validated naga IR (from WGSL or a naga module) or SPIR-V that passed the
+//! structural check. It owns no Vulkan object. A pipeline, for each stage:
+//! - naga IR: finds the entry point, checks its interface against the
+//!   pipeline layout (bindings and push constants), translates just that
+//!   entry point to SPIR-V;
+//! - SPIR-V: takes the words as they are (its interface is unknown to the
+//!   hal, so nothing is checked against the layout);
+//!
+//! then makes a `VkShaderModule` from the words, creates the pipeline, and
+//! destroys the module right after, on success and on every error path
+//! ([`StageModule`] owns it). SPIR-V modules are not cached as
+//! `VkShaderModule`s at module creation: one path for both kinds of
+//! source, and a shader module that never holds a driver object.
+//!
+//! naga's validator runs with the capabilities of the device's enabled
+//! features ([`shader_capabilities`]). Y is not flipped in the shaders:
+//! passes flip it with a negative viewport height (`pass.rs`). No pipeline
+//! cache is used.
+
+use std::borrow::Cow;
+use std::ffi::CString;
+
+use arrayvec::ArrayVec;
+use ash::vk;
+
+use super::device::set_object_name;
+use super::pipeline_state::{FixedState, DYNAMIC_STATES};
+use super::{map_err, ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
+use crate::shader::interface::{check_layout, find_entry_point};
+use crate::shader::{to_spirv, ShaderInput, SpirvOptions};
+use crate::{
+    ComputePipelineDescriptor, DeviceError, PipelineError, ProgrammableStage,
+    RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
+};
+
+/// The naga capabilities a device's shaders may use: those of the features
+/// it was opened with (and the core features `adapter.rs` enables whenever
+/// the adapter has them).
+///
+/// Always: immediates (push constants) and early depth tests (core
+/// Vulkan). Never: what needs a feature keel-hal does not enable
+/// (multiview, clip distances, sample-rate shading, subgroups, dual-source
+/// blending, …).
+pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
+    use naga::valid::Capabilities as C;
+    use wgt::Features as F;
+    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST;
+    let features = shared.features;
+    let pairs = [
+        (F::SHADER_F64, C::FLOAT64),
+        (F::SHADER_INT64, C::SHADER_INT64),
+        (F::SHADER_I16, C::SHADER_INT16),
+        (F::SHADER_F16, C::SHADER_FLOAT16),
+        (
+            F::TEXTURE_BINDING_ARRAY,
+            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
+        ),
+        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
+        (
+            F::STORAGE_RESOURCE_BINDING_ARRAY,
+            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
+        ),
+        (
+            F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING,
+            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY_NON_UNIFORM_INDEXING
+                .union(C::STORAGE_BUFFER_BINDING_ARRAY_NON_UNIFORM_INDEXING),
+        ),
+        (
+            F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
+            C::STORAGE_TEXTURE_BINDING_ARRAY_NON_UNIFORM_INDEXING,
+        ),
+    ];
+    for (feature, cap) in pairs {
+        if features.contains(feature) {
+            caps |= cap;
+        }
+    }
+    if shared.physical.features.image_cube_array {
+        caps |= C::CUBE_ARRAY_TEXTURES;
+    }
+    if shared.hal_features.contains(crate::HalFeatures::RAY_QUERY) {
+        caps |= C::RAY_QUERY;
+    }
+    caps
+}
+
+/// Creates a shader module: runs the front end, keeps its result. The
+/// label names nothing (no Vulkan object exists for the module).
+///
+/// # Safety
+/// As `Device::create_shader_module`.
+pub(super) unsafe fn create_shader_module(
+    device: &super::Device,
+    desc: &ShaderModuleDescriptor,
+) -> Result<ShaderModule, ShaderError> {
+    let shared = &*device.shared;
+    let input = match ShaderInput::new(desc.source.clone(), shader_capabilities(shared))? {
+        ShaderInput::Naga(module) => ShaderInput::Naga(module),
+        ShaderInput::SpirV(words) => ShaderInput::SpirV(Cow::Owned(words.into_owned())),
+    };
+    shared.counters.shader_modules.add();
+    Ok(ShaderModule { input })
+}
+
+/// Destroys a shader module (it owns no Vulkan object).
+///
+/// # Safety
+/// As `Device::destroy_shader_module`.
+pub(super) unsafe fn destroy_shader_module(device: &super::Device, module: ShaderModule) {
+    drop(module);
+    device.shared.counters.shader_modules.sub();
+}
+
+/// A `VkShaderModule` made for one pipeline stage; destroyed when dropped,
+/// so it goes on every path once the pipeline is created (or not).
+struct StageModule<'d> {
+    device: &'d ash::Device,
+    raw: vk::ShaderModule,
+    entry_point: CString,
+    stage: vk::ShaderStageFlags,
+}
+
+impl Drop for StageModule<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `raw` was created on `device` by `stage_module` and is
+        // only referenced by pipeline create infos, which are done with it
+        // (a pipeline does not need its modules after creation).
+        unsafe { self.device.destroy_shader_module(self.raw, None) };
+    }
+}
+
+impl StageModule<'_> {
+    fn info(&self) -> vk::PipelineShaderStageCreateInfo<'_> {
+        vk::PipelineShaderStageCreateInfo::default()
+            .stage(self.stage)
+            .module(self.raw)
+            .name(&self.entry_point)
+    }
+}
+
+/// Translation and SPIR-V front-end failures become pipeline errors.
+fn translation_error(err: ShaderError) -> PipelineError {
+    match err {
+        ShaderError::Device(d) => PipelineError::Device(d),
+        ShaderError::Translation(message) => PipelineError::Unsupported(message),
+        other => PipelineError::Unsupported(other.to_string()),
+    }
+}
+
+/// What a checked stage leaves besides its module: the entry point's
+/// workgroup size (zeros for SPIR-V, whose interface is not read).
+type Checked<'d> = (StageModule<'d>, [u32; 3]);
+
+/// Checks a stage against the layout (naga IR) and makes its module.
+///
+/// # Safety
+/// The stage's module came from this device.
+unsafe fn stage_module<'d>(
+    shared: &'d DeviceShared,
+    stage: &ProgrammableStage<super::Api>,
+    naga_stage: naga::ShaderStage,
+    layout: &PipelineLayout,
+    point_list: bool,
+) -> Result<Checked<'d>, PipelineError> {
+    let entry_point = CString::new(stage.entry_point).map_err(|_| PipelineError::EntryPoint {
+        stage: naga_stage,
+        name: stage.entry_point.to_owned(),
+    })?;
+    let module = stage.module;
+    let (words, workgroup_size) = match &module.input {
+        ShaderInput::Naga(validated) => {
+            let interface = find_entry_point(validated, stage.entry_point, naga_stage)?;
+            check_layout(&interface, layout)?;
+            // No debug info: naga marks its source as WGSL (source
+            // language 10), which validation layers before SPIR-V 1.6's
+            // revision with WGSL (e.g. 1.3.239) reject as invalid SPIR-V.
+            let options = SpirvOptions {
+                entry_point: Some((naga_stage, stage.entry_point)),
+                force_point_size: point_list,
+                ..Default::default()
+            };
+            let words = to_spirv(validated, &options).map_err(translation_error)?;
+            (Cow::Owned(words), interface.workgroup_size)
+        }
+        ShaderInput::SpirV(words) => {
+            if !spirv_has_entry_point(words, naga_stage, stage.entry_point) {
+                return Err(PipelineError::EntryPoint {
+                    stage: naga_stage,
+                    name: stage.entry_point.to_owned(),
+                });
+            }
+            (Cow::Borrowed(&words[..]), [0; 3])
+        }
+    };
+    let info = vk::ShaderModuleCreateInfo::default().code(&words);
+    // SAFETY: `words` is SPIR-V from naga's writer or one that passed the
+    // structural check (so the driver reads no further than its end).
+    let raw = unsafe { shared.raw.create_shader_module(&info, None) }.map_err(map_err)?;
+    let stage = match naga_stage {
+        naga::ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
+        naga::ShaderStage::Fragment => vk::ShaderStageFlags::FRAGMENT,
+        _ => vk::ShaderStageFlags::COMPUTE,
+    };
+    Ok((
+        StageModule {
+            device: &shared.raw,
+            raw,
+            entry_point,
+            stage,
+        },
+        workgroup_size,
+    ))
+}
+
+/// Whether SPIR-V `words` (which passed the structural check) declare an
+/// `OpEntryPoint` of `stage`'s execution model named `name`. Its interface
+/// is not read, but a misspelt entry point is caught here rather than by
+/// the driver.
+fn spirv_has_entry_point(words: &[u32], stage: naga::ShaderStage, name: &str) -> bool {
+    const OP_ENTRY_POINT: u32 = 15;
+    let model = match stage {
+        naga::ShaderStage::Vertex => 0,
+        naga::ShaderStage::Fragment => 4,
+        naga::ShaderStage::Compute => 5,
+        _ => return false,
+    };
+    // The name is a literal string: UTF-8 bytes, lowest byte of each word
+    // first, NUL-terminated, padded with NULs to a whole word.
+    let matches = |literal: &[u32]| {
+        let mut bytes = literal.iter().flat_map(|w| w.to_le_bytes());
+        name.bytes().all(|b| bytes.next() == Some(b)) && bytes.next() == Some(0)
+    };
+    let mut at = 5;
+    while let Some(&first) = words.get(at) {
+        let count = (first >> 16) as usize;
+        let Some(instruction) = words.get(at..at + count.max(1)) else {
+            return false;
+        };
+        if first & 0xffff == OP_ENTRY_POINT
+            && instruction.get(1) == Some(&model)
+            && instruction.get(3..).is_some_and(matches)
+        {
+            return true;
+        }
+        at += count.max(1);
+    }
+    false
+}
+
+/// Takes the one pipeline out of a `vkCreate*Pipelines` answer for one
+/// create info. On failure that pipeline was not made (the driver sets its
+/// handle to null), so there is nothing to destroy; the handles returned
+/// are not even read, as a failing layer or hook may leave them unwritten.
+fn single_pipeline(
+    result: Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)>,
+) -> Result<vk::Pipeline, PipelineError> {
+    match result {
+        Ok(pipelines) => pipelines
+            .first()
+            .copied()
+            .ok_or(PipelineError::Device(DeviceError::Unexpected)),
+        Err((_, err)) => Err(PipelineError::Device(map_err(err))),
+    }
+}
+
+/// Creates a render pipeline (dynamic rendering: formats from the targets).
+///
+/// # Safety
+/// As `Device::create_render_pipeline`.
+pub(super) unsafe fn create_render_pipeline(
+    device: &super::Device,
+    desc: &RenderPipelineDescriptor<super::Api>,
+) -> Result<RenderPipeline, PipelineError> {
+    let shared = &*device.shared;
+    // Every check of the fixed-function state runs before any object exists.
+    let fixed = FixedState::new(shared, desc)?;
+    let point_list = desc.primitive.topology == wgt::PrimitiveTopology::PointList;
+    let mut modules = ArrayVec::<StageModule<'_>, 2>::new();
+    // SAFETY: the modules came from this device (the caller's contract).
+    let (vertex, _) = unsafe {
+        stage_module(
+            shared,
+            &desc.vertex_stage,
+            naga::ShaderStage::Vertex,
+            desc.layout,
+            point_list,
+        )
+    }?;
+    modules.push(vertex);
+    if let Some(fragment) = &desc.fragment_stage {
+        // SAFETY: as above. On failure `modules` drops the vertex module.
+        let (fragment, _) = unsafe {
+            stage_module(
+                shared,
+                fragment,
+                naga::ShaderStage::Fragment,
+                desc.layout,
+                false,
+            )
+        }?;
+        modules.push(fragment);
+    }
+    let stages: ArrayVec<_, 2> = modules.iter().map(StageModule::info).collect();
+
+    let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+        .vertex_binding_descriptions(&fixed.vertex_bindings)
+        .vertex_attribute_descriptions(&fixed.vertex_attributes);
+    let viewport = vk::PipelineViewportStateCreateInfo::default()
+        .viewport_count(1)
+        .scissor_count(1);
+    let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+        .rasterization_samples(fixed.samples)
+        .sample_mask(fixed.sample_mask())
+        .alpha_to_coverage_enable(fixed.alpha_to_coverage);
+    let blend =
+        vk::PipelineColorBlendStateCreateInfo::default().attachments(&fixed.blend_attachments);
+    let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&DYNAMIC_STATES);
+    let mut rendering = vk::PipelineRenderingCreateInfo::default()
+        .color_attachment_formats(&fixed.color_formats)
+        .depth_attachment_format(fixed.depth_format)
+        .stencil_attachment_format(fixed.stencil_format);
+    let info = vk::GraphicsPipelineCreateInfo::default()
+        .push_next(&mut rendering)
+        .stages(&stages)
+        .vertex_input_state(&vertex_input)
+        .input_assembly_state(&fixed.input_assembly)
+        .viewport_state(&viewport)
+        .rasterization_state(&fixed.rasterization)
+        .multisample_state(&multisample)
+        .depth_stencil_state(&fixed.depth_stencil)
+        .color_blend_state(&blend)
+        .dynamic_state(&dynamic)
+        .layout(desc.layout.raw);
+    // SAFETY: every state was checked against the device's features and
+    // limits; the layout came from this device (the caller's contract);
+    // every pointer in `info` outlives the call.
+    let result = unsafe {
+        shared
+            .raw
+            .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+    };
+    drop(stages);
+    drop(modules);
+    let raw = single_pipeline(result)?;
+    shared.counters.render_pipelines.add();
+    if let Some(label) = desc.label {
+        // SAFETY: `raw` is live.
+        unsafe { set_object_name(shared, raw, label) };
+    }
+    Ok(RenderPipeline { raw })
+}
+
+/// Destroys a render pipeline.
+///
+/// # Safety
+/// As `Device::destroy_render_pipeline`.
+pub(super) unsafe fn destroy_render_pipeline(device: &super::Device, pipeline: RenderPipeline) {
+    // SAFETY: the caller guarantees it is ours and idle.
+    unsafe { device.shared.raw.destroy_pipeline(pipeline.raw, None) };
+    device.shared.counters.render_pipelines.sub();
+}
+
+/// Creates a compute pipeline.
+///
+/// # Safety
+/// As `Device::create_compute_pipeline`.
+pub(super) unsafe fn create_compute_pipeline(
+    device: &super::Device,
+    desc: &ComputePipelineDescriptor<super::Api>,
+) -> Result<ComputePipeline, PipelineError> {
+    let shared = &*device.shared;
+    // SAFETY: the module came from this device (the caller's contract).
+    let (module, size) = unsafe {
+        stage_module(
+            shared,
+            &desc.stage,
+            naga::ShaderStage::Compute,
+            desc.layout,
+            false,
+        )
+    }?;
+    // `module` is dropped (destroyed) on this early return too.
+    check_workgroup_size(&shared.limits, size)?;
+    let info = vk::ComputePipelineCreateInfo::default()
+        .stage(module.info())
+        .layout(desc.layout.raw);
+    // SAFETY: the interface was checked against the layout (naga IR), the
+    // layout came from this device; `info` outlives the call.
+    let result = unsafe {
+        shared
+            .raw
+            .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+    };
+    drop(module);
+    let raw = single_pipeline(result)?;
+    shared.counters.compute_pipelines.add();
+    if let Some(label) = desc.label {
+        // SAFETY: `raw` is live.
+        unsafe { set_object_name(shared, raw, label) };
+    }
+    Ok(ComputePipeline { raw })
+}
+
+/// Destroys a compute pipeline.
+///
+/// # Safety
+/// As `Device::destroy_compute_pipeline`.
+pub(super) unsafe fn destroy_compute_pipeline(device: &super::Device, pipeline: ComputePipeline) {
+    // SAFETY: the caller guarantees it is ours and idle.
+    unsafe { device.shared.raw.destroy_pipeline(pipeline.raw, None) };
+    device.shared.counters.compute_pipelines.sub();
+}
+
+/// A workgroup size within the device's limits (zeros: not known, SPIR-V).
+fn check_workgroup_size(limits: &wgt::Limits, size: [u32; 3]) -> Result<(), PipelineError> {
+    let max = [
+        limits.max_compute_workgroup_size_x,
+        limits.max_compute_workgroup_size_y,
+        limits.max_compute_workgroup_size_z,
+    ];
+    let invocations = size.iter().try_fold(1u32, |acc, &n| acc.checked_mul(n));
+    let too_big = size.iter().zip(max).any(|(&n, m)| n > m)
+        || invocations.is_none_or(|n| n > limits.max_compute_invocations_per_workgroup);
+    if too_big {
+        return Err(PipelineError::Unsupported(format!(
+            "workgroup size {size:?} exceeds the limits {max:?} or {} invocations",
+            limits.max_compute_invocations_per_workgroup
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spirv_entry_points_are_found_by_model_and_name() {
+        // Header, then `OpEntryPoint GLCompute %1 "main"` and
+        // `OpEntryPoint Vertex %2 "vs_main_long"`.
+        let name = |s: &str| {
+            let mut bytes = s.as_bytes().to_vec();
+            bytes.resize((s.len() / 4 + 1) * 4, 0);
+            bytes
+                .chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect::<Vec<_>>()
+        };
+        let mut words = vec![crate::shader::SPIRV_MAGIC, 0x0001_0500, 0, 8, 0];
+        for (model, id, entry) in [(5u32, 1u32, "main"), (0, 2, "vs_main_long")] {
+            let literal = name(entry);
+            words.push(((3 + literal.len() as u32) << 16) | 15);
+            words.extend([model, id]);
+            words.extend(literal);
+        }
+        use naga::ShaderStage as S;
+        assert!(spirv_has_entry_point(&words, S::Compute, "main"));
+        assert!(spirv_has_entry_point(&words, S::Vertex, "vs_main_long"));
+        assert!(!spirv_has_entry_point(&words, S::Vertex, "main"));
+        assert!(!spirv_has_entry_point(&words, S::Compute, "mai"));
+        assert!(!spirv_has_entry_point(&words, S::Vertex, "vs_main_longer"));
+    }
+
+    #[test]
+    fn workgroup_sizes_respect_each_limit() {
+        let limits = wgt::Limits::default();
+        assert!(check_workgroup_size(&limits, [64, 1, 1]).is_ok());
+        assert!(check_workgroup_size(&limits, [0, 0, 0]).is_ok(), "unknown");
+        assert!(check_workgroup_size(&limits, [257, 1, 1]).is_err());
+        assert!(
+            check_workgroup_size(&limits, [16, 16, 2]).is_err(),
+            "512 invocations"
+        );
+        assert!(check_workgroup_size(&limits, [u32::MAX, u32::MAX, 2]).is_err());
+    }
+}

@@ -1,0 +1,357 @@
+//! Compute passes: a shader doubles a large storage buffer; dynamic
+//! offsets pick the slice a shader writes; push constants reach a shader.
+//! Each needs shader execution (skipped on noop).
+
+use std::num::NonZeroU64;
+
+use keel_hal::wgt;
+use keel_hal::{
+    Api, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding, BufferUses,
+    CommandEncoder, ComputePassDescriptor, ComputePipelineDescriptor, Device, Memory,
+    ProgrammableStage, PushConstantRange,
+};
+
+use crate::harness::{Ctx, Failure, Outcome, TestResult};
+use crate::helpers::{
+    buffer_barrier, create_buffer, read_mapped, readback_buffer, submit, upload_buffer,
+};
+use crate::pipelines::{
+    bytes_to_words, entry, needs_shaders, storage, wgsl, words_to_bytes, Layouts,
+};
+
+conformance_tests!(
+    compute_doubles_a_million_u32,
+    dynamic_offsets_select_the_slice,
+    push_constants_arrive,
+);
+
+const DOUBLE: &str = "
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x < arrayLength(&data) {
+        data[id.x] = data[id.x] * 2u;
+    }
+}
+";
+
+/// A storage buffer on the device, usable as copy source and destination.
+///
+/// # Safety
+/// `ctx.device` is live; the caller destroys the buffer.
+unsafe fn storage_buffer<A: Api>(ctx: &Ctx<A>, size: u64) -> Result<A::Buffer, Failure> {
+    let usage =
+        wgt::BufferUsages::STORAGE | wgt::BufferUsages::COPY_SRC | wgt::BufferUsages::COPY_DST;
+    // SAFETY: forwarded contract.
+    unsafe { create_buffer(ctx, size, usage, Memory::Device) }
+}
+
+/// A compute pipeline of `module`'s `main` on `layout`.
+///
+/// # Safety
+/// Both came from `ctx.device`; the caller destroys the pipeline.
+unsafe fn pipeline<A: Api>(
+    ctx: &Ctx<A>,
+    module: &A::ShaderModule,
+    layout: &A::PipelineLayout,
+) -> Result<A::ComputePipeline, Failure> {
+    let desc = ComputePipelineDescriptor {
+        label: Some("conformance"),
+        layout,
+        stage: ProgrammableStage {
+            module,
+            entry_point: "main",
+        },
+    };
+    // SAFETY: forwarded contract.
+    Ok(unsafe { ctx.device.create_compute_pipeline(&desc) }?)
+}
+
+/// A bind group with one buffer range at binding 0.
+///
+/// # Safety
+/// Layout and buffer came from `ctx.device`; the caller destroys the group.
+unsafe fn group<A: Api>(
+    ctx: &Ctx<A>,
+    layout: &A::BindGroupLayout,
+    buffer: &A::Buffer,
+    size: Option<u64>,
+) -> Result<A::BindGroup, Failure> {
+    let entries = [BindGroupEntry {
+        binding: 0,
+        resource: BindingResource::Buffer(BufferBinding {
+            buffer,
+            offset: 0,
+            size: size.and_then(NonZeroU64::new),
+        }),
+    }];
+    let desc = BindGroupDescriptor {
+        label: Some("conformance"),
+        layout,
+        entries: &entries,
+    };
+    // SAFETY: forwarded contract.
+    Ok(unsafe { ctx.device.create_bind_group(&desc) }?)
+}
+
+/// Runs `dispatch` in a compute pass over `data` (moved from `empty` into
+/// storage before and to `COPY_SRC` after) and reads `data` back.
+///
+/// # Safety
+/// Everything came from `ctx.device`, is idle, and `data` is in `empty`.
+unsafe fn run_and_read<A: Api>(
+    ctx: &Ctx<A>,
+    data: &A::Buffer,
+    size: u64,
+    from: BufferUses,
+    dispatch: impl FnOnce(&mut A::CommandEncoder),
+) -> Result<Vec<u8>, Failure> {
+    // SAFETY: live device.
+    let readback = unsafe { readback_buffer(ctx, size) }?;
+    // SAFETY: all idle, in the states named.
+    let result = unsafe {
+        submit(ctx, |enc| {
+            enc.transition_buffers(&[
+                buffer_barrier(data, from, BufferUses::STORAGE_READ_WRITE),
+                buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+            ]);
+            enc.begin_compute_pass(&ComputePassDescriptor::default());
+            dispatch(enc);
+            enc.end_compute_pass();
+            enc.transition_buffers(&[buffer_barrier(
+                data,
+                BufferUses::STORAGE_READ_WRITE,
+                BufferUses::COPY_SRC,
+            )]);
+            enc.copy_buffer_to_buffer(
+                data,
+                &readback,
+                &[keel_hal::BufferCopy {
+                    src_offset: 0,
+                    dst_offset: 0,
+                    size,
+                }],
+            );
+            enc.transition_buffers(&[buffer_barrier(
+                &readback,
+                BufferUses::COPY_DST,
+                BufferUses::MAP_READ,
+            )]);
+        })
+    }
+    // SAFETY: waited on.
+    .and_then(|()| unsafe { read_mapped(ctx, &readback) });
+    // SAFETY: idle.
+    unsafe { ctx.device.destroy_buffer(readback) };
+    result
+}
+
+/// 1 Mi `u32`s, each doubled by one invocation, all checked.
+fn compute_doubles_a_million_u32<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if let Some(skipped) = needs_shaders(ctx) {
+        return skipped;
+    }
+    const COUNT: u32 = 1 << 20;
+    let input: Vec<u32> = (0..COUNT)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 1)
+        .collect();
+    let size = u64::from(COUNT) * 4;
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    // SAFETY: every object is destroyed below, after the submission's fence wait.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(&entries), &[])?;
+        let module = wgsl(ctx, DOUBLE)?;
+        let pipe = pipeline(ctx, &module, &layouts.pipeline)?;
+        let upload = upload_buffer(ctx, &words_to_bytes(&input))?;
+        let data = storage_buffer(ctx, size)?;
+        let layout = layouts.group.as_ref().ok_or("no group layout")?;
+        let bind = group(ctx, layout, &data, None)?;
+        // Upload, then double in place.
+        let uploaded = submit(ctx, |enc| {
+            enc.transition_buffers(&[
+                buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                buffer_barrier(&data, BufferUses::empty(), BufferUses::COPY_DST),
+            ]);
+            enc.copy_buffer_to_buffer(
+                &upload,
+                &data,
+                &[keel_hal::BufferCopy {
+                    src_offset: 0,
+                    dst_offset: 0,
+                    size,
+                }],
+            );
+        });
+        let out = uploaded.and_then(|()| {
+            run_and_read(ctx, &data, size, BufferUses::COPY_DST, |enc| {
+                enc.set_compute_pipeline(&pipe);
+                enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
+                enc.dispatch([COUNT / 64, 1, 1]);
+            })
+        });
+        ctx.device.destroy_bind_group(bind);
+        ctx.device.destroy_buffer(data);
+        ctx.device.destroy_buffer(upload);
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        let out = bytes_to_words(&out?);
+        check_eq!(out.len(), input.len(), "words read back");
+        if let Some(i) = (0..input.len()).find(|&i| out[i] != input[i].wrapping_mul(2)) {
+            return Err(format!(
+                "word {i} is {}, expected {} (2 × {})",
+                out[i],
+                input[i].wrapping_mul(2),
+                input[i]
+            )
+            .into());
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+const MARK: &str = "
+@group(0) @binding(0) var<storage, read_write> slot: array<u32, 4>;
+
+@compute @workgroup_size(1)
+fn main() {
+    for (var i = 0u; i < 4u; i++) {
+        slot[i] = 0xC0FFEE00u + i;
+    }
+}
+";
+
+/// A dynamic storage binding of 16 bytes over two aligned slices: the
+/// dynamic offset decides which slice the shader's writes land in.
+fn dynamic_offsets_select_the_slice<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if let Some(skipped) = needs_shaders(ctx) {
+        return skipped;
+    }
+    let stride = u64::from(ctx.limits().min_storage_buffer_offset_alignment).max(256);
+    let size = stride * 2;
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, true))];
+    let mark: Vec<u8> = words_to_bytes(&[0xC0FF_EE00, 0xC0FF_EE01, 0xC0FF_EE02, 0xC0FF_EE03]);
+    // SAFETY: every object is destroyed below, after the fence waits.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(&entries), &[])?;
+        let module = wgsl(ctx, MARK)?;
+        let pipe = pipeline(ctx, &module, &layouts.pipeline)?;
+        let data = storage_buffer(ctx, size)?;
+        let layout = layouts.group.as_ref().ok_or("no group layout")?;
+        let bind = group(ctx, layout, &data, Some(16))?;
+        let run = |offset: u32, from: BufferUses| {
+            run_and_read(ctx, &data, size, from, |enc| {
+                enc.set_compute_pipeline(&pipe);
+                enc.set_bind_group(&layouts.pipeline, 0, &bind, &[offset]);
+                enc.dispatch([1, 1, 1]);
+            })
+        };
+        // Zero the buffer, then write through the second slice only.
+        let zeroed = submit(ctx, |enc| {
+            enc.transition_buffers(&[buffer_barrier(
+                &data,
+                BufferUses::empty(),
+                BufferUses::COPY_DST,
+            )]);
+            enc.clear_buffer(&data, 0..size);
+        });
+        let second = zeroed.and_then(|()| run(stride as u32, BufferUses::COPY_DST));
+        let first = match &second {
+            Ok(_) => run(0, BufferUses::COPY_SRC),
+            Err(_) => Err("not run".into()),
+        };
+        ctx.device.destroy_bind_group(bind);
+        ctx.device.destroy_buffer(data);
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        let second = second?;
+        let s = stride as usize;
+        check!(
+            second[..16] == [0; 16],
+            "offset {stride}: the first slice was written: {:?}",
+            &second[..16]
+        );
+        check!(
+            second[s..s + 16] == mark[..],
+            "offset {stride}: the second slice holds {:?}",
+            &second[s..s + 16]
+        );
+        let first = first?;
+        check!(
+            first[..16] == mark[..],
+            "offset 0: the first slice holds {:?}",
+            &first[..16]
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+const PUSH: &str = "
+struct Constants { value: u32, index: u32 }
+var<immediate> constants: Constants;
+@group(0) @binding(0) var<storage, read_write> out: array<u32, 8>;
+
+@compute @workgroup_size(1)
+fn main() {
+    out[constants.index] = constants.value;
+}
+";
+
+/// Two push-constant words (a value and where to put it) reach the shader.
+fn push_constants_arrive<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if let Some(skipped) = needs_shaders(ctx) {
+        return skipped;
+    }
+    if ctx.limits().max_immediate_size < 8 {
+        return crate::harness::skip("max_immediate_size below 8 bytes");
+    }
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    let ranges = [PushConstantRange {
+        stages: wgt::ShaderStages::COMPUTE,
+        range: 0..8,
+    }];
+    // SAFETY: every object is destroyed below, after the fence wait.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(&entries), &ranges)?;
+        let module = wgsl(ctx, PUSH)?;
+        let pipe = pipeline(ctx, &module, &layouts.pipeline)?;
+        let data = storage_buffer(ctx, 32)?;
+        let layout = layouts.group.as_ref().ok_or("no group layout")?;
+        let bind = group(ctx, layout, &data, None)?;
+        let zeroed = submit(ctx, |enc| {
+            enc.transition_buffers(&[buffer_barrier(
+                &data,
+                BufferUses::empty(),
+                BufferUses::COPY_DST,
+            )]);
+            enc.clear_buffer(&data, 0..32);
+        });
+        let out = zeroed.and_then(|()| {
+            run_and_read(ctx, &data, 32, BufferUses::COPY_DST, |enc| {
+                enc.set_compute_pipeline(&pipe);
+                enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
+                enc.set_push_constants(
+                    &layouts.pipeline,
+                    wgt::ShaderStages::COMPUTE,
+                    0,
+                    &[0x1234_5678, 5],
+                );
+                enc.dispatch([1, 1, 1]);
+            })
+        });
+        ctx.device.destroy_bind_group(bind);
+        ctx.device.destroy_buffer(data);
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        let out = bytes_to_words(&out?);
+        check_eq!(
+            out,
+            vec![0, 0, 0, 0, 0, 0x1234_5678, 0, 0],
+            "words after the push-constant write"
+        );
+    }
+    Ok(Outcome::Pass)
+}

@@ -1,0 +1,186 @@
+//! Bad shaders and pipelines: a WGSL syntax error, invalid SPIR-V, a
+//! missing entry point and a shader interface that does not match the
+//! pipeline layout are typed errors, create nothing, and keep validation
+//! silent. Runs everywhere (nothing executes).
+
+use std::borrow::Cow;
+
+use keel_hal::wgt;
+use keel_hal::{
+    Api, ComputePipelineDescriptor, Device, PipelineError, ProgrammableStage, ShaderError,
+    ShaderModuleDescriptor, ShaderSource,
+};
+
+use crate::harness::{Ctx, Failure, Outcome, TestResult};
+use crate::pipelines::{entry, storage, uniform, wgsl, Layouts};
+
+conformance_tests!(
+    wgsl_syntax_error_has_its_position,
+    invalid_spirv_is_rejected,
+    missing_entry_point,
+    interface_mismatches_the_layout,
+);
+
+/// Creates a module that must fail; returns the error.
+fn expect_shader_error<A: Api>(
+    ctx: &Ctx<A>,
+    source: ShaderSource<'_>,
+) -> Result<ShaderError, Failure> {
+    let before = ctx.device.live_counts();
+    let desc = ShaderModuleDescriptor {
+        label: Some("bad"),
+        source,
+    };
+    // SAFETY: live device; a module that is made is destroyed.
+    match unsafe { ctx.device.create_shader_module(&desc) } {
+        Ok(module) => {
+            // SAFETY: unused.
+            unsafe { ctx.device.destroy_shader_module(module) };
+            Err("the bad shader module was created".into())
+        }
+        Err(e) => {
+            check_eq!(ctx.device.live_counts(), before, "live counts");
+            Ok(e)
+        }
+    }
+}
+
+/// A missing expression on line 4 is a parse error at line 4.
+fn wgsl_syntax_error_has_its_position<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let source = "// line 1\n\n@compute @workgroup_size(1)\nfn main() { let x = ; }\n";
+    let e = expect_shader_error(ctx, ShaderSource::Wgsl(Cow::Borrowed(source)))?;
+    check!(
+        matches!(e, ShaderError::Parse { line: 4, column, .. } if column > 1),
+        "expected a parse error on line 4, got {e:?}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Words that are not SPIR-V, a byte-swapped header, a header cut short,
+/// and an instruction running past the end.
+fn invalid_spirv_is_rejected<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const MAGIC: u32 = 0x0723_0203;
+    let cases: [(&str, Vec<u32>); 5] = [
+        ("empty", vec![]),
+        ("not SPIR-V", vec![0x1234_5678, 0x0001_0000, 0, 8, 0]),
+        (
+            "byte-swapped",
+            vec![MAGIC.swap_bytes(), 0x0001_0000, 0, 8, 0],
+        ),
+        ("short header", vec![MAGIC, 0x0001_0000]),
+        (
+            "instruction past the end",
+            vec![MAGIC, 0x0001_0000, 0, 8, 0, (9 << 16) | 15, 0],
+        ),
+    ];
+    for (what, words) in cases {
+        let e = expect_shader_error(ctx, ShaderSource::SpirV(Cow::Owned(words)))?;
+        check!(
+            matches!(e, ShaderError::InvalidSpirV(_)),
+            "{what}: expected InvalidSpirV, got {e:?}"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+const STORE: &str = "
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+
+@compute @workgroup_size(1)
+fn main() {
+    data[0] = 1u;
+}
+";
+
+/// Tries a compute pipeline of `STORE`'s `entry_point` on a layout of one
+/// group of `entries` (or none); returns the error.
+fn expect_pipeline_error<A: Api>(
+    ctx: &Ctx<A>,
+    entries: Option<&[wgt::BindGroupLayoutEntry]>,
+    entry_point: &str,
+) -> Result<PipelineError, Failure> {
+    // SAFETY: every object is destroyed below; nothing is submitted.
+    unsafe {
+        let layouts = Layouts::new(ctx, entries, &[])?;
+        let module = match wgsl(ctx, STORE) {
+            Ok(module) => module,
+            Err(e) => {
+                layouts.destroy(ctx);
+                return Err(e);
+            }
+        };
+        let before = ctx.device.live_counts();
+        let made = ctx
+            .device
+            .create_compute_pipeline(&ComputePipelineDescriptor {
+                label: Some("bad"),
+                layout: &layouts.pipeline,
+                stage: ProgrammableStage {
+                    module: &module,
+                    entry_point,
+                },
+            });
+        let after = ctx.device.live_counts();
+        let result = match made {
+            Ok(pipeline) => {
+                ctx.device.destroy_compute_pipeline(pipeline);
+                Err("the bad pipeline was created".into())
+            }
+            Err(e) => Ok(e),
+        };
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        check_eq!(after, before, "live counts after the failed create");
+        result
+    }
+}
+
+/// An entry point name the module lacks.
+fn missing_entry_point<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    let e = expect_pipeline_error(ctx, Some(&entries), "nope")?;
+    check_eq!(
+        e,
+        PipelineError::EntryPoint {
+            stage: naga::ShaderStage::Compute,
+            name: "nope".into(),
+        },
+        "error"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// The shader writes a storage buffer at group 0, binding 0; the layout
+/// has no group, a uniform buffer there, a read-only storage buffer there,
+/// or a storage buffer the compute stage cannot see.
+fn interface_mismatches_the_layout<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let compute = wgt::ShaderStages::COMPUTE;
+    let cases: [(&str, Option<Vec<wgt::BindGroupLayoutEntry>>); 5] = [
+        ("no bind group", None),
+        (
+            "no such binding",
+            Some(vec![entry(1, compute, storage(false, false))]),
+        ),
+        ("a uniform buffer", Some(vec![entry(0, compute, uniform())])),
+        (
+            "a read-only storage buffer",
+            Some(vec![entry(0, compute, storage(true, false))]),
+        ),
+        (
+            "a storage buffer for the fragment stage",
+            Some(vec![entry(
+                0,
+                wgt::ShaderStages::FRAGMENT,
+                storage(false, false),
+            )]),
+        ),
+    ];
+    for (what, entries) in cases {
+        let e = expect_pipeline_error(ctx, entries.as_deref(), "main")?;
+        check!(
+            matches!(e, PipelineError::InterfaceMismatch(_)),
+            "layout with {what}: expected InterfaceMismatch, got {e:?}"
+        );
+    }
+    Ok(Outcome::Pass)
+}
