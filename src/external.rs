@@ -222,6 +222,11 @@ pub struct ExternalCapabilities {
     pub dedicated_only: bool,
     /// Handle types memory of this type can also be exported as or imported from.
     pub compatible_handle_types: ExternalHandleTypes,
+    /// [`ExternalHandleType::HostAllocation`]: what a host pointer and its
+    /// size must be multiples of to be imported (Vulkan's
+    /// `minImportedHostPointerAlignment`); 0 for other handle types or
+    /// where host allocations cannot be imported.
+    pub host_pointer_alignment: u64,
 }
 
 /// One DRM format modifier a format supports (`VK_EXT_image_drm_format_modifier`).

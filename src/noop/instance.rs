@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::memory::Budget;
 use super::{Api, Device, DeviceShared, Queue, Surface};
 use crate::{
-    AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures,
-    InstanceDescriptor, InstanceError, OpenDevice, OpenError,
+    AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, InstanceDescriptor,
+    InstanceError, OpenDevice, OpenError,
 };
 
 /// The API version the noop adapter reports: (1, 3, 0), keel-hal's
@@ -85,7 +85,9 @@ fn adapter_info() -> AdapterInfo {
 ///   also inside encoders; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
 ///   which cost a backend that runs no shader nothing to accept;
-/// - no [`HalFeatures`] at all, in particular no `SHADER_EXECUTION`:
+/// - of the [`HalFeatures`], only the external ones `external.rs` backs
+///   with shared files (`EXTERNAL_MEMORY_FD`, `EXTERNAL_MEMORY_HOST`,
+///   `EXTERNAL_SEMAPHORE_FD`); in particular no `SHADER_EXECUTION`:
 ///   pipelines and passes are checked and recorded, draws and dispatches
 ///   do nothing;
 /// - limits: `wgt::Limits::default()`, the WebGPU defaults every backend
@@ -94,7 +96,7 @@ fn adapter_info() -> AdapterInfo {
 ///   the memory budget), plus `max_immediate_size` = 128, the push-constant
 ///   size every Vulkan device guarantees;
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
-fn capabilities() -> Capabilities {
+pub(crate) fn capabilities() -> Capabilities {
     Capabilities {
         features: wgt::Features::TIMESTAMP_QUERY
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
@@ -103,7 +105,7 @@ fn capabilities() -> Capabilities {
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
             | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY,
-        hal_features: HalFeatures::empty(),
+        hal_features: super::external::HAL_FEATURES,
         limits: wgt::Limits {
             max_immediate_size: 128,
             ..wgt::Limits::default()
@@ -142,6 +144,7 @@ impl crate::Adapter for Adapter {
         let shared = Arc::new(DeviceShared {
             budget: Arc::clone(&self.budget),
             features: desc.required_features,
+            hal_features: desc.required_hal_features,
             limits,
             counters: crate::HalCounters::default(),
             clock: super::queue::Clock::new(),
@@ -161,32 +164,33 @@ impl crate::Adapter for Adapter {
     ) -> wgt::TextureFormatFeatures {
         format_features(format, capabilities().features)
     }
-    // External memory and semaphores: unsupported on noop (external.rs).
+    // External memory and semaphores: shared files (external.rs).
 
     fn external_buffer_capabilities(
         &self,
         _desc: &crate::BufferDescriptor,
-        _handle_type: crate::ExternalHandleType,
+        handle_type: crate::ExternalHandleType,
     ) -> crate::ExternalCapabilities {
-        super::external::no_capabilities()
+        super::external::buffer_capabilities(handle_type)
     }
 
     fn external_texture_capabilities(
         &self,
-        _desc: &crate::TextureDescriptor,
-        _handle_type: crate::ExternalHandleType,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
     ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
-        Ok(super::external::no_capabilities())
+        Ok(super::external::texture_capabilities(desc, handle_type))
     }
 
     fn external_semaphore_capabilities(
         &self,
-        _desc: &crate::ExternalSemaphoreDescriptor,
+        desc: &crate::ExternalSemaphoreDescriptor,
     ) -> crate::ExternalCapabilities {
-        super::external::no_capabilities()
+        super::external::semaphore_capabilities(desc)
     }
 
     fn drm_format_modifiers(&self, _format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        // No DRM_FORMAT_MODIFIER: noop has no dma-bufs.
         Vec::new()
     }
 
@@ -237,7 +241,7 @@ fn check_limits(requested: &wgt::Limits, allowed: &wgt::Limits) -> Result<(), Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Adapter as _, Instance as _};
+    use crate::{Adapter as _, HalFeatures, Instance as _};
 
     fn adapter() -> ExposedAdapter<Api> {
         // SAFETY: the noop backend loads nothing.

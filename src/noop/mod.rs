@@ -20,8 +20,8 @@
 //! | `binding.rs` | bind group layouts, bind groups, pipeline layouts: their checks |
 //! | `pipeline.rs` | shader modules and pipelines, through the shader front end |
 //! | `command.rs` | recording commands, and executing them |
-//! | `queue.rs` | submission, fences, the timestamp clock |
-//! | `external.rs` | external memory and semaphores: unsupported |
+//! | `external.rs` | external memory and semaphores, their coherence rule |
+//! | `shm.rs` | the shared files behind them: real fds without `libc` |
 //! | `pass.rs` | render and compute passes: attachment clears, state, draws |
 //! | `clear.rs` | encoding clear values as texel bytes |
 //! | `queue.rs` | submission, fences, the timestamp clock, presentation |
@@ -50,6 +50,7 @@ mod memory;
 mod pass;
 mod pipeline;
 mod queue;
+mod shm;
 mod surface;
 #[cfg(test)]
 mod tests;
@@ -58,7 +59,7 @@ mod texel;
 use std::sync::Arc;
 
 pub use command::{CommandBuffer, CommandEncoder};
-pub use external::ExternalSemaphore;
+pub use external::{ExternalSemaphore, WAIT_TIMEOUT};
 pub use instance::{Adapter, Instance, ADAPTER_NAME, API_VERSION};
 pub use queue::{Fence, Queue};
 pub use surface::{Surface, SurfaceTexture};
@@ -100,6 +101,8 @@ pub(crate) struct DeviceShared {
     pub(crate) budget: Arc<Budget>,
     /// Features the device was opened with.
     pub(crate) features: wgt::Features,
+    /// Hal features the device was opened with (they gate external memory).
+    pub(crate) hal_features: crate::HalFeatures,
     /// Limits the device enforces (the requested ones, or the adapter's).
     pub(crate) limits: wgt::Limits,
     /// Live-object counters.
@@ -117,7 +120,8 @@ pub struct Device {
     pub(crate) shared: Arc<DeviceShared>,
 }
 
-/// A buffer: real bytes in host memory, in every memory kind. Only
+/// A buffer: real bytes in host memory, in every memory kind (external
+/// memory with a shared file beside them, see `external.rs`). Only
 /// `Memory::Upload` and `Memory::Readback` buffers may be mapped.
 #[derive(Debug)]
 pub struct Buffer {
@@ -151,6 +155,8 @@ pub struct Texture {
     pub(crate) view_formats: Vec<wgt::TextureFormat>,
     /// What the texture may be used for.
     pub(crate) usage: wgt::TextureUsages,
+    /// `Memory::Device`, or external memory.
+    pub(crate) memory: crate::Memory,
     /// This texture's share of the memory budget.
     pub(crate) _charge: Charge,
 }

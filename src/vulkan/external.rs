@@ -112,11 +112,8 @@ impl ExternalFns {
         let has = |f| hal.contains(f);
         let host = has(HalFeatures::EXTERNAL_MEMORY_HOST);
         let host_pointer_alignment = if host {
-            let mut host_props = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
-            let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut host_props);
             // SAFETY: the extension is supported (it is enabled on the device).
-            unsafe { instance.raw.get_physical_device_properties2(pd, &mut props) };
-            host_props.min_imported_host_pointer_alignment.max(1)
+            unsafe { host_pointer_alignment(&instance.raw, pd) }
         } else {
             1
         };
@@ -131,6 +128,18 @@ impl ExternalFns {
             host_pointer_alignment,
         }
     }
+}
+
+/// `minImportedHostPointerAlignment` (at least 1).
+///
+/// # Safety
+/// `pd` belongs to `instance` and supports `VK_EXT_external_memory_host`.
+unsafe fn host_pointer_alignment(instance: &ash::Instance, pd: vk::PhysicalDevice) -> u64 {
+    let mut host_props = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut host_props);
+    // SAFETY: forwarded contract.
+    unsafe { instance.get_physical_device_properties2(pd, &mut props) };
+    host_props.min_imported_host_pointer_alignment.max(1)
 }
 
 /// External memory bound to one buffer or image.
@@ -209,6 +218,7 @@ pub(super) fn map_capabilities(props: &vk::ExternalMemoryProperties) -> External
         importable: f.contains(F::IMPORTABLE),
         dedicated_only: f.contains(F::DEDICATED_ONLY),
         compatible_handle_types: compatible,
+        host_pointer_alignment: 0,
     }
 }
 
@@ -244,7 +254,13 @@ pub(super) fn buffer_capabilities(
             .raw
             .get_physical_device_external_buffer_properties(adapter.raw, &info, &mut props)
     };
-    map_capabilities(&props.external_memory_properties)
+    let mut caps = map_capabilities(&props.external_memory_properties);
+    if ht == ExternalHandleType::HostAllocation && caps.importable {
+        // SAFETY: the adapter has EXTERNAL_MEMORY_HOST (checked above), so the extension.
+        caps.host_pointer_alignment =
+            unsafe { host_pointer_alignment(&adapter.instance.raw, adapter.raw) };
+    }
+    caps
 }
 
 /// Where the memory of [`allocate_and_bind`] comes from.

@@ -92,6 +92,7 @@ fn query_caps(
         importable: f.contains(vk::ExternalSemaphoreFeatureFlags::IMPORTABLE),
         dedicated_only: false,
         compatible_handle_types: Default::default(),
+        host_pointer_alignment: 0,
     }
 }
 
