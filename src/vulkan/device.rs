@@ -215,6 +215,9 @@ impl crate::Device for super::Device {
 
     unsafe fn destroy_texture(&self, texture: super::Texture) {
         let shared = &*self.shared;
+        if let super::memory::Block::External(_) = texture.block {
+            shared.instance.note_external_image(texture.raw, false);
+        }
         // SAFETY: the caller guarantees the texture is ours, idle and viewless.
         unsafe {
             shared.memory.destroy_image(

@@ -530,6 +530,7 @@ unsafe fn make_image(
         }
     };
     shared.counters.textures.add();
+    shared.instance.note_external_image(raw, true);
     if let Some(label) = desc.label {
         // SAFETY: `raw` is live.
         unsafe { set_object_name(shared, raw, label) };
