@@ -23,9 +23,15 @@ struct Setup {
     instance: vulkan::Instance,
     adapter: vulkan::Adapter,
     hal: HalFeatures,
+    // Declared last: held until the instance is gone.
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
+/// The tests count the process's open fds: they run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn setup() -> Option<Setup> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let _ = env_logger::builder().is_test(true).try_init();
     let desc = InstanceDescriptor {
         name: "keel-hal external smoke",
@@ -53,6 +59,7 @@ fn setup() -> Option<Setup> {
         instance,
         adapter: exposed.adapter,
         hal,
+        _serial: serial,
     })
 }
 
@@ -527,16 +534,12 @@ fn texture_round_trips() {
         }
         assert_eq!(open_fds(), fds, "fds leaked");
     }
-    // Not asserted: the validation layer here (1.3.239) tracks the imported
-    // image as a new one in UNDEFINED and flags the acquire from the
-    // exporter's layout (TRANSFER_SRC_OPTIMAL), which is what the
-    // specification asks of an import that keeps its contents.
+    // The layer here (1.3.239) flags the import's acquire from the
+    // exporter's layout; keel-hal's allow-list ignores exactly that message
+    // for images with external memory (see src/vulkan/instance.rs).
     let validation = setup.instance.validation_counter();
     drop(setup);
-    println!(
-        "texture round trips: {} validation messages",
-        validation.errors()
-    );
+    assert_eq!(validation.errors(), 0, "validation errors (see the log)");
 }
 
 #[test]
