@@ -67,7 +67,19 @@ pub(crate) struct ExternalFns {
     pub(super) drm_modifier: Option<ash::ext::image_drm_format_modifier::DeviceFn>,
     /// `minImportedHostPointerAlignment` (1 without the host extension).
     pub(super) host_pointer_alignment: u64,
+    /// The property flags of each memory type (constant for the device).
+    memory_types: ArrayVec<vk::MemoryPropertyFlags, { vk::MAX_MEMORY_TYPES }>,
+    /// Answers of `vkGetPhysicalDeviceExternalBufferProperties` so far, by
+    /// usage and handle type (constant for the device; a few at most).
+    buffer_caps: parking_lot::Mutex<ArrayVec<BufferCapsEntry, 8>>,
 }
+
+/// One cached external buffer capability answer.
+type BufferCapsEntry = (
+    vk::BufferUsageFlags,
+    ExternalHandleType,
+    ExternalCapabilities,
+);
 
 impl std::fmt::Debug for ExternalFns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,6 +89,7 @@ impl std::fmt::Debug for ExternalFns {
             .field("semaphore_fd", &self.semaphore_fd.is_some())
             .field("drm_modifier", &self.drm_modifier.is_some())
             .field("host_pointer_alignment", &self.host_pointer_alignment)
+            .field("memory_types", &self.memory_types)
             .finish()
     }
 }
@@ -126,6 +139,13 @@ impl ExternalFns {
             drm_modifier: has(HalFeatures::DRM_FORMAT_MODIFIER)
                 .then(|| ash::ext::image_drm_format_modifier::DeviceFn::load(load)),
             host_pointer_alignment,
+            // SAFETY: `pd` belongs to the instance.
+            memory_types: unsafe { instance.raw.get_physical_device_memory_properties(pd) }
+                .memory_types_as_slice()
+                .iter()
+                .map(|t| t.property_flags)
+                .collect(),
+            buffer_caps: Default::default(),
         }
     }
 }
@@ -294,20 +314,11 @@ fn fd_size(fd: OwnedFd) -> (OwnedFd, Option<u64>) {
 
 /// The first device-local type among `bits`, else the first.
 fn pick_memory_type(shared: &DeviceShared, bits: u32) -> Option<u32> {
-    // SAFETY: the physical device belongs to the instance.
-    let props = unsafe {
-        shared
-            .instance
-            .raw
-            .get_physical_device_memory_properties(shared.physical_device)
-    };
-    let types = props.memory_types_as_slice();
+    let types = &shared.external.memory_types;
     let allowed = |i: &usize| bits & (1 << i) != 0;
-    let device_local = (0..types.len()).filter(allowed).find(|&i| {
-        types[i]
-            .property_flags
-            .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
-    });
+    let device_local = (0..types.len())
+        .filter(allowed)
+        .find(|&i| types[i].contains(vk::MemoryPropertyFlags::DEVICE_LOCAL));
     device_local
         .or_else(|| (0..types.len()).find(allowed))
         .map(|i| i as u32)
@@ -514,8 +525,25 @@ pub(super) fn unsupported(ht: ExternalHandleType) -> ExternalError {
     }
 }
 
-/// Vulkan's external-memory answer for buffers of `usage`.
+/// Vulkan's external-memory answer for buffers of `usage` on this device,
+/// asked once per usage and handle type.
 fn query_buffer_caps(
+    shared: &DeviceShared,
+    usage: vk::BufferUsageFlags,
+    ht: ExternalHandleType,
+) -> ExternalCapabilities {
+    let mut cache = shared.external.buffer_caps.lock();
+    if let Some(&(_, _, caps)) = cache.iter().find(|(u, h, _)| *u == usage && *h == ht) {
+        return caps;
+    }
+    let caps = ask_buffer_caps(&shared.instance.raw, shared.physical_device, usage, ht);
+    // A full cache just asks again next time.
+    let _ = cache.try_push((usage, ht, caps));
+    caps
+}
+
+/// `vkGetPhysicalDeviceExternalBufferProperties` for buffers of `usage`.
+fn ask_buffer_caps(
     instance: &ash::Instance,
     pd: vk::PhysicalDevice,
     usage: vk::BufferUsageFlags,
@@ -549,7 +577,7 @@ pub(super) unsafe fn create_buffer(
         .into());
     }
     check_enabled(shared, ht)?;
-    let caps = query_buffer_caps(&shared.instance.raw, shared.physical_device, info.usage, ht);
+    let caps = query_buffer_caps(shared, info.usage, ht);
     if !caps.exportable {
         return Err(ExternalError::Unsupported {
             handle: ht.name(),
@@ -586,7 +614,7 @@ pub(super) unsafe fn import_buffer(
     let usage = super::device::buffer_usage(shared, &checked)?;
     let ht = handle.handle_type();
     check_enabled(shared, ht)?;
-    let caps = query_buffer_caps(&shared.instance.raw, shared.physical_device, usage, ht);
+    let caps = query_buffer_caps(shared, usage, ht);
     if !caps.importable {
         return Err(ExternalError::Unsupported {
             handle: ht.name(),
