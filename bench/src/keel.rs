@@ -32,11 +32,13 @@ struct Res<A: kh::Api> {
 
 /// The keel-hal side, generic over the backend (`main` picks Vulkan). Field order is drop order: resources, device, queue, instance.
 pub struct Keel<A: kh::Api> {
-    adapter_name: String,
+    pub(crate) adapter_name: String,
     res: Option<Res<A>>,
+    /// The external workload's two devices, made on first use.
+    pub(crate) external: Option<crate::keel_external::Pair<A>>,
     device: <A as kh::Api>::Device,
     _queue: <A as kh::Api>::Queue,
-    _instance: <A as kh::Api>::Instance,
+    pub(crate) instance: <A as kh::Api>::Instance,
 }
 
 fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
@@ -63,9 +65,10 @@ impl<A: kh::Api> Keel<A> {
         let mut side = Keel {
             adapter_name: exposed.info.name.clone(),
             res: None,
+            external: None,
             device: open.device,
             _queue: open.queue,
-            _instance: instance,
+            instance,
         };
         side.res = Some(side.make_resources()?);
         Ok(side)
@@ -256,8 +259,9 @@ impl<A: kh::Api> Side for Keel<A> {
         let Some(mut res) = self.res.take() else {
             return Err("keel-hal: resources gone".into());
         };
-        let result = match work {
+        let result = match *work {
             Workload::BindGroupWrites { .. } => Ok(None),
+            Workload::External { size, iters } => self.external(size, iters).map(Some),
             _ => self.run(&mut res, work).map(Some),
         };
         self.res = Some(res);
@@ -291,7 +295,9 @@ impl<A: kh::Api> Keel<A> {
                 }
                 Ok(start.elapsed().as_nanos() as f64 / groups as f64)
             }
-            Workload::BindGroupWrites { .. } => Err("raw-only workload".into()),
+            Workload::BindGroupWrites { .. } | Workload::External { .. } => {
+                Err("not a workload of this function".into())
+            }
             Workload::Buffers {
                 size,
                 mem,

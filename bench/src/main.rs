@@ -10,6 +10,8 @@
 
 #[cfg(feature = "keel")]
 mod keel;
+#[cfg(feature = "keel")]
+mod keel_external;
 mod raw;
 mod report;
 mod stats;

@@ -41,6 +41,21 @@ pub enum Workload {
     /// Record `commands` × (set_bind_group + dispatch/draw) between
     /// begin and end of encoding. One op = one pair.
     Encode { pass: Pass, commands: usize },
+    /// keel-hal vs raw only (wgpu-hal has no external memory): on device A
+    /// create a `size`-byte buffer exportable as an opaque fd and export
+    /// it; import it on device B; on B copy [`EXTERNAL_COPY`] bytes out of
+    /// it (an acquire barrier, a copy, a submit waited for); destroy both.
+    /// One op = one such round; `iters` rounds a sample. Each sample also
+    /// checks that the process's open-fd count is where it started.
+    External { size: u64, iters: usize },
+}
+
+/// Bytes the external workload copies out of the imported buffer.
+pub const EXTERNAL_COPY: u64 = 256;
+
+/// Open file descriptors of this process (the external workload's leak check).
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
 impl fmt::Display for Workload {
@@ -64,6 +79,9 @@ impl fmt::Display for Workload {
                 };
                 write!(f, "encode {commands} x {what}")
             }
+            Workload::External { size, .. } => {
+                write!(f, "external {} export+import+copy", size_text(size))
+            }
         }
     }
 }
@@ -75,6 +93,10 @@ fn size_text(size: u64) -> String {
         s => format!("{s} B"),
     }
 }
+
+/// External rounds per sample at full scale: with the default 15 rounds
+/// (plus a warm-up sample) about 10,000 rounds per side, the count.
+pub const EXTERNAL_FULL_ITERS: usize = 640;
 
 /// Iteration counts: the full run, or tiny ones for CI (`--smoke`).
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +111,8 @@ pub struct Scale {
     pub holes: [usize; 3],
     /// Commands per encoding sample.
     pub commands: usize,
+    /// External-memory rounds per sample.
+    pub external_iters: usize,
 }
 
 impl Scale {
@@ -99,6 +123,7 @@ impl Scale {
         big_buffer_iters: 200,
         holes: [0, 1000, 10_000],
         commands: 10_000,
+        external_iters: EXTERNAL_FULL_ITERS,
     };
     /// Tiny counts, for CI.
     pub const SMOKE: Scale = Scale {
@@ -107,6 +132,7 @@ impl Scale {
         big_buffer_iters: 4,
         holes: [0, 10, 100],
         commands: 200,
+        external_iters: 10,
     };
 
     /// Every workload, in run order (buffer workloads grouped by hole
@@ -141,6 +167,10 @@ impl Scale {
                 commands: self.commands,
             });
         }
+        list.push(Workload::External {
+            size: 64 << 20,
+            iters: self.external_iters,
+        });
         list
     }
 }

@@ -5,6 +5,7 @@
 //! buffer); `work.rs` runs the samples. Every handle starts null and `Drop`
 //! destroys what is not, so a failed set-up releases what it made.
 
+mod external;
 mod work;
 
 use std::ffi::CStr;
@@ -67,6 +68,8 @@ pub struct Raw {
     /// Live hole buffers and what they were built for.
     holes: Vec<RawBuffer>,
     holes_key: Option<(workload::Mem, usize)>,
+    /// The external workload's two devices, made on first use.
+    external: Option<external::RawExternal>,
 }
 
 impl Raw {
@@ -189,6 +192,7 @@ impl Raw {
             kept_sets: Vec::new(),
             holes: Vec::new(),
             holes_key: None,
+            external: None,
         };
         match raw.make_resources(family) {
             Ok(()) => Ok(raw),
@@ -451,6 +455,8 @@ impl Raw {
 impl Drop for Raw {
     fn drop(&mut self) {
         self.drop_holes();
+        // Its devices go before the instance below.
+        self.external = None;
         // SAFETY: nothing was submitted, so no GPU work uses anything; every
         // handle below came from this device (or is null, which is ignored);
         // children go before their parents, the device before the instance.

@@ -31,6 +31,7 @@ impl Side for Raw {
                 self.buffers(size, mem, iters).map(Some)
             }
             Workload::Encode { pass, commands } => self.encode(pass, commands).map(Some),
+            Workload::External { size, iters } => self.external(size, iters).map(Some),
         }
     }
 }
