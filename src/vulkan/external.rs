@@ -18,11 +18,15 @@
 //! ## Sizes
 //! Opaque-fd imports must use the exporter's allocation size: the importer
 //! allocates its own requirement size for the same description (the
-//! exporter's choice too). Where the kernel reports an fd's size (`lseek`
-//! to its end: memfds, dma-bufs), a smaller fd is refused with
-//! [`ExternalError::TooSmall`] before the driver sees it; where it does not
-//! (some drivers' opaque fds), the driver's own check is relied upon and its
-//! error mapped ([`ExternalError::InvalidHandle`]).
+//! exporter's choice too). Where the kernel reports an fd's size (`fstat`
+//! of a memfd, `lseek` to the end of a dma-buf), a smaller fd is refused
+//! with [`ExternalError::TooSmall`] before the driver sees it; where it does
+//! not (NVIDIA's opaque fds), a mismatch is invalid usage the hal cannot
+//! see, and what the driver answers is mapped (NVIDIA: out of device
+//! memory). An fd that can never be memory (a pipe, a socket, a directory)
+//! is [`ExternalError::InvalidHandle`] before the driver sees it; any other
+//! fd that is not a handle of the type is, again, the driver's to judge
+//! (lavapipe: `InvalidHandle`).
 //!
 //! ## Fd ownership
 //! An imported fd is an `OwnedFd` until the very driver call that imports
@@ -300,16 +304,30 @@ pub(super) enum Target {
     Image(vk::Image),
 }
 
-/// The fd's size as the kernel reports it (`lseek` to its end; `None`
-/// where it reports none), with the fd handed back.
-fn fd_size(fd: OwnedFd) -> (OwnedFd, Option<u64>) {
+/// Looks at an fd before a driver sees it: one that can never be memory (a
+/// pipe, a socket, a directory) is `InvalidHandle` (and closed); otherwise
+/// the fd comes back with its size as the kernel reports it, `None` where
+/// it reports none: `fstat` for regular files (memfds), else `lseek` to
+/// the end (dma-bufs), put back to the start.
+fn inspect_fd(fd: OwnedFd) -> Result<(OwnedFd, Option<u64>), ExternalError> {
+    use std::os::unix::fs::FileTypeExt as _;
     let mut file = File::from(fd);
-    let size = file.seek(SeekFrom::End(0)).ok().filter(|&s| s > 0);
-    if size.is_some() {
-        // Put the offset back where importers expect it; a failure is harmless.
-        let _ = file.seek(SeekFrom::Start(0));
+    let meta = file.metadata().map_err(|_| ExternalError::InvalidHandle)?;
+    let ty = meta.file_type();
+    if ty.is_fifo() || ty.is_socket() || ty.is_dir() {
+        return Err(ExternalError::InvalidHandle);
     }
-    (OwnedFd::from(file), size)
+    let size = if ty.is_file() {
+        Some(meta.len())
+    } else {
+        let size = file.seek(SeekFrom::End(0)).ok();
+        if size.is_some() {
+            // Put the offset back where importers expect it; a failure is harmless.
+            let _ = file.seek(SeekFrom::Start(0));
+        }
+        size
+    };
+    Ok((OwnedFd::from(file), size.filter(|&s| s > 0)))
 }
 
 /// The first device-local type among `bits`, else the first.
@@ -364,7 +382,7 @@ pub(super) unsafe fn allocate_and_bind(
     let source = match source {
         Source::Export(ht) => Source::Export(ht),
         Source::Fd(ht, fd) => {
-            let (fd, fd_len) = fd_size(fd);
+            let (fd, fd_len) = inspect_fd(fd)?;
             if let Some(len) = fd_len.filter(|&len| len < req.size) {
                 return Err(ExternalError::TooSmall {
                     size: len,
