@@ -24,7 +24,7 @@ use crate::external_side::{check_fds, copy, open_fds, Side};
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
 use crate::helpers::{buffer_barrier, compare, pattern};
 
-conformance_tests!(
+exclusive_conformance_tests!(
     buffer_round_trips,
     texture_round_trips,
     dma_buf_texture_import,
