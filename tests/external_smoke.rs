@@ -3,6 +3,8 @@
 //! bytes; host allocations import; bad imports are typed errors that close
 //! their fd. (The full suite lives in the conformance tests.)
 
+#![cfg(feature = "vulkan")]
+
 use std::os::fd::OwnedFd;
 use std::ptr::NonNull;
 
