@@ -35,12 +35,15 @@ pub struct LiveCounts {
     pub pipeline_layouts: isize,
     /// Live memory allocations handed out by the backend's memory layer: one per
     /// buffer or texture (Vulkan: VMA allocations, which sub-allocate `VkDeviceMemory`
-    /// blocks; VMA may keep an emptied block, which this does not count).
+    /// blocks; VMA may keep an emptied block, which this does not count; external
+    /// memory is one dedicated allocation each).
     pub memory_allocations: isize,
     /// Query pools the backend keeps for compacted-size reads of acceleration
     /// structures (Vulkan: shared `ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR`
     /// pools, destroyed when all their slots are free; 0 where a backend has none).
     pub compaction_query_pools: isize,
+    /// External semaphores.
+    pub external_semaphores: isize,
 }
 
 /// The atomic counters a backend's device keeps.
@@ -78,6 +81,8 @@ pub struct HalCounters {
     pub memory_allocations: Counter,
     /// Compacted-size query pools.
     pub compaction_query_pools: Counter,
+    /// External semaphores.
+    pub external_semaphores: Counter,
 }
 
 impl HalCounters {
@@ -100,6 +105,7 @@ impl HalCounters {
             pipeline_layouts: self.pipeline_layouts.read(),
             memory_allocations: self.memory_allocations.read(),
             compaction_query_pools: self.compaction_query_pools.read(),
+            external_semaphores: self.external_semaphores.read(),
         }
     }
 }

@@ -92,6 +92,9 @@ pub enum BufferError {
         /// The memory kind requested.
         memory: Memory,
     },
+    /// External memory could not be made, exported or imported.
+    #[error(transparent)]
+    External(#[from] ExternalError),
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -142,6 +145,9 @@ pub enum TextureError {
     /// No memory type satisfies the request.
     #[error("no memory type fits the texture")]
     NoSuitableMemory,
+    /// External memory could not be made, exported or imported.
+    #[error(transparent)]
+    External(#[from] ExternalError),
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -181,6 +187,54 @@ pub enum MapError {
     /// The buffer lives in memory the CPU cannot see.
     #[error("buffer in {0:?} memory cannot be mapped")]
     NotMappable(Memory),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// Failure to create, export or import external memory or semaphores.
+///
+/// Whatever the failure, an imported handle was consumed (its fd closed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExternalError {
+    /// The adapter or device cannot do this (the extension is missing or not
+    /// enabled, or the capability query says no for this description).
+    #[error("{handle}: {reason}")]
+    Unsupported {
+        /// The handle type asked for.
+        handle: &'static str,
+        /// Why it is not supported.
+        reason: &'static str,
+    },
+    /// A host pointer or size is not a multiple of the adapter's minimum
+    /// imported host pointer alignment.
+    #[error("{what} {value:#x} is not a multiple of the required alignment {alignment:#x}")]
+    Misaligned {
+        /// `"pointer"` or `"size"`.
+        what: &'static str,
+        /// The misaligned value.
+        value: u64,
+        /// The alignment required.
+        alignment: u64,
+    },
+    /// The imported memory is smaller than the resource needs.
+    #[error("imported memory of {size} bytes is smaller than the {required} bytes needed")]
+    TooSmall {
+        /// Size of the imported memory.
+        size: u64,
+        /// Size the resource needs.
+        required: u64,
+    },
+    /// The driver rejected the handle (`VK_ERROR_INVALID_EXTERNAL_HANDLE`):
+    /// not a handle of this type, or from an incompatible device or driver.
+    #[error("the driver rejected the external handle")]
+    InvalidHandle,
+    /// The resource was not created exportable as this handle type.
+    #[error("the resource was not created for export as {0}")]
+    NotExportable(&'static str),
+    /// No memory type fits both the handle and the resource.
+    #[error("no memory type fits both the external handle and the resource")]
+    NoSuitableMemory,
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

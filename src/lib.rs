@@ -89,6 +89,7 @@ pub mod compaction;
 mod counters;
 pub mod dynamic;
 mod error;
+mod external;
 mod memory;
 pub mod noop;
 mod pass;
@@ -105,6 +106,7 @@ pub use acceleration::*;
 pub use adapter::*;
 pub use binding::*;
 pub use counters::{Counter, HalCounters, LiveCounts};
+pub use dynamic::DynExternalSemaphore;
 pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
     DynAccelerationStructure, DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer,
@@ -114,6 +116,7 @@ pub use dynamic::{
     DynShaderModule, DynSurface, DynSurfaceTexture, DynTexture, DynTextureView,
 };
 pub use error::*;
+pub use external::*;
 pub use memory::Memory;
 pub use pass::*;
 pub use pipeline::*;
@@ -152,6 +155,8 @@ pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
     type QuerySet: DynQuerySet;
     /// A fence: a monotonically increasing counter the GPU signals.
     type Fence: DynFence;
+    /// A semaphore shared with another API or process (see [`ExternalSemaphoreType`]).
+    type ExternalSemaphore: DynExternalSemaphore;
     /// The layout of a bind group.
     type BindGroupLayout: DynBindGroupLayout;
     /// A set of resource bindings.
@@ -209,6 +214,14 @@ impl<A: Api> Resources for A {
     type ShaderModule = A::ShaderModule;
     type AccelerationStructure = A::AccelerationStructure;
 }
+
+/// The [`ExternalSubmission`] of an [`Api`]'s own types.
+pub type ExternalSubmissionOf<'a, A> = ExternalSubmission<
+    'a,
+    <A as Api>::CommandBuffer,
+    <A as Api>::ExternalSemaphore,
+    <A as Api>::Fence,
+>;
 
 /// Entry point of a backend.
 pub trait Instance: Sized + Send + Sync + std::fmt::Debug + 'static {
@@ -269,6 +282,33 @@ pub trait Adapter: Send + Sync + std::fmt::Debug + 'static {
     /// What a texture format supports on this adapter.
     fn texture_format_capabilities(&self, format: wgt::TextureFormat)
         -> wgt::TextureFormatFeatures;
+
+    // External memory and semaphores (src/external.rs).
+
+    /// Whether buffers like `desc` (its usage; size and memory are ignored)
+    /// can be exported as or imported from `handle_type`.
+    fn external_buffer_capabilities(
+        &self,
+        desc: &BufferDescriptor,
+        handle_type: ExternalHandleType,
+    ) -> ExternalCapabilities;
+    /// Whether textures like `desc` (format, dimension, usage, view formats,
+    /// extent against the limits) can be exported as or imported from
+    /// `handle_type`. Dma-buf answers are for the linear layout; per-modifier
+    /// support is in [`Adapter::drm_format_modifiers`].
+    fn external_texture_capabilities(
+        &self,
+        desc: &TextureDescriptor,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExternalCapabilities, DeviceError>;
+    /// Whether semaphores of this type and kind can be exported and imported.
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> ExternalCapabilities;
+    /// The DRM format modifiers `format` supports; empty without
+    /// [`HalFeatures::DRM_FORMAT_MODIFIER`].
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<DrmModifierInfo>;
 
     /// What `surface` supports on this adapter; `SurfaceError::Unsupported`
     /// when the adapter cannot present to it.
@@ -598,6 +638,91 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
 
     /// Counts of live objects of this device.
     fn live_counts(&self) -> LiveCounts;
+
+    // External memory and semaphores (src/external.rs). Export: create the
+    // resource with `Memory::External(ExternalMemory::export(..))`.
+
+    /// Imports a buffer of `desc.size` bytes from `handle` (`desc.memory` is
+    /// ignored; the buffer reports `Memory::External(ExternalMemory::imported(..))`).
+    /// The handle is consumed on success and on every error.
+    ///
+    /// # Safety
+    /// `handle`'s memory holds at least `desc.size` bytes where the hal
+    /// cannot check it (opaque fds whose size the kernel does not report).
+    /// For [`ExternalHandle::HostPointer`], the memory stays allocated,
+    /// mapped and otherwise untouched by the CPU while the GPU uses it,
+    /// until the buffer is destroyed and the GPU is done with it.
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<<Self::A as Api>::Buffer, BufferError>;
+    /// Imports a texture described by `desc` from `handle` (`desc.memory`
+    /// is ignored). Dma-bufs carry the layout (modifier and planes); opaque
+    /// fds must come from a texture created with the same description on
+    /// the same driver and physical device. Consumes the handle always.
+    ///
+    /// # Safety
+    /// The memory holds a texture of this description in that layout;
+    /// ownership is acquired before use ([`CommandEncoder::transfer_ownership`]).
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<<Self::A as Api>::Texture, TextureError>;
+    /// Exports a buffer created with `Memory::External(ExternalMemory::export(handle_type))`:
+    /// a new file descriptor per call, owned by the caller.
+    ///
+    /// # Safety
+    /// The buffer came from this device and is alive.
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &<Self::A as Api>::Buffer,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError>;
+    /// Exports a texture created for export as `handle_type`; dma-bufs come
+    /// with their DRM format modifier and plane layouts.
+    ///
+    /// # Safety
+    /// The texture came from this device and is alive.
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &<Self::A as Api>::Texture,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError>;
+    /// Creates an exportable semaphore (binary: unsignalled; timeline: at
+    /// its initial value).
+    ///
+    /// # Safety
+    /// None beyond a live device.
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> Result<<Self::A as Api>::ExternalSemaphore, ExternalError>;
+    /// Imports a semaphore from `fd`, consumed on success and on every
+    /// error. A sync fd is imported temporarily: it serves one wait.
+    ///
+    /// # Safety
+    /// `fd` is a handle of `desc.handle_type` and `desc.kind`.
+    unsafe fn import_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+        fd: std::os::fd::OwnedFd,
+    ) -> Result<<Self::A as Api>::ExternalSemaphore, ExternalError>;
+    /// Exports a semaphore as its handle type: a new fd per call. A sync fd
+    /// needs a signal submitted before, and unsignals the semaphore.
+    ///
+    /// # Safety
+    /// The semaphore came from this device.
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &<Self::A as Api>::ExternalSemaphore,
+    ) -> Result<std::os::fd::OwnedFd, ExternalError>;
+    /// Destroys an external semaphore.
+    ///
+    /// # Safety
+    /// Came from this device; no pending submission waits on or signals it.
+    unsafe fn destroy_external_semaphore(&self, semaphore: <Self::A as Api>::ExternalSemaphore);
 }
 
 /// A presentation surface.
@@ -676,6 +801,25 @@ pub trait Queue: Send + Sync + std::fmt::Debug + 'static {
 
     /// Nanoseconds per timestamp tick.
     fn timestamp_period(&self) -> f32;
+
+    /// Submits command buffers that wait on and signal external semaphores,
+    /// and optionally set a fence.
+    ///
+    /// It names no surface textures: command buffers that write a surface
+    /// texture go through [`Queue::submit`], which orders them with the
+    /// acquire and present. To present what external work produced, wait
+    /// for it here (or on its fence) and record the copy or draw into the
+    /// surface texture in a normal submit.
+    ///
+    /// # Safety
+    /// As [`Queue::submit`]; every semaphore came from this queue's device;
+    /// each binary wait has a signal submitted before it (here or by the
+    /// other side) and no other wait; each timeline value signalled is
+    /// greater than the semaphore's current value.
+    unsafe fn submit_external(
+        &self,
+        submission: &ExternalSubmissionOf<'_, Self::A>,
+    ) -> Result<(), DeviceError>;
 }
 
 /// Records commands into command buffers.
@@ -842,6 +986,27 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
         buffer: &<Self::A as Api>::Buffer,
         offset: u64,
         stride: u64,
+    );
+
+    /// Moves buffers and textures between this queue and the outside world
+    /// (`VK_QUEUE_FAMILY_EXTERNAL`). For [`OwnershipTransfer::Release`],
+    /// `usage.from` is the state this queue used it in and, for textures,
+    /// `usage.to` the state (layout) the other side expects; for
+    /// [`OwnershipTransfer::Acquire`], textures' `usage.from` is the state
+    /// the other side left it in ([`TextureUses::UNINITIALIZED`] discards
+    /// the contents) and `usage.to` the state used next here. Buffers have
+    /// no layout: a release uses their `usage.from`, an acquire their
+    /// `usage.to`. The other side's matching release or acquire must name
+    /// the same states.
+    ///
+    /// # Safety
+    /// Recording; the resources have external memory; the states are the
+    /// real ones; the other side is synchronised with by semaphores.
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, <Self::A as Api>::Buffer>],
+        textures: &[TextureBarrier<'_, <Self::A as Api>::Texture>],
     );
 
     // Passes. Between `begin_*_pass` and `end_*_pass` only the state and

@@ -16,6 +16,10 @@ pub enum Memory {
     Upload,
     /// GPU writes, CPU reads. Persistently mapped, coherent, cached where possible.
     Readback,
+    /// Shared with another API, device or process: allocated here for
+    /// export, or imported (see [`crate::ExternalMemory`]). A dedicated
+    /// allocation; not mappable through the hal.
+    External(crate::ExternalMemory),
 }
 
 impl Memory {

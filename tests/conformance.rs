@@ -43,6 +43,12 @@ mod buffers;
 mod compute;
 #[path = "conformance/encoders.rs"]
 mod encoders;
+#[path = "conformance/external.rs"]
+mod external;
+#[path = "conformance/external_errors.rs"]
+mod external_errors;
+#[path = "conformance/external_side.rs"]
+mod external_side;
 #[path = "conformance/lifecycle.rs"]
 mod lifecycle;
 #[path = "conformance/queries.rs"]

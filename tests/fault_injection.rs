@@ -10,7 +10,11 @@
 //! Each path runs once unarmed first, so caches that legitimately outlive a
 //! step (VMA keeps one empty memory block) are already warm. Three passes:
 //! out of device memory, out of host memory, device lost; the instance's
-//! own create path is swept too. At the end the instance is dropped and
+//! own create path is swept too. The external-memory paths (export, fd and
+//! host-pointer import, semaphores where the adapter has them) also check
+//! that the process's open fd count (`/proc/self/fd`) is unchanged after
+//! every failed step: an imported fd is consumed exactly once. The tests of
+//! this file run one at a time (`SERIAL`), so that count is theirs alone. At the end the instance is dropped and
 //! then the validation layer's error count is read (its object tracker
 //! reports leaked objects at `vkDestroyDevice`/`vkDestroyInstance`): it must
 //! be zero.
@@ -36,6 +40,14 @@ use keel_hal::{
     InstanceFlags, Memory, PipelineLayoutDescriptor, PushConstantRange, QuerySetDescriptor,
     SamplerDescriptor, TextureDescriptor, TextureViewDescriptor,
 };
+
+/// Serialises the tests of this file: fd counts are process-wide.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Open file descriptors of this process.
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
 
 /// How a path ended.
 #[derive(Debug)]
@@ -90,6 +102,7 @@ fn sweep(
     for n in 1.. {
         let before = counts();
         let net_before = fault::net_creates();
+        let fds_before = open_fds();
         fault::arm(n, result);
         let outcome = match path() {
             Ok(()) => Outcome::Done,
@@ -100,6 +113,11 @@ fn sweep(
             counts(),
             before,
             "{name}: live objects changed after failing call {n} with {result:?} ({outcome:?})"
+        );
+        assert_eq!(
+            open_fds(),
+            fds_before,
+            "{name}: open fds changed after failing call {n} with {result:?} ({outcome:?})"
         );
         assert_eq!(
             fault::net_creates(),
@@ -703,6 +721,7 @@ fn ray_tracing_paths(adapter: &vulkan::Adapter, result: vk::Result) -> Vec<(&'st
 
 #[test]
 fn fault_sweep() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let _ = env_logger::builder().is_test(true).try_init();
     let desc = InstanceDescriptor {
         name: "keel-hal fault sweep",
@@ -727,6 +746,7 @@ fn fault_sweep() {
         return;
     }
     let exposed = adapters.remove(0);
+    let hal = exposed.capabilities.hal_features;
     let adapter = exposed.adapter;
     println!(
         "fault sweep on {} ({})",
@@ -977,6 +997,8 @@ fn fault_sweep() {
         drop((device, queue));
         per_path.extend(ray_tracing_paths(&adapter, result));
 
+        external_paths(&adapter, hal, result, &mut per_path);
+
         let total: u64 = per_path.iter().map(|(_, p)| p.total).sum();
         for (name, p) in &per_path {
             println!(
@@ -1007,6 +1029,7 @@ fn fault_sweep() {
 /// pool does not grow, and ignores a buffer of another encoder.
 #[test]
 fn reset_all_recycles_every_buffer_and_ignores_foreign_ones() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let desc = InstanceDescriptor {
         name: "keel-hal encoder recycling",
         flags: InstanceFlags::VALIDATION,
@@ -1251,4 +1274,221 @@ fn acceleration_paths(
     }
     assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
     per_path
+}
+
+/// A typed error of an external-memory call, keeping its `DeviceError`.
+fn ext<T>(r: Result<T, keel_hal::ExternalError>) -> Step<T> {
+    match r {
+        Ok(v) => Ok(v),
+        Err(keel_hal::ExternalError::Device(d)) => Err(Outcome::Device(d)),
+        Err(e) => Err(Outcome::Other(format!("{e:?}"))),
+    }
+}
+
+/// As [`ext`], for buffer creation and import.
+fn ext_buffer<T>(r: Result<T, keel_hal::BufferError>) -> Step<T> {
+    match r {
+        Err(keel_hal::BufferError::External(e)) => ext(Err(e)),
+        other => outcome!(other, keel_hal::BufferError::Device),
+    }
+}
+
+/// As [`ext`], for texture creation and import.
+fn ext_texture<T>(r: Result<T, keel_hal::TextureError>) -> Step<T> {
+    match r {
+        Err(keel_hal::TextureError::External(e)) => ext(Err(e)),
+        other => outcome!(other, keel_hal::TextureError::Device),
+    }
+}
+
+/// Page-aligned host memory for host-pointer imports, freed on drop.
+struct HostPages {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+impl HostPages {
+    fn new(size: usize) -> Self {
+        let layout = std::alloc::Layout::from_size_align(size, 64 * 1024).expect("layout");
+        // SAFETY: non-zero size.
+        let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
+            .expect("host allocation");
+        Self { ptr, layout }
+    }
+}
+
+impl Drop for HostPages {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+    }
+}
+
+/// Exports a buffer (create, export an fd, destroy) or imports one from a
+/// fresh fd of `source` (export, import, destroy).
+fn external_buffer_path(
+    device: &vulkan::Device,
+    desc: &BufferDescriptor,
+    source: Option<&vulkan::Buffer>,
+) -> Step<()> {
+    use keel_hal::{ExternalHandle, ExternalHandleType as H};
+    // SAFETY: everything is destroyed here; no GPU work uses it.
+    unsafe {
+        match source {
+            None => {
+                let buffer = ext_buffer(device.create_buffer(desc))?;
+                let exported = ext(device.export_buffer_memory(&buffer, H::OpaqueFd));
+                device.destroy_buffer(buffer);
+                drop(exported?);
+            }
+            Some(source) => {
+                let fd = ext(device.export_buffer_memory(source, H::OpaqueFd))?.fd;
+                let imported =
+                    ext_buffer(device.import_buffer(desc, ExternalHandle::OpaqueFd(fd)))?;
+                device.destroy_buffer(imported);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The external-memory and external-semaphore paths, on a device opened
+/// with every external feature the adapter has.
+fn external_paths(
+    adapter: &vulkan::Adapter,
+    caps: keel_hal::HalFeatures,
+    result: vk::Result,
+    per_path: &mut Vec<(&str, Points)>,
+) {
+    use keel_hal::{ExternalHandle, ExternalHandleType as H, ExternalMemory, HalFeatures as F};
+    let wanted =
+        caps & (F::EXTERNAL_MEMORY_FD | F::EXTERNAL_MEMORY_HOST | F::EXTERNAL_SEMAPHORE_FD);
+    if wanted.is_empty() {
+        println!("  external paths skipped: the adapter has no external memory");
+        return;
+    }
+    let desc = DeviceDescriptor {
+        label: Some("fault external device"),
+        required_hal_features: wanted,
+        ..Default::default()
+    };
+    // SAFETY: every object below is destroyed before the device is dropped.
+    let open = unsafe { adapter.open(&desc) }.expect("external device opens without faults");
+    let device = open.device;
+    let counts = || device.live_counts();
+    let usage = wgt::BufferUsages::COPY_SRC | wgt::BufferUsages::COPY_DST;
+    if wanted.contains(F::EXTERNAL_MEMORY_FD) {
+        let buffer = BufferDescriptor {
+            label: Some("fault external buffer"),
+            size: 64 * 1024,
+            usage,
+            memory: Memory::External(ExternalMemory::export(H::OpaqueFd)),
+        };
+        per_path.push((
+            "external buffer (export)",
+            sweep("external buffer (export)", result, counts, || {
+                external_buffer_path(&device, &buffer, None)
+            }),
+        ));
+        // SAFETY: destroyed after the import sweep.
+        let source = unsafe { device.create_buffer(&buffer) }.expect("exportable buffer");
+        per_path.push((
+            "external buffer (import)",
+            sweep("external buffer (import)", result, counts, || {
+                external_buffer_path(&device, &buffer, Some(&source))
+            }),
+        ));
+        // SAFETY: no GPU work used it.
+        unsafe { device.destroy_buffer(source) };
+
+        let texture = TextureDescriptor {
+            label: Some("fault external texture"),
+            size: wgt::Extent3d {
+                width: 64,
+                height: 64,
+                depth_or_array_layers: 1,
+            },
+            usage: wgt::TextureUsages::COPY_SRC | wgt::TextureUsages::COPY_DST,
+            memory: Memory::External(ExternalMemory::export(H::OpaqueFd)),
+            ..Default::default()
+        };
+        // SAFETY: destroyed after the sweeps.
+        let source = unsafe { device.create_texture(&texture) }.expect("exportable texture");
+        per_path.push((
+            "external texture (export, import)",
+            sweep("external texture (export, import)", result, counts, || {
+                // SAFETY: everything is destroyed here; no GPU work uses it.
+                unsafe {
+                    let made = ext_texture(device.create_texture(&texture))?;
+                    device.destroy_texture(made);
+                    let fd = ext(device.export_texture_memory(&source, H::OpaqueFd))?.fd;
+                    let imported =
+                        ext_texture(device.import_texture(&texture, ExternalHandle::OpaqueFd(fd)))?;
+                    device.destroy_texture(imported);
+                }
+                Ok(())
+            }),
+        ));
+        // SAFETY: no GPU work used it.
+        unsafe { device.destroy_texture(source) };
+    }
+    if wanted.contains(F::EXTERNAL_MEMORY_HOST) {
+        let host = HostPages::new(64 * 1024);
+        let buffer = BufferDescriptor {
+            label: Some("fault host buffer"),
+            size: 64 * 1024,
+            usage,
+            memory: Memory::Device,
+        };
+        per_path.push((
+            "external buffer (host pointer)",
+            sweep("external buffer (host pointer)", result, counts, || {
+                let handle = ExternalHandle::HostPointer {
+                    ptr: host.ptr,
+                    size: 64 * 1024,
+                };
+                // SAFETY: `host` outlives the buffer, destroyed right away.
+                unsafe {
+                    let imported = ext_buffer(device.import_buffer(&buffer, handle))?;
+                    device.destroy_buffer(imported);
+                }
+                Ok(())
+            }),
+        ));
+    }
+    if wanted.contains(F::EXTERNAL_SEMAPHORE_FD) {
+        use keel_hal::{ExternalSemaphoreDescriptor, ExternalSemaphoreType, SemaphoreKind};
+        for kind in [
+            SemaphoreKind::Binary,
+            SemaphoreKind::Timeline { initial_value: 0 },
+        ] {
+            let desc = ExternalSemaphoreDescriptor {
+                handle_type: ExternalSemaphoreType::OpaqueFd,
+                kind,
+            };
+            let caps = adapter.external_semaphore_capabilities(&desc);
+            if !(caps.exportable && caps.importable) {
+                continue;
+            }
+            let name = match kind {
+                SemaphoreKind::Binary => "external semaphore (binary)",
+                SemaphoreKind::Timeline { .. } => "external semaphore (timeline)",
+            };
+            per_path.push((
+                name,
+                sweep(name, result, counts, || {
+                    // SAFETY: never submitted; destroyed here.
+                    unsafe {
+                        let made = ext(device.create_external_semaphore(&desc))?;
+                        let fd = ext(device.export_semaphore(&made));
+                        let imported = fd.and_then(|fd| ext(device.import_semaphore(&desc, fd)));
+                        device.destroy_external_semaphore(made);
+                        device.destroy_external_semaphore(imported?);
+                    }
+                    Ok(())
+                }),
+            ));
+        }
+    }
+    assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
 }

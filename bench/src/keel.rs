@@ -33,13 +33,15 @@ struct Res<A: kh::Api> {
 
 /// The keel-hal side, generic over the backend (`main` picks Vulkan). Field order is drop order: resources, device, queue, instance.
 pub struct Keel<A: kh::Api> {
-    adapter_name: String,
+    pub(crate) adapter_name: String,
     res: Option<Res<A>>,
     /// The acceleration-structure device, opened at its first workload.
     accel: Option<KeelAccel<A>>,
+    /// The external workload's two devices, made on first use.
+    pub(crate) external: Option<crate::keel_external::Pair<A>>,
     device: <A as kh::Api>::Device,
     _queue: <A as kh::Api>::Queue,
-    instance: <A as kh::Api>::Instance,
+    pub(crate) instance: <A as kh::Api>::Instance,
 }
 
 fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
@@ -67,6 +69,7 @@ impl<A: kh::Api> Keel<A> {
             adapter_name: exposed.info.name.clone(),
             res: None,
             accel: None,
+            external: None,
             device: open.device,
             _queue: open.queue,
             instance,
@@ -273,8 +276,9 @@ impl<A: kh::Api> Side for Keel<A> {
         let Some(mut res) = self.res.take() else {
             return Err("keel-hal: resources gone".into());
         };
-        let result = match work {
+        let result = match *work {
             Workload::BindGroupWrites { .. } => Ok(None),
+            Workload::External { size, iters } => self.external(size, iters).map(Some),
             w if w.is_acceleration() => Ok(None),
             _ => self.run(&mut res, work).map(Some),
         };
@@ -309,7 +313,9 @@ impl<A: kh::Api> Keel<A> {
                 }
                 Ok(start.elapsed().as_nanos() as f64 / groups as f64)
             }
-            Workload::BindGroupWrites { .. } => Err("raw-only workload".into()),
+            Workload::BindGroupWrites { .. } | Workload::External { .. } => {
+                Err("not a workload of this function".into())
+            }
             Workload::Buffers {
                 size,
                 mem,

@@ -13,6 +13,8 @@
 mod keel;
 #[cfg(feature = "keel")]
 mod keel_accel;
+#[cfg(feature = "keel")]
+mod keel_external;
 mod raw;
 mod report;
 mod stats;

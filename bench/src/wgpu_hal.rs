@@ -376,7 +376,8 @@ impl Side for WgpuHal {
             return Err("wgpu-hal: resources gone".into());
         };
         let result = match work {
-            Workload::BindGroupWrites { .. } => Ok(None),
+            // No external memory in wgpu-hal's API.
+            Workload::BindGroupWrites { .. } | Workload::External { .. } => Ok(None),
             w if w.is_acceleration() => Ok(None),
             _ => self.run(&mut res, work).map(Some),
         };
@@ -411,7 +412,9 @@ impl WgpuHal {
                 }
                 Ok(start.elapsed().as_nanos() as f64 / groups as f64)
             }
-            Workload::BindGroupWrites { .. } => Err("raw-only workload".into()),
+            Workload::BindGroupWrites { .. } | Workload::External { .. } => {
+                Err("not a workload of this side".into())
+            }
             Workload::Buffers {
                 size,
                 mem,

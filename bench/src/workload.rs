@@ -49,6 +49,21 @@ pub enum Workload {
     /// Size query + creation of `count` one-triangle BLASes, with or
     /// without `ALLOW_COMPACTION` (destruction not timed). One op = one BLAS.
     BlasCreate { compactable: bool, count: usize },
+    /// keel-hal vs raw only (wgpu-hal has no external memory): on device A
+    /// create a `size`-byte buffer exportable as an opaque fd and export
+    /// it; import it on device B; on B copy [`EXTERNAL_COPY`] bytes out of
+    /// it (an acquire barrier, a copy, a submit waited for); destroy both.
+    /// One op = one such round; `iters` rounds a sample. Each sample also
+    /// checks that the process's open-fd count is where it started.
+    External { size: u64, iters: usize },
+}
+
+/// Bytes the external workload copies out of the imported buffer.
+pub const EXTERNAL_COPY: u64 = 256;
+
+/// Open file descriptors of this process (the external workload's leak check).
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
 /// BLASes built per submission in the compaction cycle (and, on keel-hal,
@@ -116,6 +131,9 @@ impl fmt::Display for Workload {
                     "no compaction flag"
                 }
             ),
+            Workload::External { size, .. } => {
+                write!(f, "external {} export+import+copy", size_text(size))
+            }
         }
     }
 }
@@ -127,6 +145,10 @@ fn size_text(size: u64) -> String {
         s => format!("{s} B"),
     }
 }
+
+/// External rounds per sample at full scale: with the default 15 rounds
+/// (plus a warm-up sample) about 10,000 rounds per side, the count.
+pub const EXTERNAL_FULL_ITERS: usize = 640;
 
 /// Iteration counts: the full run, or tiny ones for CI (`--smoke`).
 #[derive(Clone, Copy, Debug)]
@@ -147,6 +169,8 @@ pub struct Scale {
     pub blas_triangles: u32,
     /// BLASes per creation sample.
     pub blas_creates: usize,
+    /// External-memory rounds per sample.
+    pub external_iters: usize,
 }
 
 impl Scale {
@@ -160,6 +184,7 @@ impl Scale {
         blases: 1000,
         blas_triangles: 1000,
         blas_creates: 1000,
+        external_iters: EXTERNAL_FULL_ITERS,
     };
     /// Tiny counts, for CI.
     pub const SMOKE: Scale = Scale {
@@ -171,6 +196,7 @@ impl Scale {
         blases: 20,
         blas_triangles: 16,
         blas_creates: 20,
+        external_iters: 10,
     };
 
     /// Every workload, in run order (buffer workloads grouped by hole
@@ -214,6 +240,10 @@ impl Scale {
         list.push(Workload::Compaction {
             blases: self.blases,
             triangles: self.blas_triangles,
+        });
+        list.push(Workload::External {
+            size: 64 << 20,
+            iters: self.external_iters,
         });
         list
     }

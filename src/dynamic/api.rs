@@ -14,6 +14,7 @@ use super::{
     DynPipelineLayout, DynQuerySet, DynQueue, DynRayTracingPipeline, DynRenderPipeline, DynSampler,
     DynShaderModule, DynSurface, DynTexture, DynTextureView, SurfaceTextureBox,
 };
+use super::{DynExternalSemaphore, DynExternalSubmission};
 use crate::*;
 
 /// The backend chosen at run time. `Instance::init` picks with
@@ -34,6 +35,7 @@ impl Api for DynApi {
     type Sampler = Box<dyn DynSampler>;
     type QuerySet = Box<dyn DynQuerySet>;
     type Fence = Box<dyn DynFence>;
+    type ExternalSemaphore = Box<dyn DynExternalSemaphore>;
     type BindGroupLayout = Box<dyn DynBindGroupLayout>;
     type BindGroup = Box<dyn DynBindGroup>;
     type PipelineLayout = Box<dyn DynPipelineLayout>;
@@ -53,6 +55,7 @@ impl DynSampler for Box<dyn DynSampler> {}
 impl DynQuerySet for Box<dyn DynQuerySet> {}
 impl DynFence for Box<dyn DynFence> {}
 impl DynCommandBuffer for Box<dyn DynCommandBuffer> {}
+impl DynExternalSemaphore for Box<dyn DynExternalSemaphore> {}
 impl DynBindGroupLayout for Box<dyn DynBindGroupLayout> {}
 impl DynBindGroup for Box<dyn DynBindGroup> {}
 impl DynPipelineLayout for Box<dyn DynPipelineLayout> {}
@@ -119,6 +122,29 @@ impl Adapter for Box<dyn DynAdapter> {
         format: wgt::TextureFormat,
     ) -> wgt::TextureFormatFeatures {
         DynAdapter::texture_format_capabilities(&**self, format)
+    }
+    fn external_buffer_capabilities(
+        &self,
+        desc: &BufferDescriptor,
+        handle_type: ExternalHandleType,
+    ) -> ExternalCapabilities {
+        DynAdapter::external_buffer_capabilities(&**self, desc, handle_type)
+    }
+    fn external_texture_capabilities(
+        &self,
+        desc: &TextureDescriptor,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExternalCapabilities, DeviceError> {
+        DynAdapter::external_texture_capabilities(&**self, desc, handle_type)
+    }
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> ExternalCapabilities {
+        DynAdapter::external_semaphore_capabilities(&**self, desc)
+    }
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<DrmModifierInfo> {
+        DynAdapter::drm_format_modifiers(&**self, format)
     }
     unsafe fn surface_capabilities(
         &self,
@@ -379,6 +405,64 @@ impl Device for Box<dyn DynDevice> {
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)
     }
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynBuffer>, BufferError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::import_buffer(&**self, desc, handle) }
+    }
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynTexture>, TextureError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::import_texture(&**self, desc, handle) }
+    }
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &Box<dyn DynBuffer>,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::export_buffer_memory(&**self, &**buffer, handle_type) }
+    }
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &Box<dyn DynTexture>,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::export_texture_memory(&**self, &**texture, handle_type) }
+    }
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_external_semaphore(&**self, desc) }
+    }
+    unsafe fn import_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+        fd: std::os::fd::OwnedFd,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::import_semaphore(&**self, desc, fd) }
+    }
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &Box<dyn DynExternalSemaphore>,
+    ) -> Result<std::os::fd::OwnedFd, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::export_semaphore(&**self, &**semaphore) }
+    }
+    unsafe fn destroy_external_semaphore(&self, semaphore: Box<dyn DynExternalSemaphore>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_external_semaphore(&**self, semaphore) }
+    }
 }
 
 impl Queue for Box<dyn DynQueue> {
@@ -412,6 +496,55 @@ impl Queue for Box<dyn DynQueue> {
     }
     fn timestamp_period(&self) -> f32 {
         DynQueue::timestamp_period(&**self)
+    }
+    unsafe fn submit_external(
+        &self,
+        submission: &ExternalSubmissionOf<'_, DynApi>,
+    ) -> Result<(), DeviceError> {
+        let queue = &**self;
+        let fence = submission.fence.map(|(f, v)| (&**f as &dyn DynFence, v));
+        super::map_inline(
+            submission.command_buffers,
+            |cb| Some::<&dyn DynCommandBuffer>(&***cb),
+            |command_buffers| {
+                super::map_inline(
+                    submission.waits,
+                    |w| {
+                        Some(SemaphoreWait::<'_, dyn DynExternalSemaphore> {
+                            semaphore: &**w.semaphore,
+                            value: w.value,
+                            stages: w.stages,
+                        })
+                    },
+                    |waits| {
+                        super::map_inline(
+                            submission.signals,
+                            |s| {
+                                Some(SemaphoreSignal::<'_, dyn DynExternalSemaphore> {
+                                    semaphore: &**s.semaphore,
+                                    value: s.value,
+                                    stages: s.stages,
+                                })
+                            },
+                            |signals| {
+                                let own: DynExternalSubmission<'_> = ExternalSubmission {
+                                    command_buffers,
+                                    waits,
+                                    signals,
+                                    fence,
+                                };
+                                // SAFETY: forwarded contract.
+                                unsafe { DynQueue::submit_external(queue, &own) }
+                            },
+                        )
+                    },
+                )
+            },
+        )
+        .flatten()
+        .flatten()
+        // The mappings above never fail, so this fallback is never taken.
+        .unwrap_or(Err(DeviceError::ForeignResource))
     }
 }
 

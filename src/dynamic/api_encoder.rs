@@ -61,6 +61,39 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
             |own| unsafe { DynCommandEncoder::transition_textures(encoder, own) },
         );
     }
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, Box<dyn DynBuffer>>],
+        textures: &[TextureBarrier<'_, Box<dyn DynTexture>>],
+    ) {
+        let encoder = &mut **self;
+        super::map_inline(
+            buffers,
+            |b| {
+                Some(BufferBarrier::<'_, dyn DynBuffer> {
+                    buffer: &**b.buffer,
+                    usage: b.usage,
+                })
+            },
+            |buffers| {
+                super::map_inline(
+                    textures,
+                    |b| {
+                        Some(TextureBarrier::<'_, dyn DynTexture> {
+                            texture: &**b.texture,
+                            range: b.range,
+                            usage: b.usage,
+                        })
+                    },
+                    // SAFETY: forwarded contract.
+                    |textures| unsafe {
+                        DynCommandEncoder::transfer_ownership(encoder, direction, buffers, textures)
+                    },
+                )
+            },
+        );
+    }
     unsafe fn clear_buffer(&mut self, buffer: &Box<dyn DynBuffer>, range: Range<u64>) {
         // SAFETY: forwarded contract.
         unsafe { DynCommandEncoder::clear_buffer(&mut **self, &**buffer, range) }

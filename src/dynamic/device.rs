@@ -3,6 +3,8 @@
 use std::any::Any;
 use std::time::Duration;
 
+use std::os::fd::OwnedFd;
+
 use super::convert::{self, Downcast};
 use super::encoder_impl::DynEncoder;
 use super::shader_table;
@@ -14,6 +16,7 @@ use super::{
     DynResources, DynSampler, DynShaderModule, DynSurface, DynTexture, DynTextureView,
     SurfaceTextureBox,
 };
+use super::{DynExternalSemaphore, DynExternalSubmission};
 use crate::{
     AccelerationStructureBuildSizes, AccelerationStructureDescriptor, AccelerationStructureError,
     Api, BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor,
@@ -23,6 +26,9 @@ use crate::{
     RayTracingPipelineDescriptor, RenderPipelineDescriptor, SamplerDescriptor, SamplerError,
     ShaderBindingTable, ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor,
     SurfaceError, TextureDescriptor, TextureError, TextureViewDescriptor,
+};
+use crate::{
+    ExportedMemory, ExternalError, ExternalHandle, ExternalHandleType, ExternalSemaphoreDescriptor,
 };
 
 const FOREIGN: DeviceError = DeviceError::ForeignResource;
@@ -303,6 +309,72 @@ pub trait DynDevice: DynResource {
     unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>);
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
+    /// See [`Device::import_buffer`].
+    ///
+    /// # Safety
+    /// As [`Device::import_buffer`].
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynBuffer>, BufferError>;
+    /// See [`Device::import_texture`].
+    ///
+    /// # Safety
+    /// As [`Device::import_texture`].
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynTexture>, TextureError>;
+    /// See [`Device::export_buffer_memory`].
+    ///
+    /// # Safety
+    /// As [`Device::export_buffer_memory`].
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &dyn DynBuffer,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError>;
+    /// See [`Device::export_texture_memory`].
+    ///
+    /// # Safety
+    /// As [`Device::export_texture_memory`].
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &dyn DynTexture,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError>;
+    /// See [`Device::create_external_semaphore`].
+    ///
+    /// # Safety
+    /// As [`Device::create_external_semaphore`].
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError>;
+    /// See [`Device::import_semaphore`].
+    ///
+    /// # Safety
+    /// As [`Device::import_semaphore`].
+    unsafe fn import_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+        fd: OwnedFd,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError>;
+    /// See [`Device::export_semaphore`].
+    ///
+    /// # Safety
+    /// As [`Device::export_semaphore`].
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+    ) -> Result<OwnedFd, ExternalError>;
+    /// See [`Device::destroy_external_semaphore`]. A foreign one is logged and leaked.
+    ///
+    /// # Safety
+    /// As [`Device::destroy_external_semaphore`].
+    unsafe fn destroy_external_semaphore(&self, semaphore: Box<dyn DynExternalSemaphore>);
 }
 
 /// Destroys a boxed resource if it belongs to this backend; logs and leaks it otherwise.
@@ -640,6 +712,77 @@ impl<D: Device> DynDevice for D {
     fn live_counts(&self) -> LiveCounts {
         Device::live_counts(self)
     }
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynBuffer>, BufferError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::import_buffer(self, desc, handle)
+        }?))
+    }
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Box<dyn DynTexture>, TextureError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::import_texture(self, desc, handle)
+        }?))
+    }
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &dyn DynBuffer,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        let buffer = cast::<<D::A as Api>::Buffer>(buffer).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::export_buffer_memory(self, buffer, handle_type) }
+    }
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &dyn DynTexture,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        let texture = cast::<<D::A as Api>::Texture>(texture).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::export_texture_memory(self, texture, handle_type) }
+    }
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_external_semaphore(self, desc)
+        }?))
+    }
+    unsafe fn import_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+        fd: OwnedFd,
+    ) -> Result<Box<dyn DynExternalSemaphore>, ExternalError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::import_semaphore(self, desc, fd)
+        }?))
+    }
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+    ) -> Result<OwnedFd, ExternalError> {
+        let semaphore = cast::<<D::A as Api>::ExternalSemaphore>(semaphore).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::export_semaphore(self, semaphore) }
+    }
+    unsafe fn destroy_external_semaphore(&self, semaphore: Box<dyn DynExternalSemaphore>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(semaphore, "external_semaphore", |s| unsafe {
+            Device::destroy_external_semaphore(self, s)
+        })
+    }
 }
 
 /// A queue of some backend.
@@ -668,6 +811,14 @@ pub trait DynQueue: Send + Sync + std::fmt::Debug {
     ) -> Result<(), SurfaceError>;
     /// See [`Queue::timestamp_period`].
     fn timestamp_period(&self) -> f32;
+    /// See [`Queue::submit_external`].
+    ///
+    /// # Safety
+    /// As [`Queue::submit_external`].
+    unsafe fn submit_external(
+        &self,
+        submission: &DynExternalSubmission<'_>,
+    ) -> Result<(), DeviceError>;
 }
 
 impl<Q: Queue> DynQueue for Q {
@@ -710,5 +861,14 @@ impl<Q: Queue> DynQueue for Q {
     }
     fn timestamp_period(&self) -> f32 {
         Queue::timestamp_period(self)
+    }
+    unsafe fn submit_external(
+        &self,
+        submission: &DynExternalSubmission<'_>,
+    ) -> Result<(), DeviceError> {
+        super::external::with_backend_submission::<Q::A, _>(submission, |own| {
+            // SAFETY: forwarded contract.
+            unsafe { Queue::submit_external(self, own) }
+        })
     }
 }

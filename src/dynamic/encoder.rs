@@ -162,6 +162,16 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         offset: u64,
         stride: u64,
     );
+    /// See [`CommandEncoder::transfer_ownership`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::transfer_ownership`].
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, dyn DynBuffer>],
+        textures: &[TextureBarrier<'_, dyn DynTexture>],
+    );
     /// See [`CommandEncoder::begin_render_pass`].
     ///
     /// # Safety

@@ -240,6 +240,38 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             }
         }
     }
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, dyn DynBuffer>],
+        textures: &[TextureBarrier<'_, dyn DynTexture>],
+    ) {
+        let inner = &mut self.inner;
+        let done = map_inline(
+            buffers,
+            |b| {
+                Some(BufferBarrier {
+                    buffer: cast::<A::Buffer>(b.buffer)?,
+                    usage: b.usage,
+                })
+            },
+            |buffers| {
+                map_inline(
+                    textures,
+                    |b| {
+                        Some(TextureBarrier {
+                            texture: cast_texture::<A>(b.texture)?,
+                            range: b.range,
+                            usage: b.usage,
+                        })
+                    },
+                    // SAFETY: forwarded contract.
+                    |textures| unsafe { inner.transfer_ownership(direction, buffers, textures) },
+                )
+            },
+        );
+        self.foreign |= done.flatten().is_none();
+    }
     unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<DynResources>) {
         let Some(inner) = self.live() else { return };
         let done = convert::render_pass(desc, &Downcast::<A>::NEW, |own| {

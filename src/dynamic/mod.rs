@@ -16,12 +16,14 @@ mod convert;
 mod device;
 mod encoder;
 mod encoder_impl;
+mod external;
 mod shader_table;
 mod surface;
 
 pub use api::DynApi;
 pub use device::{DynDevice, DynQueue};
 pub use encoder::DynCommandEncoder;
+pub use external::{DynExternalSemaphore, DynExternalSubmission};
 pub use surface::{DynSurface, SurfaceTextureBox};
 
 use std::any::Any;
@@ -154,6 +156,7 @@ peelers!(
     DynQuerySet,
     DynFence,
     DynCommandBuffer,
+    DynExternalSemaphore,
     DynBindGroupLayout,
     DynBindGroup,
     DynPipelineLayout,
@@ -249,6 +252,25 @@ pub trait DynAdapter: Send + Sync + Debug {
     /// What a texture format supports on this adapter.
     fn texture_format_capabilities(&self, format: wgt::TextureFormat)
         -> wgt::TextureFormatFeatures;
+    /// See [`crate::Adapter::external_buffer_capabilities`].
+    fn external_buffer_capabilities(
+        &self,
+        desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities;
+    /// See [`crate::Adapter::external_texture_capabilities`].
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError>;
+    /// See [`crate::Adapter::external_semaphore_capabilities`].
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities;
+    /// See [`crate::Adapter::drm_format_modifiers`].
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo>;
     /// What `surface` supports on this adapter.
     ///
     /// # Safety
@@ -309,6 +331,29 @@ impl<A: crate::Adapter> DynAdapter for A {
         format: wgt::TextureFormat,
     ) -> wgt::TextureFormatFeatures {
         crate::Adapter::texture_format_capabilities(self, format)
+    }
+    fn external_buffer_capabilities(
+        &self,
+        desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities {
+        crate::Adapter::external_buffer_capabilities(self, desc, handle_type)
+    }
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
+        crate::Adapter::external_texture_capabilities(self, desc, handle_type)
+    }
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities {
+        crate::Adapter::external_semaphore_capabilities(self, desc)
+    }
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        crate::Adapter::drm_format_modifiers(self, format)
     }
     unsafe fn surface_capabilities(
         &self,

@@ -482,6 +482,23 @@ impl crate::CommandEncoder for CommandEncoder {
         });
     }
 
+    /// Noop has one queue and no layouts, and synchronises external memory
+    /// at submit boundaries (`external.rs`): a transfer has nothing to do.
+    /// Naming a resource without external memory is logged (the contract).
+    unsafe fn transfer_ownership(
+        &mut self,
+        _direction: crate::OwnershipTransfer,
+        buffers: &[crate::BufferBarrier<'_, Buffer>],
+        textures: &[crate::TextureBarrier<'_, Texture>],
+    ) {
+        let external = |m: crate::Memory| matches!(m, crate::Memory::External(_));
+        if !buffers.iter().all(|b| external(b.buffer.memory))
+            || !textures.iter().all(|t| external(t.texture.memory))
+        {
+            log::error!("noop: transfer_ownership of a resource without external memory");
+        }
+    }
+
     unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<Api>) {
         if !self.in_pass(Pass::None, "begin_render_pass") {
             return;
@@ -754,6 +771,47 @@ pub(crate) fn execute(buffer: &CommandBuffer, device: &DeviceShared) {
             }
         }
     }
+}
+
+/// External memory (`external.rs`) that `buffers` touch, each once, with
+/// whether a command writes it: what a submission reads from the shared
+/// files before its first command and writes back after its last. Empty,
+/// and no allocation, when nothing is external.
+pub(crate) fn external_memory<'a>(
+    buffers: &[&'a CommandBuffer],
+) -> Result<Vec<(&'a HostBytes, bool)>, DeviceError> {
+    let mut found: Vec<(&'a HostBytes, bool)> = Vec::new();
+    let mut note = |bytes: &'a Arc<HostBytes>, written: bool| -> Result<(), DeviceError> {
+        if bytes.shared().is_none() {
+            return Ok(());
+        }
+        let bytes: &'a HostBytes = bytes;
+        if let Some(entry) = found.iter_mut().find(|(b, _)| std::ptr::eq(*b, bytes)) {
+            entry.1 |= written;
+            return Ok(());
+        }
+        found.try_reserve(1).map_err(|_| DeviceError::OutOfMemory)?;
+        found.push((bytes, written));
+        Ok(())
+    };
+    for buffer in buffers {
+        for command in &buffer.commands {
+            match command {
+                Command::Zero { dst, .. }
+                | Command::CopyQueryResults { dst, .. }
+                | Command::WriteCompactedSizes { dst, .. } => note(dst, true)?,
+                Command::Copy { src, dst, .. } => {
+                    note(src, false)?;
+                    note(dst, true)?;
+                }
+                Command::ResetQueries { .. }
+                | Command::EndOcclusion { .. }
+                | Command::WriteTimestamp { .. }
+                | Command::BuildAccelerationStructure { .. } => {}
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Executes one copy plan. The plan was checked at record time; every run

@@ -5,7 +5,7 @@
 //!
 //! - buffers: size 0 (`ZeroSize`), above `max_buffer_size` (`TooLarge`),
 //!   `MAP_READ`/`MAP_WRITE` on unmappable memory (`MapUsageNeedsHostMemory`);
-//! - textures: memory other than `Device` (`UnsupportedMemory`), a zero
+//! - textures: memory other than `Device` or external (`UnsupportedMemory`), a zero
 //!   dimension (`ZeroExtent`), a dimension over its limit (`TooLarge`), mip
 //!   count 0 or past the full chain (`InvalidMipCount`), a sample count the
 //!   format does not support, or above 1 on anything but a single-mip 2D
@@ -23,7 +23,8 @@
 //!   statistics, or timestamps without `TIMESTAMP_QUERY` (`MissingFeature`).
 //!
 //! Then memory: the bytes are charged to the instance's budget and
-//! allocated; either failing is `DeviceError::OutOfMemory`.
+//! allocated; either failing is `DeviceError::OutOfMemory`. External
+//! memory (exports, imports) is made and checked in `external.rs`.
 //!
 //! Bind group layouts, bind groups and pipeline layouts are checked in
 //! `binding.rs`, shader modules and pipelines in `pipeline.rs`, acceleration
@@ -33,7 +34,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::os::fd::OwnedFd;
+
 use super::command::{QueryKind, QueryResults};
+use super::external::{self, ExternalSemaphore};
 use super::memory::HostBytes;
 use super::texel::{LayoutError, TexelLayout};
 use super::{
@@ -44,12 +48,13 @@ use super::{
 use crate::{
     AccelerationStructureBuildSizes, AccelerationStructureDescriptor, AccelerationStructureError,
     BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor, BufferError,
-    BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, DeviceError, FenceValue,
-    GetAccelerationStructureBuildSizesDescriptor, LiveCounts, MapError, Memory, PipelineError,
-    PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError, RayTracingPipelineDescriptor,
-    RenderPipelineDescriptor, SamplerDescriptor, SamplerError, ShaderBindingTable,
-    ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor, TextureDescriptor,
-    TextureError, TextureViewDescriptor, MAX_QUERIES,
+    BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, DeviceError,
+    ExportedMemory, ExternalError, ExternalHandle, ExternalHandleType, ExternalSemaphoreDescriptor,
+    FenceValue, GetAccelerationStructureBuildSizesDescriptor, LiveCounts, MapError, Memory,
+    PipelineError, PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError,
+    RayTracingPipelineDescriptor, RenderPipelineDescriptor, SamplerDescriptor, SamplerError,
+    ShaderBindingTable, ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor,
+    TextureDescriptor, TextureError, TextureViewDescriptor, MAX_QUERIES,
 };
 
 impl crate::Device for Device {
@@ -60,7 +65,8 @@ impl crate::Device for Device {
         // Charge first, then allocate: if the allocation fails, dropping the
         // charge returns the bytes to the budget.
         let charge = self.shared.budget.charge(desc.size)?;
-        let bytes = HostBytes::new_zeroed(desc.size)?;
+        let bytes = external::new_bytes(&self.shared, desc.memory, desc.size)
+            .map_err(external::buffer_err)?;
         let c = &self.shared.counters;
         c.buffers.add();
         c.memory_allocations.add();
@@ -364,6 +370,104 @@ impl crate::Device for Device {
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }
+    // External memory and semaphores: shared files (external.rs).
+
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Buffer, BufferError> {
+        // Checked as any buffer, but never as mappable. Every error drops
+        // (closes) the handle's fd.
+        check_buffer(
+            &BufferDescriptor {
+                memory: Memory::Device,
+                ..desc.clone()
+            },
+            &self.shared.limits,
+        )?;
+        // Host memory is the caller's: only imported fds cost budget.
+        let host = matches!(handle, ExternalHandle::HostPointer { .. });
+        let charge = self
+            .shared
+            .budget
+            .charge(if host { 0 } else { desc.size })?;
+        // SAFETY: forwarded contract (a host pointer stays valid).
+        let (bytes, memory) = unsafe { external::import_bytes(&self.shared, handle, desc.size) }
+            .map_err(external::buffer_err)?;
+        let c = &self.shared.counters;
+        c.buffers.add();
+        c.memory_allocations.add();
+        Ok(Buffer {
+            bytes: Arc::new(bytes),
+            memory,
+            _charge: charge,
+        })
+    }
+
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: ExternalHandle,
+    ) -> Result<Texture, TextureError> {
+        if let ExternalHandle::HostPointer { .. } = handle {
+            return Err(TextureError::External(ExternalError::Unsupported {
+                handle: ExternalHandleType::HostAllocation.name(),
+                reason: "textures cannot be imported from host allocations",
+            }));
+        }
+        let texture = new_texture_with(&self.shared, desc, |len| {
+            // SAFETY: not a host pointer (checked above).
+            unsafe { external::import_bytes(&self.shared, handle, len) }
+                .map_err(external::texture_err)
+        })?;
+        let c = &self.shared.counters;
+        c.textures.add();
+        c.memory_allocations.add();
+        Ok(texture)
+    }
+
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &Buffer,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        external::export(&buffer.bytes, buffer.memory, handle_type)
+    }
+
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &Texture,
+        handle_type: ExternalHandleType,
+    ) -> Result<ExportedMemory, ExternalError> {
+        external::export(&texture.bytes, texture.memory, handle_type)
+    }
+
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+    ) -> Result<ExternalSemaphore, ExternalError> {
+        external::create_semaphore(&self.shared, desc)
+    }
+
+    unsafe fn import_semaphore(
+        &self,
+        desc: &ExternalSemaphoreDescriptor,
+        fd: OwnedFd,
+    ) -> Result<ExternalSemaphore, ExternalError> {
+        external::import_semaphore(&self.shared, desc, fd)
+    }
+
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &ExternalSemaphore,
+    ) -> Result<OwnedFd, ExternalError> {
+        external::export_semaphore(semaphore)
+    }
+
+    unsafe fn destroy_external_semaphore(&self, semaphore: ExternalSemaphore) {
+        external::destroy_semaphore(&self.shared, semaphore);
+    }
 }
 
 /// Checks a texture descriptor, charges the budget and allocates the bytes;
@@ -371,6 +475,19 @@ impl crate::Device for Device {
 pub(crate) fn new_texture(
     shared: &DeviceShared,
     desc: &TextureDescriptor,
+) -> Result<Texture, TextureError> {
+    new_texture_with(shared, desc, |len| {
+        let bytes = external::new_bytes(shared, desc.memory, len).map_err(external::texture_err)?;
+        Ok((bytes, desc.memory))
+    })
+}
+
+/// [`new_texture`] with the memory from `bytes` (given the size), which
+/// also says what memory the texture reports.
+fn new_texture_with(
+    shared: &DeviceShared,
+    desc: &TextureDescriptor,
+    bytes: impl FnOnce(u64) -> Result<(HostBytes, Memory), TextureError>,
 ) -> Result<Texture, TextureError> {
     check_texture(desc, &shared.limits, shared.features)?;
     let layout = TexelLayout::new(
@@ -393,12 +510,13 @@ pub(crate) fn new_texture(
         .map_err(|_| DeviceError::OutOfMemory)?;
     view_formats.extend_from_slice(desc.view_formats);
     let charge = shared.budget.charge(layout.total_bytes())?;
-    let bytes = HostBytes::new_zeroed(layout.total_bytes())?;
+    let (bytes, memory) = bytes(layout.total_bytes())?;
     Ok(Texture {
         bytes: Arc::new(bytes),
         layout,
         view_formats,
         usage: desc.usage,
+        memory,
         _charge: charge,
     })
 }
@@ -429,7 +547,8 @@ fn check_texture(
     features: wgt::Features,
 ) -> Result<(), TextureError> {
     use wgt::TextureDimension as D;
-    if desc.memory != Memory::Device {
+    // External memory is checked where it is made (`external.rs`).
+    if !matches!(desc.memory, Memory::Device | Memory::External(_)) {
         return Err(TextureError::UnsupportedMemory(desc.memory));
     }
     let extent = desc.size;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use super::memory::Budget;
 use super::{Api, Device, DeviceShared, Queue, Surface};
 use crate::{
-    AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures,
-    InstanceDescriptor, InstanceError, OpenDevice, OpenError,
+    AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, InstanceDescriptor,
+    InstanceError, OpenDevice, OpenError,
 };
 
 /// The API version the noop adapter reports: (1, 3, 0), keel-hal's
@@ -90,6 +90,11 @@ fn adapter_info() -> AdapterInfo {
 ///   `acceleration.rs`); there is no `SHADER_EXECUTION`, so no
 ///   `RAY_QUERY` or `RAY_TRACING_PIPELINE` either: pipelines and passes are
 ///   checked and recorded, draws, dispatches and ray tracing do nothing;
+/// - of the [`HalFeatures`], only the external ones `external.rs` backs
+///   with shared files (`EXTERNAL_MEMORY_FD`, `EXTERNAL_MEMORY_HOST`,
+///   `EXTERNAL_SEMAPHORE_FD`); in particular no `SHADER_EXECUTION`:
+///   pipelines and passes are checked and recorded, draws and dispatches
+///   do nothing;
 /// - limits: `wgt::Limits::default()`, the WebGPU defaults every backend
 ///   supports, so code tested on noop does not rely on more than a real
 ///   adapter gives (noop itself could go higher: its only real limit is
@@ -99,7 +104,7 @@ fn adapter_info() -> AdapterInfo {
 ///   `max_blas_geometry_count`, `max_tlas_instance_count`, one structure
 ///   binding per stage);
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
-fn capabilities() -> Capabilities {
+pub(crate) fn capabilities() -> Capabilities {
     Capabilities {
         features: wgt::Features::TIMESTAMP_QUERY
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
@@ -108,7 +113,8 @@ fn capabilities() -> Capabilities {
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
             | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY,
-        hal_features: HalFeatures::ACCELERATION_STRUCTURE,
+        hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
+            .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {
             max_immediate_size: 128,
             ..wgt::Limits::default()
@@ -169,6 +175,35 @@ impl crate::Adapter for Adapter {
     ) -> wgt::TextureFormatFeatures {
         format_features(format, capabilities().features)
     }
+    // External memory and semaphores: shared files (external.rs).
+
+    fn external_buffer_capabilities(
+        &self,
+        _desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities {
+        super::external::buffer_capabilities(handle_type)
+    }
+
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
+        Ok(super::external::texture_capabilities(desc, handle_type))
+    }
+
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities {
+        super::external::semaphore_capabilities(desc)
+    }
+
+    fn drm_format_modifiers(&self, _format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        // No DRM_FORMAT_MODIFIER: noop has no dma-bufs.
+        Vec::new()
+    }
 
     unsafe fn surface_capabilities(
         &self,
@@ -217,7 +252,7 @@ fn check_limits(requested: &wgt::Limits, allowed: &wgt::Limits) -> Result<(), Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Adapter as _, Instance as _};
+    use crate::{Adapter as _, HalFeatures, Instance as _};
 
     fn adapter() -> ExposedAdapter<Api> {
         // SAFETY: the noop backend loads nothing.

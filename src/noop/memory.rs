@@ -8,6 +8,13 @@
 //! is bounds-checked; who may touch which bytes when is the caller's
 //! contract, exactly as with real GPU memory.
 //!
+//! External memory (see `external.rs`) is a [`HostBytes`] too, with a
+//! [`SharedFile`] beside it: the file is what other devices and processes
+//! share, the host bytes are what commands run on, and the two are
+//! synchronised at submit boundaries ([`HostBytes::pull`], [`HostBytes::push`]).
+//! An imported host allocation is a [`HostBytes`] that borrows the caller's
+//! memory instead of owning it.
+//!
 //! [`Budget`] models a device heap of limited size
 //! ([`crate::InstanceDescriptor::noop_memory_budget`]) so out-of-memory paths
 //! can be tested; a [`Charge`] is one resource's share of it, returned when
@@ -19,6 +26,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::shm::SharedFile;
 use crate::DeviceError;
 
 /// Alignment of every allocation: what a mapping pointer is aligned to.
@@ -39,11 +47,18 @@ pub(crate) struct OutOfBounds;
 pub(crate) struct HostBytes {
     ptr: NonNull<u8>,
     len: usize,
+    /// Whether `ptr` is ours to free, or the caller's (a host-pointer import).
+    owned: bool,
+    /// External memory: the file other devices and processes share.
+    shared: Option<SharedFile>,
 }
 
-// SAFETY: `HostBytes` owns its allocation (like a `Box<[u8]>`), and every
-// method that reads or writes it does so through raw pointers within bounds,
-// never through a Rust reference. Concurrent access from several threads is
+// SAFETY: `HostBytes` owns its allocation (like a `Box<[u8]>`), or for a
+// host-pointer import borrows one the caller keeps valid (`borrowed`'s
+// contract), and every method that reads or writes it does so through raw
+// pointers within bounds, never through a lasting Rust reference (`pull` and
+// `push` form a slice only while a submission runs, when nothing else may
+// touch external memory). Concurrent access from several threads is
 // therefore not a Rust aliasing violation in itself; a *data race* on the
 // same bytes (a CPU write through a mapping while a submit copies them) is
 // excluded by the hal's contracts (`map_buffer`, `submit`), exactly as for
@@ -61,13 +76,80 @@ impl HostBytes {
             return Ok(Self {
                 ptr: NonNull::dangling(),
                 len: 0,
+                owned: true,
+                shared: None,
             });
         }
         let layout = Self::layout(len).ok_or(DeviceError::OutOfMemory)?;
         // SAFETY: `layout` has a non-zero size (checked above).
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or(DeviceError::OutOfMemory)?;
-        Ok(Self { ptr, len })
+        Ok(Self {
+            ptr,
+            len,
+            owned: true,
+            shared: None,
+        })
+    }
+
+    /// `len` zeroed host bytes synchronised with `file` at submit boundaries.
+    /// On error `file` is dropped (its descriptor closed).
+    pub(crate) fn new_shared(len: u64, file: SharedFile) -> Result<Self, DeviceError> {
+        let mut bytes = Self::new_zeroed(len)?;
+        bytes.shared = Some(file);
+        Ok(bytes)
+    }
+
+    /// The caller's `len` bytes at `ptr`, used in place and never freed here.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of `len` bytes until this value
+    /// and every command recorded with it are gone, and nothing else
+    /// touches those bytes while a submission that uses them runs (the
+    /// contract of a host-pointer import).
+    pub(crate) unsafe fn borrowed(ptr: NonNull<u8>, len: u64) -> Result<Self, DeviceError> {
+        let len = usize::try_from(len).map_err(|_| DeviceError::OutOfMemory)?;
+        Ok(Self {
+            ptr,
+            len,
+            owned: false,
+            shared: None,
+        })
+    }
+
+    /// The shared file of external memory.
+    pub(crate) fn shared(&self) -> Option<&SharedFile> {
+        self.shared.as_ref()
+    }
+
+    /// External memory: reads the shared file into the host bytes (at the
+    /// start of a submission that uses them). Does nothing otherwise.
+    pub(crate) fn pull(&self) -> Result<(), DeviceError> {
+        let Some(file) = &self.shared else {
+            return Ok(());
+        };
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the allocation is `len` bytes, ours, and external memory
+        // is never mapped; while a submission runs nothing else touches it
+        // (the `submit` contract), so this is the only reference to it.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) };
+        file.read(0, bytes)
+    }
+
+    /// External memory: writes the host bytes to the shared file (at the
+    /// end of a submission that wrote them). Does nothing otherwise.
+    pub(crate) fn push(&self) -> Result<(), DeviceError> {
+        let Some(file) = &self.shared else {
+            return Ok(());
+        };
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: as in `pull`: the only reference to the bytes meanwhile.
+        let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) };
+        file.write(0, bytes)
     }
 
     fn layout(len: usize) -> Option<Layout> {
@@ -142,7 +224,7 @@ impl HostBytes {
 
 impl Drop for HostBytes {
     fn drop(&mut self) {
-        if self.len == 0 {
+        if self.len == 0 || !self.owned {
             return;
         }
         if let Some(layout) = Self::layout(self.len) {
@@ -158,6 +240,8 @@ impl fmt::Debug for HostBytes {
         f.debug_struct("HostBytes")
             .field("ptr", &self.ptr)
             .field("len", &self.len)
+            .field("owned", &self.owned)
+            .field("shared", &self.shared)
             .finish()
     }
 }

@@ -21,6 +21,8 @@
 //! | `binding.rs` | bind group layouts, bind groups, pipeline layouts: their checks |
 //! | `pipeline.rs` | shader modules and pipelines, through the shader front end |
 //! | `command.rs` | recording commands, and executing them |
+//! | `external.rs` | external memory and semaphores, their coherence rule |
+//! | `shm.rs` | the shared files behind them: real fds without `libc` |
 //! | `pass.rs` | render and compute passes: attachment clears, state, draws |
 //! | `clear.rs` | encoding clear values as texel bytes |
 //! | `queue.rs` | submission, fences, the timestamp clock, presentation |
@@ -46,11 +48,13 @@ mod binding;
 mod clear;
 mod command;
 mod device;
+mod external;
 mod instance;
 mod memory;
 mod pass;
 mod pipeline;
 mod queue;
+mod shm;
 mod surface;
 #[cfg(test)]
 mod tests;
@@ -61,6 +65,7 @@ use std::sync::Arc;
 
 pub use acceleration::SCRATCH_ALIGNMENT;
 pub use command::{CommandBuffer, CommandEncoder};
+pub use external::{ExternalSemaphore, WAIT_TIMEOUT};
 pub use instance::{Adapter, Instance, ADAPTER_NAME, API_VERSION};
 pub use queue::{Fence, Queue};
 pub use surface::{Surface, SurfaceTexture};
@@ -84,6 +89,7 @@ impl crate::Api for Api {
     type Sampler = Sampler;
     type QuerySet = QuerySet;
     type Fence = Fence;
+    type ExternalSemaphore = ExternalSemaphore;
     type BindGroupLayout = BindGroupLayout;
     type BindGroup = BindGroup;
     type PipelineLayout = PipelineLayout;
@@ -103,7 +109,8 @@ pub(crate) struct DeviceShared {
     pub(crate) budget: Arc<Budget>,
     /// Features the device was opened with.
     pub(crate) features: wgt::Features,
-    /// keel-hal capabilities the device was opened with.
+    /// keel-hal capabilities the device was opened with (they gate
+    /// acceleration structures and external memory).
     pub(crate) hal_features: crate::HalFeatures,
     /// Limits the device enforces (the requested ones, or the adapter's).
     pub(crate) limits: wgt::Limits,
@@ -124,7 +131,8 @@ pub struct Device {
     pub(crate) shared: Arc<DeviceShared>,
 }
 
-/// A buffer: real bytes in host memory, in every memory kind. Only
+/// A buffer: real bytes in host memory, in every memory kind (external
+/// memory with a shared file beside them, see `external.rs`). Only
 /// `Memory::Upload` and `Memory::Readback` buffers may be mapped.
 #[derive(Debug)]
 pub struct Buffer {
@@ -158,6 +166,8 @@ pub struct Texture {
     pub(crate) view_formats: Vec<wgt::TextureFormat>,
     /// What the texture may be used for.
     pub(crate) usage: wgt::TextureUsages,
+    /// `Memory::Device`, or external memory.
+    pub(crate) memory: crate::Memory,
     /// This texture's share of the memory budget.
     pub(crate) _charge: Charge,
 }
@@ -343,6 +353,7 @@ dyn_resources!(
     QuerySet: DynQuerySet,
     Fence: DynFence,
     CommandBuffer: DynCommandBuffer,
+    ExternalSemaphore: DynExternalSemaphore,
     BindGroupLayout: DynBindGroupLayout,
     BindGroup: DynBindGroup,
     PipelineLayout: DynPipelineLayout,
@@ -369,6 +380,7 @@ const _: () = {
     send_sync::<Sampler>();
     send_sync::<QuerySet>();
     send_sync::<Fence>();
+    send_sync::<ExternalSemaphore>();
     send_sync::<BindGroupLayout>();
     send_sync::<BindGroup>();
     send_sync::<PipelineLayout>();

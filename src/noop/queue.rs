@@ -1,5 +1,6 @@
 //! The noop queue: submission executes the commands right away, on the
 //! submitting thread, then signals the fence; presenting counts a frame.
+//! External memory and semaphores are synchronised as `external.rs` says.
 //! Also the fence itself and the clock timestamp queries read.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::command::{self, CommandBuffer};
-use super::{Api, DeviceShared, Surface, SurfaceTexture};
+use super::{external, Api, DeviceShared, Surface, SurfaceTexture};
 use crate::{DeviceError, FenceValue, SurfaceError};
 
 /// The device's one queue.
@@ -30,9 +31,7 @@ impl crate::Queue for Queue {
     ) -> Result<(), DeviceError> {
         // Commands run here and now: surface textures need no ordering.
         let _in_flight = self.shared.submit_lock.lock();
-        for buffer in command_buffers {
-            command::execute(buffer, &self.shared);
-        }
+        run(command_buffers, &self.shared)?;
         fence.signal(value);
         Ok(())
     }
@@ -50,6 +49,46 @@ impl crate::Queue for Queue {
     fn timestamp_period(&self) -> f32 {
         1.0
     }
+
+    /// Waits (blocking, see `external.rs`), runs the commands, signals.
+    /// A failed wait drops the whole submission: nothing runs or signals.
+    unsafe fn submit_external(
+        &self,
+        submission: &crate::ExternalSubmissionOf<'_, Api>,
+    ) -> Result<(), DeviceError> {
+        let _in_flight = self.shared.submit_lock.lock();
+        for wait in submission.waits {
+            external::wait(wait.semaphore, wait.value)?;
+        }
+        run(submission.command_buffers, &self.shared)?;
+        for signal in submission.signals {
+            external::signal(signal.semaphore, signal.value)?;
+        }
+        if let Some((fence, value)) = submission.fence {
+            fence.signal(value);
+        }
+        Ok(())
+    }
+}
+
+/// Executes command buffers in order, with external memory synchronised
+/// with its shared files around them (the coherence rule of `external.rs`).
+/// An error reading the files runs nothing; an error writing them back
+/// comes after the commands ran, and the submission reports it.
+fn run(command_buffers: &[&CommandBuffer], shared: &DeviceShared) -> Result<(), DeviceError> {
+    let external = command::external_memory(command_buffers)?;
+    for (bytes, _) in &external {
+        bytes.pull()?;
+    }
+    for buffer in command_buffers {
+        command::execute(buffer, shared);
+    }
+    for (bytes, written) in &external {
+        if *written {
+            bytes.push()?;
+        }
+    }
+    Ok(())
 }
 
 /// A fence: a counter that only grows, with a condition variable to wait on.

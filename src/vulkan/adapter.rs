@@ -723,6 +723,8 @@ impl crate::Adapter for Adapter {
             // SAFETY: `raw` is live and has `VK_KHR_acceleration_structure` enabled.
             unsafe { super::acceleration::AccelerationFns::load(instance, &raw) }
         });
+        // SAFETY: `raw` is a live device of this physical device and instance.
+        let external = unsafe { super::external::ExternalFns::load(instance, &raw, self.raw, hal) };
         let shared = Arc::new(super::DeviceShared {
             raw,
             instance: instance.clone(),
@@ -740,6 +742,7 @@ impl crate::Adapter for Adapter {
             physical: self.info.clone(),
             ray_tracing,
             queue_lock: parking_lot::Mutex::new(()),
+            external,
             descriptors: Default::default(),
             accel,
             compaction_pools: Default::default(),
@@ -765,6 +768,34 @@ impl crate::Adapter for Adapter {
     ) -> wgt::TextureFormatFeatures {
         // SAFETY: `self.raw` belongs to this instance.
         unsafe { texture_format_features(&self.instance.raw, self.raw, format) }
+    }
+    // External memory and semaphores: external.rs, external_texture.rs, external_sync.rs.
+
+    fn external_buffer_capabilities(
+        &self,
+        desc: &crate::BufferDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> crate::ExternalCapabilities {
+        super::external::buffer_capabilities(self, desc, handle_type)
+    }
+
+    fn external_texture_capabilities(
+        &self,
+        desc: &crate::TextureDescriptor,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExternalCapabilities, crate::DeviceError> {
+        super::external_texture::texture_capabilities(self, desc, handle_type)
+    }
+
+    fn external_semaphore_capabilities(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> crate::ExternalCapabilities {
+        super::external_sync::semaphore_capabilities(self, desc)
+    }
+
+    fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
+        super::external_texture::drm_format_modifiers(self, format)
     }
 
     unsafe fn surface_capabilities(

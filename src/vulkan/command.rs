@@ -628,6 +628,16 @@ impl crate::CommandEncoder for CommandEncoder {
         };
     }
 
+    unsafe fn transfer_ownership(
+        &mut self,
+        direction: crate::OwnershipTransfer,
+        buffers: &[BufferBarrier<'_, Buffer>],
+        textures: &[TextureBarrier<'_, Texture>],
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::transfer_ownership(self, direction, buffers, textures) }
+    }
+
     // Passes: implemented in pass.rs.
 
     unsafe fn begin_render_pass(&mut self, desc: &RenderPassDescriptor<super::Api>) {

@@ -59,6 +59,40 @@ pub(super) unsafe fn set_object_name<H: vk::Handle>(shared: &DeviceShared, handl
     }
 }
 
+/// Checks a buffer description (size, map usage) and returns its Vulkan usage.
+pub(super) fn buffer_usage(
+    shared: &DeviceShared,
+    desc: &BufferDescriptor,
+) -> Result<vk::BufferUsageFlags, BufferError> {
+    if desc.size == 0 {
+        return Err(BufferError::ZeroSize);
+    }
+    let max = shared.limits.max_buffer_size;
+    if desc.size > max {
+        return Err(BufferError::TooLarge {
+            size: desc.size,
+            max,
+        });
+    }
+    let map = wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE;
+    if desc.usage.intersects(map) && !desc.memory.is_mappable() {
+        return Err(BufferError::MapUsageNeedsHostMemory {
+            usage: desc.usage,
+            memory: desc.memory,
+        });
+    }
+    let accel = shared
+        .hal_features
+        .contains(crate::HalFeatures::ACCELERATION_STRUCTURE);
+    let usage = conv::map_buffer_usage(desc.usage, accel);
+    // Vulkan needs some usage; a buffer only mapped can still be copied.
+    Ok(if usage.is_empty() {
+        vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST
+    } else {
+        usage
+    })
+}
+
 impl From<AllocError> for TextureError {
     fn from(e: AllocError) -> Self {
         match e {
@@ -73,35 +107,16 @@ impl crate::Device for super::Device {
 
     unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<super::Buffer, BufferError> {
         let shared = &*self.shared;
-        if desc.size == 0 {
-            return Err(BufferError::ZeroSize);
-        }
-        let max = shared.limits.max_buffer_size;
-        if desc.size > max {
-            return Err(BufferError::TooLarge {
-                size: desc.size,
-                max,
-            });
-        }
-        let map = wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE;
-        if desc.usage.intersects(map) && !desc.memory.is_mappable() {
-            return Err(BufferError::MapUsageNeedsHostMemory {
-                usage: desc.usage,
-                memory: desc.memory,
-            });
-        }
-        let accel = shared
-            .hal_features
-            .contains(crate::HalFeatures::ACCELERATION_STRUCTURE);
-        let mut usage = conv::map_buffer_usage(desc.usage, accel);
-        if usage.is_empty() {
-            // Vulkan needs some usage; a buffer only mapped can still be copied.
-            usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-        }
+        let usage = buffer_usage(shared, desc)?;
         let info = vk::BufferCreateInfo::default()
             .size(desc.size)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        if let Memory::External(external) = desc.memory {
+            // Dedicated, exportable memory outside VMA (external.rs).
+            // SAFETY: `info` is valid, as below.
+            return unsafe { super::external::create_buffer(shared, desc, info, external) };
+        }
         // SAFETY: `info` is valid: non-zero size within maxBufferSize, usage non-empty.
         let created = unsafe {
             shared
@@ -161,131 +176,22 @@ impl crate::Device for super::Device {
         desc: &TextureDescriptor,
     ) -> Result<super::Texture, TextureError> {
         let shared = &*self.shared;
-        if desc.memory != Memory::Device {
-            return Err(TextureError::UnsupportedMemory(desc.memory));
-        }
-        check_extent(desc, &shared.limits)?;
-        let unsupported = TextureError::UnsupportedFormat {
-            format: desc.format,
-            usage: desc.usage,
+        let external = match desc.memory {
+            Memory::Device => None,
+            Memory::External(external) => Some(external),
+            other => return Err(TextureError::UnsupportedMemory(other)),
         };
-        let format = conv::map_texture_format(desc.format);
-        // BC/ETC2/ASTC, 16-bit norm, … need their feature enabled on the device.
-        if format == vk::Format::UNDEFINED
-            || !shared.features.contains(desc.format.required_features())
-        {
-            return Err(unsupported);
+        // SAFETY: live device.
+        let plan = unsafe { texture_plan(shared, desc) }?;
+        if let Some(external) = external {
+            // Dedicated, exportable memory outside VMA (external.rs).
+            // SAFETY: the plan was checked against the format's image properties.
+            return unsafe {
+                super::external_texture::create_texture(shared, desc, &plan, external)
+            };
         }
-        let samples = conv::map_sample_count(desc.sample_count)
-            .ok_or(TextureError::InvalidSampleCount(desc.sample_count))?;
-        // Multisampled storage needs shaderStorageImageMultisample, which
-        // keel-hal does not enable.
-        if desc.sample_count > 1
-            && (desc.dimension != wgt::TextureDimension::D2
-                || desc.mip_level_count != 1
-                || desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING))
-        {
-            return Err(TextureError::InvalidSampleCount(desc.sample_count));
-        }
-        let mut usage = conv::map_texture_usage(desc.usage, desc.format);
-        if usage.is_empty() {
-            // Vulkan needs some usage; an unused texture can still be a copy target.
-            usage = vk::ImageUsageFlags::TRANSFER_DST;
-        }
-        let instance = &shared.instance.raw;
-        let pd = shared.physical_device;
-        // SAFETY: the physical device belongs to this instance.
-        let props = unsafe { shared.formats.format_properties(instance, pd, format) };
-        let needed = conv::usage_format_features(usage);
-        if !props.optimal_tiling_features.contains(needed) {
-            return Err(unsupported);
-        }
-
-        let mut flags = vk::ImageCreateFlags::empty();
-        let mut format_list: Vec<vk::Format> = Vec::new();
-        if desc.view_formats.iter().any(|f| *f != desc.format) {
-            flags |= vk::ImageCreateFlags::MUTABLE_FORMAT;
-            format_list.push(format);
-            for f in desc.view_formats {
-                let vf = conv::map_texture_format(*f);
-                if vf == vk::Format::UNDEFINED
-                    || f.remove_srgb_suffix() != desc.format.remove_srgb_suffix()
-                {
-                    return Err(TextureError::IncompatibleView(
-                        "view formats may differ from the texture format only in sRGB-ness",
-                    ));
-                }
-                if !format_list.contains(&vf) {
-                    format_list.push(vf);
-                }
-            }
-        }
-        if cube_compatible(desc.dimension, desc.size, desc.sample_count, desc.usage) {
-            flags |= vk::ImageCreateFlags::CUBE_COMPATIBLE;
-        }
-        let image_type = conv::map_texture_dimension(desc.dimension);
-        // SAFETY: as above; the arguments are valid enum values.
-        let image_props = unsafe {
-            shared
-                .formats
-                .image_properties(instance, pd, (format, image_type, usage, flags))
-        }
-        .map_err(|e| TextureError::Device(map_err(e)))?
-        .ok_or(unsupported)?;
-        let layers = layer_count(desc.dimension, desc.size);
-        let extent = match desc.dimension {
-            wgt::TextureDimension::D3 => conv::map_extent(desc.size),
-            _ => vk::Extent3D {
-                width: desc.size.width,
-                height: desc.size.height,
-                depth: 1,
-            },
-        };
-        let m = image_props.max_extent;
-        for (size, max) in [
-            (extent.width, m.width),
-            (extent.height, m.height),
-            (extent.depth, m.depth),
-        ] {
-            if size > max {
-                return Err(TextureError::TooLarge {
-                    extent: desc.size,
-                    max,
-                });
-            }
-        }
-        if layers > image_props.max_array_layers {
-            return Err(TextureError::TooLarge {
-                extent: desc.size,
-                max: image_props.max_array_layers,
-            });
-        }
-        if desc.mip_level_count > image_props.max_mip_levels {
-            return Err(TextureError::InvalidMipCount {
-                requested: desc.mip_level_count,
-                max: image_props.max_mip_levels,
-            });
-        }
-        if !image_props.sample_counts.contains(samples) {
-            return Err(TextureError::InvalidSampleCount(desc.sample_count));
-        }
-
-        let mut list_info = vk::ImageFormatListCreateInfo::default().view_formats(&format_list);
-        let mut info = vk::ImageCreateInfo::default()
-            .flags(flags)
-            .image_type(image_type)
-            .format(format)
-            .extent(extent)
-            .mip_levels(desc.mip_level_count)
-            .array_layers(layers)
-            .samples(samples)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
-        if !format_list.is_empty() {
-            info = info.push_next(&mut list_info);
-        }
+        let mut list_info = vk::ImageFormatListCreateInfo::default();
+        let info = plan.info(vk::ImageTiling::OPTIMAL, &mut list_info);
         // SAFETY: `info` was checked against the format's image properties.
         let (raw, block) = unsafe {
             shared
@@ -312,6 +218,9 @@ impl crate::Device for super::Device {
 
     unsafe fn destroy_texture(&self, texture: super::Texture) {
         let shared = &*self.shared;
+        if let super::memory::Block::External(_) = texture.block {
+            shared.instance.note_external_image(texture.raw, false);
+        }
         // SAFETY: the caller guarantees the texture is ours, idle and viewless.
         unsafe {
             shared.memory.destroy_image(
@@ -773,4 +682,242 @@ impl crate::Device for super::Device {
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }
+    // External memory and semaphores: external.rs, external_texture.rs, external_sync.rs.
+
+    unsafe fn import_buffer(
+        &self,
+        desc: &BufferDescriptor,
+        handle: crate::ExternalHandle,
+    ) -> Result<super::Buffer, BufferError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external::import_buffer(&self.shared, desc, handle) }
+    }
+
+    unsafe fn import_texture(
+        &self,
+        desc: &TextureDescriptor,
+        handle: crate::ExternalHandle,
+    ) -> Result<super::Texture, TextureError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_texture::import_texture(&self.shared, desc, handle) }
+    }
+
+    unsafe fn export_buffer_memory(
+        &self,
+        buffer: &super::Buffer,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExportedMemory, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external::export_buffer(&self.shared, buffer, handle_type) }
+    }
+
+    unsafe fn export_texture_memory(
+        &self,
+        texture: &super::Texture,
+        handle_type: crate::ExternalHandleType,
+    ) -> Result<crate::ExportedMemory, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_texture::export_texture(&self.shared, texture, handle_type) }
+    }
+
+    unsafe fn create_external_semaphore(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+    ) -> Result<super::ExternalSemaphore, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::create_semaphore(&self.shared, desc) }
+    }
+
+    unsafe fn import_semaphore(
+        &self,
+        desc: &crate::ExternalSemaphoreDescriptor,
+        fd: std::os::fd::OwnedFd,
+    ) -> Result<super::ExternalSemaphore, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::import_semaphore(&self.shared, desc, fd) }
+    }
+
+    unsafe fn export_semaphore(
+        &self,
+        semaphore: &super::ExternalSemaphore,
+    ) -> Result<std::os::fd::OwnedFd, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::export_semaphore(&self.shared, semaphore) }
+    }
+
+    unsafe fn destroy_external_semaphore(&self, semaphore: super::ExternalSemaphore) {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::destroy_semaphore(&self.shared, semaphore) }
+    }
+}
+
+/// What `create_texture` derived from a checked texture description: the
+/// parts of its `VkImageCreateInfo`.
+#[derive(Debug)]
+pub(super) struct TexturePlan {
+    pub(super) flags: vk::ImageCreateFlags,
+    pub(super) image_type: vk::ImageType,
+    pub(super) format: vk::Format,
+    pub(super) extent: vk::Extent3D,
+    pub(super) mip_levels: u32,
+    pub(super) layers: u32,
+    pub(super) samples: vk::SampleCountFlags,
+    pub(super) usage: vk::ImageUsageFlags,
+    /// The image format and its view formats, when views may differ (`MUTABLE_FORMAT`).
+    pub(super) format_list: Vec<vk::Format>,
+}
+
+impl TexturePlan {
+    /// The image's create info, with `list` chained when views may differ.
+    pub(super) fn info<'a>(
+        &'a self,
+        tiling: vk::ImageTiling,
+        list: &'a mut vk::ImageFormatListCreateInfo<'a>,
+    ) -> vk::ImageCreateInfo<'a> {
+        let info = vk::ImageCreateInfo::default()
+            .flags(self.flags)
+            .image_type(self.image_type)
+            .format(self.format)
+            .extent(self.extent)
+            .mip_levels(self.mip_levels)
+            .array_layers(self.layers)
+            .samples(self.samples)
+            .tiling(tiling)
+            .usage(self.usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        if self.format_list.is_empty() {
+            info
+        } else {
+            *list = vk::ImageFormatListCreateInfo::default().view_formats(&self.format_list);
+            info.push_next(list)
+        }
+    }
+}
+
+/// Checks a texture description against the limits, the device's features
+/// and the format's (optimal-tiling) image properties, and plans the image.
+///
+/// # Safety
+/// `shared` is a live device.
+pub(super) unsafe fn texture_plan(
+    shared: &DeviceShared,
+    desc: &TextureDescriptor,
+) -> Result<TexturePlan, TextureError> {
+    check_extent(desc, &shared.limits)?;
+    let unsupported = TextureError::UnsupportedFormat {
+        format: desc.format,
+        usage: desc.usage,
+    };
+    let format = conv::map_texture_format(desc.format);
+    // BC/ETC2/ASTC, 16-bit norm, … need their feature enabled on the device.
+    if format == vk::Format::UNDEFINED || !shared.features.contains(desc.format.required_features())
+    {
+        return Err(unsupported);
+    }
+    let samples = conv::map_sample_count(desc.sample_count)
+        .ok_or(TextureError::InvalidSampleCount(desc.sample_count))?;
+    // Multisampled storage needs shaderStorageImageMultisample, which
+    // keel-hal does not enable.
+    if desc.sample_count > 1
+        && (desc.dimension != wgt::TextureDimension::D2
+            || desc.mip_level_count != 1
+            || desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING))
+    {
+        return Err(TextureError::InvalidSampleCount(desc.sample_count));
+    }
+    let mut usage = conv::map_texture_usage(desc.usage, desc.format);
+    if usage.is_empty() {
+        // Vulkan needs some usage; an unused texture can still be a copy target.
+        usage = vk::ImageUsageFlags::TRANSFER_DST;
+    }
+    let instance = &shared.instance.raw;
+    let pd = shared.physical_device;
+    // SAFETY: the physical device belongs to this instance.
+    let props = unsafe { shared.formats.format_properties(instance, pd, format) };
+    let needed = conv::usage_format_features(usage);
+    if !props.optimal_tiling_features.contains(needed) {
+        return Err(unsupported);
+    }
+
+    let mut flags = vk::ImageCreateFlags::empty();
+    let mut format_list: Vec<vk::Format> = Vec::new();
+    if desc.view_formats.iter().any(|f| *f != desc.format) {
+        flags |= vk::ImageCreateFlags::MUTABLE_FORMAT;
+        format_list.push(format);
+        for f in desc.view_formats {
+            let vf = conv::map_texture_format(*f);
+            if vf == vk::Format::UNDEFINED
+                || f.remove_srgb_suffix() != desc.format.remove_srgb_suffix()
+            {
+                return Err(TextureError::IncompatibleView(
+                    "view formats may differ from the texture format only in sRGB-ness",
+                ));
+            }
+            if !format_list.contains(&vf) {
+                format_list.push(vf);
+            }
+        }
+    }
+    if cube_compatible(desc.dimension, desc.size, desc.sample_count, desc.usage) {
+        flags |= vk::ImageCreateFlags::CUBE_COMPATIBLE;
+    }
+    let image_type = conv::map_texture_dimension(desc.dimension);
+    // SAFETY: as above; the arguments are valid enum values.
+    let image_props = unsafe {
+        shared
+            .formats
+            .image_properties(instance, pd, (format, image_type, usage, flags))
+    }
+    .map_err(|e| TextureError::Device(map_err(e)))?
+    .ok_or(unsupported)?;
+    let layers = layer_count(desc.dimension, desc.size);
+    let extent = match desc.dimension {
+        wgt::TextureDimension::D3 => conv::map_extent(desc.size),
+        _ => vk::Extent3D {
+            width: desc.size.width,
+            height: desc.size.height,
+            depth: 1,
+        },
+    };
+    let m = image_props.max_extent;
+    for (size, max) in [
+        (extent.width, m.width),
+        (extent.height, m.height),
+        (extent.depth, m.depth),
+    ] {
+        if size > max {
+            return Err(TextureError::TooLarge {
+                extent: desc.size,
+                max,
+            });
+        }
+    }
+    if layers > image_props.max_array_layers {
+        return Err(TextureError::TooLarge {
+            extent: desc.size,
+            max: image_props.max_array_layers,
+        });
+    }
+    if desc.mip_level_count > image_props.max_mip_levels {
+        return Err(TextureError::InvalidMipCount {
+            requested: desc.mip_level_count,
+            max: image_props.max_mip_levels,
+        });
+    }
+    if !image_props.sample_counts.contains(samples) {
+        return Err(TextureError::InvalidSampleCount(desc.sample_count));
+    }
+
+    Ok(TexturePlan {
+        flags,
+        image_type,
+        format,
+        extent,
+        mip_levels: desc.mip_level_count,
+        layers,
+        samples,
+        usage,
+        format_list,
+    })
 }

@@ -235,6 +235,22 @@ hooks! {
     WaitSemaphores = "vkWaitSemaphores" [0]: vk::PFN_vkWaitSemaphores = fn(
         d: vk::Device, info: *const vk::SemaphoreWaitInfo<'_>, timeout: u64);
     DeviceWaitIdle = "vkDeviceWaitIdle" [0]: vk::PFN_vkDeviceWaitIdle = fn(d: vk::Device);
+    GetMemoryFdKHR = "vkGetMemoryFdKHR" [0]: vk::PFN_vkGetMemoryFdKHR = fn(
+        d: vk::Device, info: *const vk::MemoryGetFdInfoKHR<'_>, fd: *mut i32);
+    GetMemoryFdPropertiesKHR = "vkGetMemoryFdPropertiesKHR" [0]: vk::PFN_vkGetMemoryFdPropertiesKHR = fn(
+        d: vk::Device, handle_type: vk::ExternalMemoryHandleTypeFlags, fd: i32,
+        out: *mut vk::MemoryFdPropertiesKHR<'_>);
+    GetMemoryHostPointerPropertiesEXT = "vkGetMemoryHostPointerPropertiesEXT" [0]:
+        vk::PFN_vkGetMemoryHostPointerPropertiesEXT = fn(
+        d: vk::Device, handle_type: vk::ExternalMemoryHandleTypeFlags, ptr: *const c_void,
+        out: *mut vk::MemoryHostPointerPropertiesEXT<'_>);
+    GetSemaphoreFdKHR = "vkGetSemaphoreFdKHR" [0]: vk::PFN_vkGetSemaphoreFdKHR = fn(
+        d: vk::Device, info: *const vk::SemaphoreGetFdInfoKHR<'_>, fd: *mut i32);
+    ImportSemaphoreFdKHR = "vkImportSemaphoreFdKHR" [0]: vk::PFN_vkImportSemaphoreFdKHR = fn(
+        d: vk::Device, info: *const vk::ImportSemaphoreFdInfoKHR<'_>);
+    GetImageDrmFormatModifierPropertiesEXT = "vkGetImageDrmFormatModifierPropertiesEXT" [0]:
+        vk::PFN_vkGetImageDrmFormatModifierPropertiesEXT = fn(
+        d: vk::Device, image: vk::Image, out: *mut vk::ImageDrmFormatModifierPropertiesEXT<'_>);
     CreateShaderModule = "vkCreateShaderModule" [1]: vk::PFN_vkCreateShaderModule = fn(
         d: vk::Device, info: *const vk::ShaderModuleCreateInfo<'_>,
         alloc: *const vk::AllocationCallbacks<'_>, out: *mut vk::ShaderModule);

@@ -20,20 +20,54 @@ pub(crate) const API_VERSION: u32 = vk::API_VERSION_1_3;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
-/// Validation messages that are not counted as errors, each with the reason.
+/// Validation messages that are not counted as errors: the allow-list.
 ///
 /// The validation layer available here (1.3.239) is older than the driver
-/// (lavapipe 25, Vulkan 1.4); it can report structures or extensions it does
-/// not know as errors. An entry is added only for such a false report, keyed
-/// by the message's id name or its id number (as text), with the reason.
+/// (lavapipe 25, Vulkan 1.4) and than some fixes to the layer itself; it
+/// can report as errors things it does not know or cannot know. An entry is
+/// added only for such a false report, keyed by the message's id name or
+/// its id number (as text), with the scope it is ignored in and the reason.
 /// Ignored messages are still logged, at `debug` level.
-const IGNORED_VALIDATION_MESSAGES: &[(&str, &str)] = &[];
+const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[Ignored {
+    id: "UNASSIGNED-CoreValidation-DrawState-InvalidImageLayout",
+    scope: Scope::ExternalImage,
+    reason: "The layer tracks every VkImage's layout from its creation (UNDEFINED) and \
+             checks the first layout each submitted command buffer expects against it. The \
+             memory of an image with external memory may have been written and left in \
+             another layout by another device, API or process, which the layer cannot see: \
+             the VK_QUEUE_FAMILY_EXTERNAL acquire barrier then names that layout as its \
+             oldLayout, as the specification requires for the contents to be kept, and this \
+             layer reports it against its own UNDEFINED. Layers since December 2024 skip \
+             this check for images with external memory (Vulkan-ValidationLayers #8940, \
+             fixed by #8960); the entry does the same, and only for images keel-hal \
+             created or imported with external memory (the message names the VkImage).",
+}];
+
+/// One allow-list entry.
+struct Ignored {
+    /// The message's id name, or its id number as text.
+    id: &'static str,
+    /// Which messages of that id are ignored.
+    scope: Scope,
+    /// Why the layer is wrong about them.
+    reason: &'static str,
+}
+
+/// Which messages of an allow-listed id are ignored.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Only those naming a `VkImage` keel-hal made with external memory.
+    ExternalImage,
+}
 
 /// State the debug messenger's callback reads, at a stable address.
 #[derive(Debug, Default)]
 pub(crate) struct MessengerState {
     /// ERROR-severity messages seen (not counting ignored ones).
     errors: AtomicU64,
+    /// Raw handles of live images with external memory (kept only with
+    /// validation on), for [`Scope::ExternalImage`].
+    external_images: parking_lot::Mutex<Vec<u64>>,
 }
 
 /// The validation-error count of an instance, readable after the instance
@@ -363,11 +397,50 @@ fn messenger_create_info(state: &MessengerState) -> vk::DebugUtilsMessengerCreat
         .user_data(user_data)
 }
 
-/// Whether a message is on the allow-list, by id name or id number.
-fn is_ignored(id_name: &str, id_number: i32) -> bool {
-    IGNORED_VALIDATION_MESSAGES
-        .iter()
-        .any(|(key, _reason)| *key == id_name || key.parse::<i32>().ok() == Some(id_number))
+/// Whether a message is on the allow-list: its id (name or number) is,
+/// and it falls in the entry's scope.
+fn is_ignored(
+    id_name: &str,
+    id_number: i32,
+    message: &str,
+    state: Option<&MessengerState>,
+) -> Option<&'static Ignored> {
+    IGNORED_VALIDATION_MESSAGES.iter().find(|entry| {
+        let id = entry.id == id_name || entry.id.parse::<i32>().ok() == Some(id_number);
+        id && match entry.scope {
+            Scope::ExternalImage => state.is_some_and(|s| names_external_image(message, s)),
+        }
+    })
+}
+
+/// Whether `message` names (as `VkImage 0x…`) an image with external memory.
+fn names_external_image(message: &str, state: &MessengerState) -> bool {
+    let images = state.external_images.lock();
+    message.match_indices("VkImage 0x").any(|(at, key)| {
+        let hex: String = message[at + key.len()..]
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        u64::from_str_radix(&hex, 16).is_ok_and(|h| images.contains(&h))
+    })
+}
+
+impl InstanceShared {
+    /// Notes that an image with external memory was made (`live`) or is
+    /// about to be destroyed, for the allow-list's [`Scope::ExternalImage`].
+    /// Nothing is kept without validation.
+    pub(crate) fn note_external_image(&self, image: vk::Image, live: bool) {
+        if !self.validation {
+            return;
+        }
+        let raw = ash::vk::Handle::as_raw(image);
+        let mut images = self.messenger_state.external_images.lock();
+        if live {
+            images.push(raw);
+        } else {
+            images.retain(|&i| i != raw);
+        }
+    }
 }
 
 /// Routes a driver or layer message to `log` and counts errors.
@@ -404,14 +477,18 @@ unsafe extern "system" fn debug_callback(
     } else {
         log::Level::Trace
     };
-    if is_ignored(&id_name, data.message_id_number) {
-        log::debug!("[vulkan, ignored] {types:?} {id_name}: {message}");
+    // SAFETY: `user_data` is the `MessengerState` given at creation.
+    let state = unsafe { user_data.cast::<MessengerState>().as_ref() };
+    if let Some(entry) = is_ignored(&id_name, data.message_id_number, &message, state) {
+        log::debug!(
+            "[vulkan, ignored] {types:?} {id_name}: {message} (allow-listed: {})",
+            entry.reason
+        );
         return vk::FALSE;
     }
     log::log!(level, "[vulkan] {types:?} {id_name}: {message}");
     if level == log::Level::Error {
-        // SAFETY: `user_data` is the `MessengerState` given at creation.
-        if let Some(state) = unsafe { user_data.cast::<MessengerState>().as_ref() } {
+        if let Some(state) = state {
             state.errors.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -1,4 +1,6 @@
 //! Memory: VMA behind keel-hal's [`Memory`] kinds. The only file that names `vk_mem`.
+//! (`Memory::External` is not VMA's: `external.rs` allocates it, and
+//! [`Block::External`] frees it here with the resource.)
 //!
 //! * `Memory::Device` → `AutoPreferDevice`.
 //! * `Memory::Upload` → sequential-write host access, persistently mapped,
@@ -56,12 +58,18 @@ pub(crate) enum Block {
     /// `texture_from_raw`): the caller owns the handle and its memory, and
     /// destroying the resource frees neither.
     CallerOwned,
+    /// External memory (`external.rs`): a dedicated `vkAllocateMemory`
+    /// outside VMA, exported or imported; freed once, with the resource.
+    External(super::external::ExternalBlock),
 }
 
 /// The device's VMA allocator.
 pub(crate) struct MemoryAllocator {
     /// Dropped explicitly by [`MemoryAllocator::destroy`], before `vkDestroyDevice`.
     raw: ManuallyDrop<vk_mem::Allocator>,
+    /// The device's function table, to destroy resources whose memory is
+    /// not VMA's (`Block::External`).
+    device: ash::Device,
 }
 
 impl std::fmt::Debug for MemoryAllocator {
@@ -95,6 +103,7 @@ impl MemoryAllocator {
         let raw = unsafe { vk_mem::Allocator::new(info) }?;
         Ok(Self {
             raw: ManuallyDrop::new(raw),
+            device: device.clone(),
         })
     }
 
@@ -139,7 +148,7 @@ impl MemoryAllocator {
         min_alignment: u64,
         counter: &Counter,
     ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
-        let create = allocation_info(memory);
+        let create = allocation_info(memory).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (buffer, mut allocation) = unsafe {
             if min_alignment > 1 {
@@ -184,6 +193,14 @@ impl MemoryAllocator {
                 unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
                 counter.sub();
             }
+            Block::External(block) => {
+                // SAFETY: forwarded contract; the buffer goes before its memory.
+                unsafe {
+                    self.device.destroy_buffer(buffer, None);
+                    block.free(&self.device);
+                }
+                counter.sub();
+            }
             Block::CallerOwned => {}
         }
     }
@@ -197,7 +214,7 @@ impl MemoryAllocator {
         info: &vk::ImageCreateInfo<'_>,
         counter: &Counter,
     ) -> Result<(vk::Image, Block), AllocError> {
-        let create = allocation_info(Memory::Device);
+        let create = allocation_info(Memory::Device).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (image, allocation) = unsafe { self.raw.create_image(info, &create) }?;
         counter.add();
@@ -216,17 +233,26 @@ impl MemoryAllocator {
                 unsafe { self.raw.destroy_image(image, &mut allocation) };
                 counter.sub();
             }
+            Block::External(block) => {
+                // SAFETY: forwarded contract; the image goes before its memory.
+                unsafe {
+                    self.device.destroy_image(image, None);
+                    block.free(&self.device);
+                }
+                counter.sub();
+            }
             Block::CallerOwned => {}
         }
     }
 }
 
-/// VMA's description of where a kind of memory should come from.
-fn allocation_info(memory: Memory) -> vk_mem::AllocationCreateInfo {
+/// VMA's description of where a kind of memory should come from; `None`
+/// for external memory, which VMA never allocates.
+fn allocation_info(memory: Memory) -> Option<vk_mem::AllocationCreateInfo> {
     use vk::MemoryPropertyFlags as P;
     use vk_mem::AllocationCreateFlags as F;
     let coherent = P::HOST_VISIBLE | P::HOST_COHERENT;
-    match memory {
+    Some(match memory {
         Memory::Device => vk_mem::AllocationCreateInfo {
             usage: vk_mem::MemoryUsage::AutoPreferDevice,
             ..Default::default()
@@ -244,5 +270,7 @@ fn allocation_info(memory: Memory) -> vk_mem::AllocationCreateInfo {
             preferred_flags: P::HOST_CACHED,
             ..Default::default()
         },
-    }
+        // Not VMA's: device.rs routes it to external.rs before this point.
+        Memory::External(_) => return None,
+    })
 }

@@ -26,6 +26,9 @@
 //! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
 //! | `formats.rs` | per-device cache of format queries |
 //! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
+//! | `external.rs` | external memory: capabilities, export, import (dedicated, outside VMA) |
+//! | `external_texture.rs` | external textures: dma-buf layouts, DRM format modifiers |
+//! | `external_sync.rs` | external semaphores, `submit_external`, ownership transfers |
 //! | `surface.rs` | window surfaces, their capabilities, the `Surface` trait |
 //! | `swapchain.rs` | swapchain creation, acquire, present and their semaphores |
 //! | `fault.rs` | test-only fault injection into the function tables |
@@ -52,6 +55,9 @@ mod copy;
 mod descriptor;
 mod device;
 mod draw;
+mod external;
+mod external_sync;
+mod external_texture;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 mod formats;
@@ -75,6 +81,7 @@ use ash::vk;
 
 pub use acceleration::SAFE_SCRATCH_OFFSET_ALIGNMENT;
 pub use adapter::Adapter;
+pub use external_sync::ExternalSemaphore;
 pub use instance::{Instance, ValidationCounter};
 
 /// The Vulkan backend's type set.
@@ -94,6 +101,7 @@ impl crate::Api for Api {
     type Sampler = Sampler;
     type QuerySet = QuerySet;
     type Fence = Fence;
+    type ExternalSemaphore = ExternalSemaphore;
     type BindGroupLayout = BindGroupLayout;
     type BindGroup = BindGroup;
     type PipelineLayout = PipelineLayout;
@@ -137,6 +145,8 @@ pub(crate) struct DeviceShared {
     /// Guards the one queue: `vkQueueSubmit2` and `vkDeviceWaitIdle` need
     /// it externally synchronised.
     pub(crate) queue_lock: parking_lot::Mutex<()>,
+    /// External-memory and external-semaphore functions (`external.rs`).
+    pub(crate) external: external::ExternalFns,
     /// Descriptor pools and sets for bind groups. Every layout is
     /// unregistered before the device goes (contract of `Device`).
     pub(crate) descriptors: parking_lot::Mutex<descriptor::DescriptorAllocator>,
@@ -468,6 +478,7 @@ dyn_resources!(
     ComputePipeline: DynComputePipeline,
     RayTracingPipeline: DynRayTracingPipeline,
     CommandBuffer: DynCommandBuffer,
+    ExternalSemaphore: DynExternalSemaphore,
     SurfaceTexture: DynSurfaceTexture,
     AccelerationStructure: DynAccelerationStructure,
 );
@@ -487,6 +498,7 @@ const _: () = {
     send_sync::<Sampler>();
     send_sync::<QuerySet>();
     send_sync::<Fence>();
+    send_sync::<ExternalSemaphore>();
     send_sync::<Surface>();
     send_sync::<SurfaceTexture>();
     send_sync::<BindGroupLayout>();

@@ -191,4 +191,11 @@ impl crate::Queue for super::Queue {
     fn timestamp_period(&self) -> f32 {
         self.device.timestamp_period
     }
+    unsafe fn submit_external(
+        &self,
+        submission: &crate::ExternalSubmissionOf<'_, super::Api>,
+    ) -> Result<(), DeviceError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::submit_external(self, submission) }
+    }
 }

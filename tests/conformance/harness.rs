@@ -85,6 +85,40 @@ macro_rules! conformance_tests {
     };
 }
 
+/// Like [`conformance_tests!`], for tests that count the process's open
+/// file descriptors: each runs while no other conformance test runs (see
+/// [`run_exclusive`]), so another test's device (NVIDIA opens fds per
+/// device) cannot move the count.
+macro_rules! exclusive_conformance_tests {
+    ($($name:ident),* $(,)?) => {
+        mod run {
+            $(
+                #[test]
+                fn $name() {
+                    $crate::harness::run_exclusive(
+                        stringify!($name),
+                        $crate::harness::Fns {
+                            noop: super::$name::<keel_hal::noop::Api>,
+                            dynamic: super::$name::<keel_hal::DynApi>,
+                            #[cfg(feature = "vulkan")]
+                            vulkan: super::$name::<keel_hal::vulkan::Api>,
+                        },
+                    );
+                }
+            )*
+        }
+    };
+}
+
+/// Held shared by every test, and exclusively by the fd-counting ones.
+static EXCLUSIVE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// [`run_everywhere`] while no other conformance test runs.
+pub fn run_exclusive(test: &str, fns: Fns) {
+    let _alone = EXCLUSIVE.write().unwrap_or_else(|e| e.into_inner());
+    everywhere(test, fns);
+}
+
 /// One test function, instantiated for every type set.
 pub struct Fns {
     /// On the noop backend's own types.
@@ -152,6 +186,11 @@ impl<A: Api> Ctx<A> {
 
 /// Runs `test` on every selected configuration; panics listing the failures.
 pub fn run_everywhere(test: &str, fns: Fns) {
+    let _shared = EXCLUSIVE.read().unwrap_or_else(|e| e.into_inner());
+    everywhere(test, fns);
+}
+
+fn everywhere(test: &str, fns: Fns) {
     // Validation messages go to `log`; RUST_LOG=warn shows them.
     let _ = env_logger::builder().is_test(true).try_init();
     let mut results: Vec<(String, Result<Outcome, String>)> = Vec::new();

@@ -76,7 +76,8 @@ fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
             command_encoders: 1,
             // One per buffer or texture (the documented meaning).
             memory_allocations: 2,
-            // None made here: bindings and pipelines count in their own tests.
+            // None made here: bindings, pipelines and external semaphores count in
+            // their own tests.
             ..LiveCounts::default()
         };
 

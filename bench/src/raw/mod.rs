@@ -6,6 +6,7 @@
 //! destroys what is not, so a failed set-up releases what it made.
 
 mod accel;
+mod external;
 mod work;
 
 use std::ffi::CStr;
@@ -51,6 +52,8 @@ pub struct Raw {
     family: u32,
     /// The acceleration-structure device, opened at its first workload.
     accel: Option<accel::RawAccel>,
+    /// The external workload's two devices, made on first use.
+    external: Option<external::RawExternal>,
     device: ash::Device,
     memory_types: Vec<vk::MemoryType>,
     max_allocations: u32,
@@ -179,6 +182,7 @@ impl Raw {
             pdev,
             family,
             accel: None,
+            external: None,
             device,
             memory_types,
             max_allocations: props.limits.max_memory_allocation_count,
@@ -461,6 +465,7 @@ impl Drop for Raw {
     fn drop(&mut self) {
         // Its device goes before the instance.
         self.accel = None;
+        self.external = None;
         self.drop_holes();
         // SAFETY: nothing was submitted, so no GPU work uses anything; every
         // handle below came from this device (or is null, which is ignored);

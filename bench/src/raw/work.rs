@@ -49,6 +49,7 @@ impl Side for Raw {
             }
             Workload::Encode { pass, commands } => self.encode(pass, commands).map(Some),
             Workload::Compaction { .. } | Workload::BlasCreate { .. } => Ok(None),
+            Workload::External { size, iters } => self.external(size, iters).map(Some),
         }
     }
 }
