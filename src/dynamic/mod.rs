@@ -457,18 +457,22 @@ mod tests {
     /// destroy it, instead of reporting a foreign resource.
     #[test]
     fn doubly_boxed_resources_are_peeled() {
-        let chosen = instance(BackendChoice::Noop, &InstanceDescriptor::default()).unwrap();
+        let chosen =
+            instance(BackendChoice::Noop, &InstanceDescriptor::default()).expect("test fixture");
         // SAFETY: the adapter comes from this instance; the buffer is
         // destroyed before the device is dropped; no GPU work is pending.
         unsafe {
             let adapter = chosen.instance.enumerate_adapters().remove(0).adapter;
-            let device = adapter.open(&DeviceDescriptor::default()).unwrap().device;
+            let device = adapter
+                .open(&DeviceDescriptor::default())
+                .expect("test fixture")
+                .device;
             let desc = BufferDescriptor {
                 size: 16,
                 memory: Memory::Upload,
                 ..Default::default()
             };
-            let boxed: Box<dyn DynBuffer> = device.create_buffer(&desc).unwrap();
+            let boxed: Box<dyn DynBuffer> = device.create_buffer(&desc).expect("test fixture");
             let doubly: &dyn DynBuffer = &boxed;
             assert!(device.map_buffer(doubly).is_ok());
             let owned_twice: Box<dyn DynBuffer> = Box::new(boxed);
@@ -500,15 +504,21 @@ mod dyn_api_tests {
         };
         use std::borrow::Borrow;
 
-        let chosen = instance(BackendChoice::Noop, &InstanceDescriptor::default()).unwrap();
+        let chosen =
+            instance(BackendChoice::Noop, &InstanceDescriptor::default()).expect("test fixture");
         let display = RawDisplayHandle::Xlib(XlibDisplayHandle::new(None, 0));
         let window = RawWindowHandle::Xlib(XlibWindowHandle::new(1));
         // SAFETY: noop surfaces use no handle; every object is destroyed
         // after the fence wait, the surface after it is unconfigured.
         unsafe {
-            let surface = chosen.instance.create_surface(display, window).unwrap();
+            let surface = chosen
+                .instance
+                .create_surface(display, window)
+                .expect("test fixture");
             let adapter = chosen.instance.enumerate_adapters().remove(0).adapter;
-            let open = adapter.open(&DeviceDescriptor::default()).unwrap();
+            let open = adapter
+                .open(&DeviceDescriptor::default())
+                .expect("test fixture");
             let (device, queue) = (open.device, open.queue);
             let extent = wgt::Extent3d {
                 width: 4,
@@ -523,13 +533,13 @@ mod dyn_api_tests {
                 extent,
                 usage: wgt::TextureUsages::RENDER_ATTACHMENT | wgt::TextureUsages::COPY_SRC,
             };
-            surface.configure(&device, &config).unwrap();
-            let acquired = surface.acquire_texture(None).unwrap();
+            surface.configure(&device, &config).expect("test fixture");
+            let acquired = surface.acquire_texture(None).expect("test fixture");
             let frame = acquired.texture;
             let texture = Borrow::<Box<dyn DynTexture>>::borrow(&frame);
             let view = device
                 .create_texture_view(texture, &Default::default())
-                .unwrap();
+                .expect("test fixture");
             let readback = device
                 .create_buffer(&BufferDescriptor {
                     size: 64,
@@ -537,9 +547,11 @@ mod dyn_api_tests {
                     usage: wgt::BufferUsages::COPY_DST | wgt::BufferUsages::MAP_READ,
                     ..Default::default()
                 })
-                .unwrap();
-            let mut encoder = device.create_command_encoder(&Default::default()).unwrap();
-            encoder.begin_encoding(None).unwrap();
+                .expect("test fixture");
+            let mut encoder = device
+                .create_command_encoder(&Default::default())
+                .expect("test fixture");
+            encoder.begin_encoding(None).expect("test fixture");
             let barrier = |from, to| TextureBarrier {
                 texture,
                 range: Default::default(),
@@ -589,16 +601,18 @@ mod dyn_api_tests {
                     size: extent,
                 }],
             );
-            let commands = encoder.end_encoding().unwrap();
-            let fence = device.create_fence().unwrap();
-            queue.submit(&[&commands], &[&frame], &fence, 1).unwrap();
-            assert!(device.wait(&fence, 1, None).unwrap());
-            let map = device.map_buffer(&readback).unwrap();
+            let commands = encoder.end_encoding().expect("test fixture");
+            let fence = device.create_fence().expect("test fixture");
+            queue
+                .submit(&[&commands], &[&frame], &fence, 1)
+                .expect("test fixture");
+            assert!(device.wait(&fence, 1, None).expect("test fixture"));
+            let map = device.map_buffer(&readback).expect("test fixture");
             let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 64);
             assert!(bytes.chunks(4).all(|px| px == [255, 0, 0, 255]));
             device.destroy_texture_view(view);
-            queue.present(&surface, frame).unwrap();
-            let noop = cast::<crate::noop::Surface>(&*surface).unwrap();
+            queue.present(&surface, frame).expect("test fixture");
+            let noop = cast::<crate::noop::Surface>(&*surface).expect("test fixture");
             assert_eq!(noop.presented_frames(), 1);
 
             encoder.reset_all([commands]);

@@ -203,11 +203,11 @@ mod tests {
             b: 0.0,
             a: 1.0,
         };
-        let rgba = encode_color(wgt::TextureFormat::Rgba8Unorm, c).unwrap();
+        let rgba = encode_color(wgt::TextureFormat::Rgba8Unorm, c).expect("test fixture");
         assert_eq!(&rgba[..], &[255, 128, 0, 255]);
-        let bgra = encode_color(wgt::TextureFormat::Bgra8UnormSrgb, c).unwrap();
+        let bgra = encode_color(wgt::TextureFormat::Bgra8UnormSrgb, c).expect("test fixture");
         assert_eq!(&bgra[..], &[0, 188, 255, 255]);
-        let depth = encode_depth(wgt::TextureFormat::Depth32Float, 1.0).unwrap();
+        let depth = encode_depth(wgt::TextureFormat::Depth32Float, 1.0).expect("test fixture");
         assert_eq!(&depth[..], &1.0f32.to_le_bytes());
         assert!(encode_color(wgt::TextureFormat::Rg11b10Ufloat, c).is_none());
     }

@@ -256,7 +256,8 @@ mod tests {
 
     fn adapter() -> ExposedAdapter<Api> {
         // SAFETY: the noop backend loads nothing.
-        let instance = unsafe { Instance::init(&InstanceDescriptor::default()) }.unwrap();
+        let instance =
+            unsafe { Instance::init(&InstanceDescriptor::default()) }.expect("test fixture");
         // SAFETY: live instance.
         unsafe { instance.enumerate_adapters() }.remove(0)
     }
