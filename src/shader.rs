@@ -22,6 +22,63 @@ mod tests;
 
 use crate::ShaderSource;
 
+/// What shaders may use on a device opened with `features` and
+/// `hal_features`, the same for every backend so that naga accepts and
+/// rejects the same modules everywhere. Always: immediates (push constants)
+/// and early depth tests; cube-array textures when `cube_arrays`; ray
+/// queries and ray-tracing stages with their hal features. Never: what needs
+/// a feature keel-hal does not enable (multiview, clip distances,
+/// sample-rate shading, subgroups, dual-source blending, …).
+pub(crate) fn capabilities(
+    features: wgt::Features,
+    hal_features: crate::HalFeatures,
+    cube_arrays: bool,
+) -> naga::valid::Capabilities {
+    use crate::HalFeatures as H;
+    use naga::valid::Capabilities as C;
+    use wgt::Features as F;
+    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST;
+    let pairs = [
+        (F::SHADER_F64, C::FLOAT64),
+        (F::SHADER_INT64, C::SHADER_INT64),
+        (F::SHADER_I16, C::SHADER_INT16),
+        (F::SHADER_F16, C::SHADER_FLOAT16),
+        (
+            F::TEXTURE_BINDING_ARRAY,
+            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
+        ),
+        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
+        (
+            F::STORAGE_RESOURCE_BINDING_ARRAY,
+            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
+        ),
+        (
+            F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING,
+            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY_NON_UNIFORM_INDEXING
+                .union(C::STORAGE_BUFFER_BINDING_ARRAY_NON_UNIFORM_INDEXING),
+        ),
+        (
+            F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
+            C::STORAGE_TEXTURE_BINDING_ARRAY_NON_UNIFORM_INDEXING,
+        ),
+    ];
+    for (feature, cap) in pairs {
+        if features.contains(feature) {
+            caps |= cap;
+        }
+    }
+    if cube_arrays {
+        caps |= C::CUBE_ARRAY_TEXTURES;
+    }
+    if hal_features.contains(H::RAY_QUERY) {
+        caps |= C::RAY_QUERY;
+    }
+    if hal_features.contains(H::RAY_TRACING_PIPELINE) {
+        caps |= C::RAY_TRACING_PIPELINE;
+    }
+    caps
+}
+
 /// A shader module's code once the front end has accepted it: what a
 /// backend's shader module keeps.
 #[derive(Clone, Debug)]

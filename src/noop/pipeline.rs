@@ -19,36 +19,11 @@ use crate::{
     RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
 };
 
-/// What shaders may use on a noop device: what a Vulkan device opened with
-/// the same features allows (so naga accepts and rejects the same modules
-/// on both): immediates (push constants), early depth tests and cube array
-/// textures always, binding arrays with the device's binding-array
-/// features, and nothing that needs a feature keel-hal does not enable.
+/// What shaders may use on a noop device: the rule every backend shares
+/// ([`crate::shader::capabilities`]), with cube arrays always allowed.
 pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
-    use naga::valid::Capabilities as C;
-    use wgt::Features as F;
-    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::CUBE_ARRAY_TEXTURES;
-    let pairs = [
-        (F::SHADER_F64, C::FLOAT64),
-        (F::SHADER_INT64, C::SHADER_INT64),
-        (F::SHADER_I16, C::SHADER_INT16),
-        (F::SHADER_F16, C::SHADER_FLOAT16),
-        (
-            F::TEXTURE_BINDING_ARRAY,
-            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
-        ),
-        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
-        (
-            F::STORAGE_RESOURCE_BINDING_ARRAY,
-            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
-        ),
-    ];
-    for (feature, cap) in pairs {
-        if shared.features.contains(feature) {
-            caps |= cap;
-        }
-    }
-    caps
+    // Noop samples nothing, so cube arrays cost it nothing.
+    crate::shader::capabilities(shared.features, shared.hal_features, true)
 }
 
 /// Runs the front end on the module's source and keeps the result.

@@ -36,61 +36,15 @@ use crate::{
     RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
 };
 
-/// The naga capabilities a device's shaders may use: those of the features
-/// it was opened with (and the core features `adapter.rs` enables whenever
-/// the adapter has them).
-///
-/// Always: immediates (push constants) and early depth tests (core
-/// Vulkan). Never: what needs a feature keel-hal does not enable
-/// (multiview, clip distances, sample-rate shading, subgroups, dual-source
-/// blending, …).
+/// The naga capabilities a device's shaders may use: the rule every backend
+/// shares ([`crate::shader::capabilities`]), with cube arrays where the
+/// device has `imageCubeArray`.
 pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
-    use naga::valid::Capabilities as C;
-    use wgt::Features as F;
-    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST;
-    let features = shared.features;
-    let pairs = [
-        (F::SHADER_F64, C::FLOAT64),
-        (F::SHADER_INT64, C::SHADER_INT64),
-        (F::SHADER_I16, C::SHADER_INT16),
-        (F::SHADER_F16, C::SHADER_FLOAT16),
-        (
-            F::TEXTURE_BINDING_ARRAY,
-            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
-        ),
-        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
-        (
-            F::STORAGE_RESOURCE_BINDING_ARRAY,
-            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
-        ),
-        (
-            F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING,
-            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY_NON_UNIFORM_INDEXING
-                .union(C::STORAGE_BUFFER_BINDING_ARRAY_NON_UNIFORM_INDEXING),
-        ),
-        (
-            F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
-            C::STORAGE_TEXTURE_BINDING_ARRAY_NON_UNIFORM_INDEXING,
-        ),
-    ];
-    for (feature, cap) in pairs {
-        if features.contains(feature) {
-            caps |= cap;
-        }
-    }
-    if shared.physical.features.image_cube_array {
-        caps |= C::CUBE_ARRAY_TEXTURES;
-    }
-    if shared.hal_features.contains(crate::HalFeatures::RAY_QUERY) {
-        caps |= C::RAY_QUERY;
-    }
-    if shared
-        .hal_features
-        .contains(crate::HalFeatures::RAY_TRACING_PIPELINE)
-    {
-        caps |= C::RAY_TRACING_PIPELINE;
-    }
-    caps
+    crate::shader::capabilities(
+        shared.features,
+        shared.hal_features,
+        shared.physical.features.image_cube_array,
+    )
 }
 
 /// Creates a shader module: runs the front end, keeps its result. The
