@@ -29,6 +29,12 @@ bitflags::bitflags! {
         const VALIDATION = 1 << 0;
         /// Attach debug labels to objects and command buffers.
         const DEBUG = 1 << 1;
+        /// With [`InstanceFlags::VALIDATION`]: leave the layer's
+        /// synchronization validation off. It is on by default, because
+        /// barriers are the caller's contract and hazards between them are
+        /// the errors an upper layer most needs to see; it costs CPU time
+        /// per recorded command, which this flag saves.
+        const NO_SYNC_VALIDATION = 1 << 2;
     }
 }
 

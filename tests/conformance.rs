@@ -23,6 +23,8 @@
 // Test modules live in tests/conformance/; a test crate's root looks for
 // its modules next to itself, hence the paths.
 
+#[path = "support/fds.rs"]
+mod fds;
 #[macro_use]
 #[path = "conformance/harness.rs"]
 mod harness;

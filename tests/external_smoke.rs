@@ -16,10 +16,9 @@ use keel_hal::{
     ExternalHandleType, ExternalMemory, HalFeatures, InstanceDescriptor, InstanceFlags, Memory,
 };
 
-/// Open file descriptors of this process.
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
-}
+#[path = "support/fds.rs"]
+mod fds;
+use fds::open_fds;
 
 struct Setup {
     instance: vulkan::Instance,

@@ -44,10 +44,9 @@ use keel_hal::{
 /// Serialises the tests of this file: fd counts are process-wide.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Open file descriptors of this process.
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
-}
+#[path = "support/fds.rs"]
+mod fds;
+use fds::open_fds;
 
 /// How a path ended.
 #[derive(Debug)]

@@ -675,3 +675,57 @@ fn pipeline_errors_are_typed() {
     }
     gpu.finish();
 }
+
+/// Synchronization validation is on with `InstanceFlags::VALIDATION`: two
+/// copies writing one buffer with no barrier between them are a
+/// write-after-write hazard the layer reports, and keel-hal counts it as an
+/// error; the same copies with a barrier are clean.
+#[test]
+fn sync_validation_counts_a_missing_barrier() {
+    let Some(gpu) = open("sync-validation") else {
+        return;
+    };
+    if !gpu.instance.validation_enabled() {
+        println!("skipped: the validation layer is not installed");
+        return gpu.finish();
+    }
+    assert!(
+        gpu.instance.sync_validation_enabled(),
+        "VALIDATION should turn synchronization validation on"
+    );
+    let usage = wgt::BufferUsages::COPY_SRC | wgt::BufferUsages::COPY_DST;
+    let src = gpu.buffer(256, usage, Memory::Device);
+    let dst = gpu.buffer(256, usage, Memory::Device);
+    let region = [BufferCopy {
+        src_offset: 0,
+        dst_offset: 0,
+        size: 256,
+    }];
+    let counter = gpu.instance.validation_counter();
+    // SAFETY: both buffers are live and idle; the run waits for the GPU.
+    gpu.run(|encoder| unsafe {
+        encoder.copy_buffer_to_buffer(&src, &dst, &region);
+        encoder.transition_buffers(&[buffer_barrier(
+            &dst,
+            BufferUses::COPY_DST,
+            BufferUses::COPY_DST,
+        )]);
+        encoder.copy_buffer_to_buffer(&src, &dst, &region);
+    });
+    assert_eq!(counter.errors(), 0, "copies ordered by a barrier are clean");
+    // SAFETY: as above; the hazard is the point of the test.
+    gpu.run(|encoder| unsafe {
+        encoder.copy_buffer_to_buffer(&src, &dst, &region);
+        encoder.copy_buffer_to_buffer(&src, &dst, &region);
+    });
+    let hazards = counter.errors();
+    assert!(hazards > 0, "the write-after-write hazard was not reported");
+    // SAFETY: idle after `run`.
+    unsafe {
+        gpu.device.destroy_buffer(src);
+        gpu.device.destroy_buffer(dst);
+    }
+    let counts = gpu.device.live_counts();
+    assert_eq!(counts, keel_hal::LiveCounts::default(), "leaked objects");
+    println!("the missing barrier was reported as {hazards} error(s)");
+}

@@ -689,7 +689,7 @@ impl crate::Adapter for Adapter {
         // SAFETY: `raw` is a live device of this physical device and instance.
         let memory = match unsafe {
             MemoryAllocator::new(
-                &instance.raw,
+                instance,
                 &raw,
                 self.raw,
                 api_version,

@@ -22,43 +22,94 @@ const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
 /// Validation messages that are not counted as errors: the allow-list.
 ///
-/// The validation layer available here (1.3.239) is older than the driver
-/// (lavapipe 25, Vulkan 1.4) and than some fixes to the layer itself; it
-/// can report as errors things it does not know or cannot know. An entry is
-/// added only for such a false report, keyed by the message's id name or
-/// its id number (as text), with the scope it is ignored in and the reason.
+/// Two layers are run against keel-hal: Debian 12's (1.3.239), two years
+/// older than the driver (lavapipe 25, Vulkan 1.4), and Debian 13's
+/// (1.4.309). Each can report as errors things it does not know or cannot
+/// know. An entry is added only for such a false report, keyed by the
+/// message's id name or its id number (as text), with the layer versions
+/// it applies to, the narrowest scope it is ignored in, and the reason.
 /// Ignored messages are still logged, at `debug` level.
-const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[Ignored {
-    id: "UNASSIGNED-CoreValidation-DrawState-InvalidImageLayout",
-    scope: Scope::ExternalImage,
-    reason: "The layer tracks every VkImage's layout from its creation (UNDEFINED) and \
-             checks the first layout each submitted command buffer expects against it. The \
-             memory of an image with external memory may have been written and left in \
-             another layout by another device, API or process, which the layer cannot see: \
-             the VK_QUEUE_FAMILY_EXTERNAL acquire barrier then names that layout as its \
-             oldLayout, as the specification requires for the contents to be kept, and this \
-             layer reports it against its own UNDEFINED. Layers since December 2024 skip \
-             this check for images with external memory (Vulkan-ValidationLayers #8940, \
-             fixed by #8960); the entry does the same, and only for images keel-hal \
-             created or imported with external memory (the message names the VkImage).",
-}];
+const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
+    Ignored {
+        id: "UNASSIGNED-CoreValidation-DrawState-InvalidImageLayout",
+        layers: LayerRange::Before(vk::make_api_version(0, 1, 4, 304)),
+        scope: Scope::ExternalImage,
+        reason: "The layer tracks every VkImage's layout from its creation (UNDEFINED) and \
+                 checks the first layout each submitted command buffer expects against it. The \
+                 memory of an image with external memory may have been written and left in \
+                 another layout by another device, API or process, which the layer cannot see: \
+                 the VK_QUEUE_FAMILY_EXTERNAL acquire barrier then names that layout as its \
+                 oldLayout, as the specification requires for the contents to be kept, and this \
+                 layer reports it against its own UNDEFINED. Layers since December 2024 skip \
+                 this check for images with external memory (Vulkan-ValidationLayers #8940, \
+                 fixed by #8960, in 1.4.304); the entry does the same, and only for images \
+                 keel-hal created or imported with external memory (the message names the \
+                 VkImage).",
+    },
+    Ignored {
+        id: "VUID-vkCmdCopyBufferToImage-pRegions-00173",
+        layers: LayerRange::Any,
+        scope: Scope::ImageWithABufferAfter,
+        reason: "The layer reports an overlap between a copy's buffer and image when the buffer \
+                 is bound right after the image in the same VkDeviceMemory: it measures the \
+                 image's footprint past its bound size (Vulkan-ValidationLayers #9276, #9537; \
+                 seen with 1.4.309). The message names the image only. Ignored only when \
+                 keel-hal bound that image, no object keel-hal bound overlaps the image's \
+                 range [offset, offset + size), and an object is bound after it in the same \
+                 memory, so a real overlap is still an error.",
+    },
+    Ignored {
+        id: "VUID-vkCmdCopyImageToBuffer-pRegions-00184",
+        layers: LayerRange::Any,
+        scope: Scope::ImageWithABufferAfter,
+        reason: "The same false overlap as VUID-vkCmdCopyBufferToImage-pRegions-00173, for \
+                 copies from an image into a buffer bound right after it (#9276, #9537).",
+    },
+];
 
 /// One allow-list entry.
 struct Ignored {
     /// The message's id name, or its id number as text.
     id: &'static str,
+    /// The layer versions (the layer's `specVersion`) the entry applies to.
+    layers: LayerRange,
     /// Which messages of that id are ignored.
     scope: Scope,
     /// Why the layer is wrong about them.
     reason: &'static str,
 }
 
+/// Layer versions an allow-list entry applies to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum LayerRange {
+    /// Every version.
+    Any,
+    /// Versions older than this one, which fixed the false report.
+    Before(u32),
+}
+
+impl LayerRange {
+    fn contains(self, version: u32) -> bool {
+        match self {
+            LayerRange::Any => true,
+            LayerRange::Before(fixed) => version < fixed,
+        }
+    }
+}
+
 /// Which messages of an allow-listed id are ignored.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Scope {
     /// Only those naming a `VkImage` keel-hal made with external memory.
     ExternalImage,
+    /// Only those naming one `VkImage` whose memory keel-hal bound, with no
+    /// object keel-hal bound overlapping it and another object bound after
+    /// it in the same `VkDeviceMemory`.
+    ImageWithABufferAfter,
 }
+
+/// Where an object's memory is bound: `(VkDeviceMemory, offset, size)`.
+pub(crate) type Binding = (u64, u64, u64);
 
 /// State the debug messenger's callback reads, at a stable address.
 #[derive(Debug, Default)]
@@ -68,6 +119,12 @@ pub(crate) struct MessengerState {
     /// Raw handles of live images with external memory (kept only with
     /// validation on), for [`Scope::ExternalImage`].
     external_images: parking_lot::Mutex<Vec<u64>>,
+    /// Memory bindings of live buffers and images keel-hal bound (kept only
+    /// with validation on), for [`Scope::ImageWithABufferAfter`].
+    bindings: parking_lot::Mutex<std::collections::HashMap<u64, Binding>>,
+    /// The validation layer's `specVersion`, for [`LayerRange`]; 0 when
+    /// validation is off.
+    layer_version: std::sync::atomic::AtomicU32,
 }
 
 /// The validation-error count of an instance, readable after the instance
@@ -107,6 +164,8 @@ pub(crate) struct InstanceShared {
     pub(crate) api_version: u32,
     /// Whether `VK_LAYER_KHRONOS_validation` is enabled.
     pub(crate) validation: bool,
+    /// Whether its synchronization validation is on.
+    pub(crate) sync_validation: bool,
     /// The loader. Declared last: it must outlive the instance.
     pub(crate) entry: ash::Entry,
 }
@@ -164,6 +223,23 @@ impl Instance {
                 .is_some_and(|du| du.messenger != vk::DebugUtilsMessengerEXT::null())
     }
 
+    /// Whether the validation layer's synchronization validation is on
+    /// (hazards are reported, and counted, as errors): with
+    /// [`InstanceFlags::VALIDATION`] unless
+    /// [`InstanceFlags::NO_SYNC_VALIDATION`], where the layer has
+    /// `VK_EXT_validation_features`.
+    pub fn sync_validation_enabled(&self) -> bool {
+        self.validation_enabled() && self.shared.sync_validation
+    }
+
+    /// The version (`specVersion`, a `VK_MAKE_API_VERSION` value) of the
+    /// validation layer this instance enabled; `None` without validation.
+    /// Callers use it to work around bugs of particular layer versions.
+    pub fn validation_layer_version(&self) -> Option<u32> {
+        let version = self.shared.messenger_state.layer_version.load(Ordering::Relaxed);
+        (self.shared.validation && version != 0).then_some(version)
+    }
+
     /// The validation-error counter, which stays readable after the
     /// instance and all its devices are dropped (so leaks reported at
     /// `vkDestroyDevice`/`vkDestroyInstance` are seen). Always 0 when
@@ -210,20 +286,34 @@ impl crate::Instance for Instance {
             .map_err(|e| InstanceError::Device(super::map_err(e)))?;
 
         let want_validation = desc.flags.contains(InstanceFlags::VALIDATION);
-        let validation = want_validation
-            && layers
-                .iter()
-                .any(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER));
+        let layer_version = layers
+            .iter()
+            .find(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER))
+            .map(|l| l.spec_version);
+        let validation = want_validation && layer_version.is_some();
         if want_validation && !validation {
             log::warn!("validation asked for, but {VALIDATION_LAYER:?} is not installed");
         }
-        let mut debug_utils = has_extension(&extensions, ash::ext::debug_utils::NAME);
-        if !debug_utils && validation {
+        let from_layer = if validation {
             // SAFETY: global command; the layer name is valid.
-            let from_layer =
-                unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
-                    .unwrap_or_default();
-            debug_utils = has_extension(&from_layer, ash::ext::debug_utils::NAME);
+            unsafe { entry.enumerate_instance_extension_properties(Some(VALIDATION_LAYER)) }
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let debug_utils = has_extension(&extensions, ash::ext::debug_utils::NAME)
+            || has_extension(&from_layer, ash::ext::debug_utils::NAME);
+        // Synchronization validation, through VK_EXT_validation_features
+        // (which both the 1.3 and the 1.4 layers implement).
+        let sync_validation = validation
+            && !desc.flags.contains(InstanceFlags::NO_SYNC_VALIDATION)
+            && has_extension(&from_layer, ash::ext::validation_features::NAME);
+        if validation && !desc.flags.contains(InstanceFlags::NO_SYNC_VALIDATION) && !sync_validation
+        {
+            log::warn!(
+                "the validation layer lacks VK_EXT_validation_features: synchronization \
+                 validation is off"
+            );
         }
         if validation && !debug_utils {
             log::warn!(
@@ -240,6 +330,9 @@ impl crate::Instance for Instance {
         if debug_utils {
             extension_names.push(ash::ext::debug_utils::NAME.as_ptr());
         }
+        if sync_validation {
+            extension_names.push(ash::ext::validation_features::NAME.as_ptr());
+        }
         let surface_extensions = super::surface::SurfaceExtensions::wanted(&extensions);
         extension_names.extend(surface_extensions.iter().map(|name| name.as_ptr()));
 
@@ -251,7 +344,15 @@ impl crate::Instance for Instance {
             .api_version(API_VERSION);
 
         let messenger_state = Arc::<MessengerState>::default();
+        if validation {
+            messenger_state
+                .layer_version
+                .store(layer_version.unwrap_or(0), Ordering::Relaxed);
+        }
         let mut messenger_info = messenger_create_info(&messenger_state);
+        let enabled_validation = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut validation_features =
+            vk::ValidationFeaturesEXT::default().enabled_validation_features(&enabled_validation);
         let mut create_info = vk::InstanceCreateInfo::default()
             .application_info(&app_info)
             .enabled_layer_names(&layer_names)
@@ -259,6 +360,9 @@ impl crate::Instance for Instance {
         if debug_utils && validation {
             // Also catch messages from vkCreateInstance/vkDestroyInstance.
             create_info = create_info.push_next(&mut messenger_info);
+        }
+        if sync_validation {
+            create_info = create_info.push_next(&mut validation_features);
         }
 
         // SAFETY: every pointer in `create_info` outlives the call.
@@ -286,6 +390,7 @@ impl crate::Instance for Instance {
             flags: desc.flags,
             api_version: API_VERSION,
             validation,
+            sync_validation,
             entry,
         };
         if debug_utils {
@@ -397,20 +502,65 @@ fn messenger_create_info(state: &MessengerState) -> vk::DebugUtilsMessengerCreat
         .user_data(user_data)
 }
 
-/// Whether a message is on the allow-list: its id (name or number) is,
-/// and it falls in the entry's scope.
+/// Whether a message is on the allow-list: its id (name or number) is, the
+/// layer's version is in the entry's range, and the message falls in the
+/// entry's scope (`objects` are the handles the message names).
 fn is_ignored(
     id_name: &str,
     id_number: i32,
     message: &str,
+    objects: &[(vk::ObjectType, u64)],
     state: Option<&MessengerState>,
 ) -> Option<&'static Ignored> {
+    let state = state?;
+    let layer = state.layer_version.load(Ordering::Relaxed);
     IGNORED_VALIDATION_MESSAGES.iter().find(|entry| {
         let id = entry.id == id_name || entry.id.parse::<i32>().ok() == Some(id_number);
-        id && match entry.scope {
-            Scope::ExternalImage => state.is_some_and(|s| names_external_image(message, s)),
-        }
+        id && entry.layers.contains(layer)
+            && match entry.scope {
+                Scope::ExternalImage => names_external_image(message, state),
+                Scope::ImageWithABufferAfter => names_image_with_a_buffer_after(objects, state),
+            }
     })
+}
+
+/// Whether the message names one image whose memory keel-hal bound, no
+/// object keel-hal bound overlaps it, and a buffer is bound after it in the
+/// same `VkDeviceMemory`: the layout in which the layer measures the copy's
+/// image past its end. (The layer names only the command buffer and the
+/// image, not the buffer, so the buffer is found through the bindings.)
+fn names_image_with_a_buffer_after(
+    objects: &[(vk::ObjectType, u64)],
+    state: &MessengerState,
+) -> bool {
+    let mut images = objects.iter().filter(|(t, _)| *t == vk::ObjectType::IMAGE);
+    let (Some(&(_, image)), None) = (images.next(), images.next()) else {
+        return false;
+    };
+    let bindings = state.bindings.lock();
+    let Some(&bound) = bindings.get(&image) else {
+        return false;
+    };
+    let (memory, offset, size) = bound;
+    let others = bindings.iter().filter(|(&object, _)| object != image);
+    let mut buffer_after = false;
+    for (_, &other) in others {
+        if !disjoint(bound, other) {
+            return false;
+        }
+        let (other_memory, other_offset, _) = other;
+        buffer_after |= other_memory == memory && other_offset >= offset.saturating_add(size);
+    }
+    buffer_after
+}
+
+/// Whether two bound ranges share no byte.
+fn disjoint(a: Binding, b: Binding) -> bool {
+    let (a_memory, a_offset, a_size) = a;
+    let (b_memory, b_offset, b_size) = b;
+    a_memory != b_memory
+        || a_offset.saturating_add(a_size) <= b_offset
+        || b_offset.saturating_add(b_size) <= a_offset
 }
 
 /// Whether `message` names (as `VkImage 0x…`) an image with external memory.
@@ -426,6 +576,24 @@ fn names_external_image(message: &str, state: &MessengerState) -> bool {
 }
 
 impl InstanceShared {
+    /// Notes where a buffer's or image's memory is bound (`Some`), or that
+    /// the object is about to be destroyed (`None`), for the allow-list's
+    /// [`Scope::ImageWithABufferAfter`]. Nothing is kept without validation.
+    pub(crate) fn note_binding(&self, object: u64, binding: Option<Binding>) {
+        if !self.validation {
+            return;
+        }
+        let mut bindings = self.messenger_state.bindings.lock();
+        match binding {
+            Some(binding) => {
+                bindings.insert(object, binding);
+            }
+            None => {
+                bindings.remove(&object);
+            }
+        }
+    }
+
     /// Notes that an image with external memory was made (`live`) or is
     /// about to be destroyed, for the allow-list's [`Scope::ExternalImage`].
     /// Nothing is kept without validation.
@@ -479,7 +647,17 @@ unsafe extern "system" fn debug_callback(
     };
     // SAFETY: `user_data` is the `MessengerState` given at creation.
     let state = unsafe { user_data.cast::<MessengerState>().as_ref() };
-    if let Some(entry) = is_ignored(&id_name, data.message_id_number, &message, state) {
+    let objects: Vec<(vk::ObjectType, u64)> = if data.p_objects.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: the loader passes `object_count` valid entries at `p_objects`.
+        unsafe { std::slice::from_raw_parts(data.p_objects, data.object_count as usize) }
+            .iter()
+            .map(|o| (o.object_type, o.object_handle))
+            .collect()
+    };
+    if let Some(entry) = is_ignored(&id_name, data.message_id_number, &message, &objects, state)
+    {
         log::debug!(
             "[vulkan, ignored] {types:?} {id_name}: {message} (allow-listed: {})",
             entry.reason
@@ -493,4 +671,71 @@ unsafe extern "system" fn debug_callback(
         }
     }
     vk::FALSE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_with(bindings: &[(u64, Binding)], layer: u32) -> MessengerState {
+        let state = MessengerState::default();
+        state.bindings.lock().extend(bindings.iter().copied());
+        state.layer_version.store(layer, Ordering::Relaxed);
+        state
+    }
+
+    const NEW_LAYER: u32 = vk::make_api_version(0, 1, 4, 309);
+    const OLD_LAYER: u32 = vk::make_api_version(0, 1, 3, 239);
+    const COPY_VUID: &str = "VUID-vkCmdCopyBufferToImage-pRegions-00173";
+
+    fn names_image(image: u64) -> Vec<(vk::ObjectType, u64)> {
+        vec![(vk::ObjectType::COMMAND_BUFFER, 1), (vk::ObjectType::IMAGE, image)]
+    }
+
+    #[test]
+    fn copy_overlap_is_ignored_only_for_an_image_with_a_buffer_after_it() {
+        // Image 10 at [0, 4096) of memory 7, buffer 11 right after it.
+        let state = state_with(&[(10, (7, 0, 4096)), (11, (7, 4096, 256))], NEW_LAYER);
+        assert!(is_ignored(COPY_VUID, 0, "", &names_image(10), Some(&state)).is_some());
+        // A real overlap stays an error.
+        let state = state_with(&[(10, (7, 0, 4096)), (11, (7, 4000, 256))], NEW_LAYER);
+        assert!(is_ignored(COPY_VUID, 0, "", &names_image(10), Some(&state)).is_none());
+        // Nothing after the image in its memory: not the layer's bug.
+        let state = state_with(&[(10, (7, 256, 4096)), (11, (7, 0, 256))], NEW_LAYER);
+        assert!(is_ignored(COPY_VUID, 0, "", &names_image(10), Some(&state)).is_none());
+        // The buffer is in another memory object.
+        let state = state_with(&[(10, (7, 0, 4096)), (11, (8, 4096, 256))], NEW_LAYER);
+        assert!(is_ignored(COPY_VUID, 0, "", &names_image(10), Some(&state)).is_none());
+        // An image keel-hal did not bind.
+        let state = state_with(&[(11, (7, 4096, 256))], NEW_LAYER);
+        assert!(is_ignored(COPY_VUID, 0, "", &names_image(10), Some(&state)).is_none());
+        // Another id in the same situation.
+        let state = state_with(&[(10, (7, 0, 4096)), (11, (7, 4096, 256))], NEW_LAYER);
+        assert!(is_ignored("VUID-other", 0, "", &names_image(10), Some(&state)).is_none());
+    }
+
+    #[test]
+    fn external_image_layout_entry_is_for_old_layers_only() {
+        let id = "UNASSIGNED-CoreValidation-DrawState-InvalidImageLayout";
+        let message = "Submitted command buffer expects VkImage 0xab (subresource: ...)";
+        for (layer, ignored) in [(OLD_LAYER, true), (NEW_LAYER, false)] {
+            let state = state_with(&[], layer);
+            state.external_images.lock().push(0xab);
+            assert_eq!(
+                is_ignored(id, 0, message, &[], Some(&state)).is_some(),
+                ignored,
+                "layer {layer:#x}"
+            );
+            // An image without external memory is never ignored.
+            state.external_images.lock().clear();
+            assert!(is_ignored(id, 0, message, &[], Some(&state)).is_none());
+        }
+    }
+
+    #[test]
+    fn every_entry_says_why() {
+        for entry in IGNORED_VALIDATION_MESSAGES {
+            assert!(entry.reason.len() > 80, "{}: give the reason", entry.id);
+        }
+    }
 }

@@ -24,10 +24,13 @@
 
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use ash::vk;
 use vk_mem::Alloc as _;
 
+use super::instance::InstanceShared;
 use crate::{Counter, DeviceError, Memory};
 
 /// Why a resource could not get memory.
@@ -70,6 +73,12 @@ pub(crate) struct MemoryAllocator {
     /// The device's function table, to destroy resources whose memory is
     /// not VMA's (`Block::External`).
     device: ash::Device,
+    /// The instance, told where each object's memory is bound while
+    /// validation is on (for its allow-list).
+    instance: Arc<InstanceShared>,
+    /// VMA allocations alive now: a device dropped while this is not zero
+    /// leaks its allocator rather than let VMA's assertion abort.
+    live: AtomicUsize,
 }
 
 impl std::fmt::Debug for MemoryAllocator {
@@ -88,13 +97,13 @@ impl MemoryAllocator {
     /// outlive the allocator; `api_version` ≤ both the instance's and the
     /// device's API version.
     pub(crate) unsafe fn new(
-        instance: &ash::Instance,
+        instance: &Arc<InstanceShared>,
         device: &ash::Device,
         physical_device: vk::PhysicalDevice,
         api_version: u32,
         buffer_device_address: bool,
     ) -> Result<Self, vk::Result> {
-        let mut info = vk_mem::AllocatorCreateInfo::new(instance, device, physical_device);
+        let mut info = vk_mem::AllocatorCreateInfo::new(&instance.raw, device, physical_device);
         info.vulkan_api_version = api_version;
         if buffer_device_address {
             info.flags |= vk_mem::AllocatorCreateFlags::BUFFER_DEVICE_ADDRESS;
@@ -104,17 +113,51 @@ impl MemoryAllocator {
         Ok(Self {
             raw: ManuallyDrop::new(raw),
             device: device.clone(),
+            instance: instance.clone(),
+            live: AtomicUsize::new(0),
         })
     }
 
     /// Destroys the allocator, freeing every block it still holds.
     ///
+    /// A device dropped while resources it made are still alive is the
+    /// caller's error, and VMA answers it with an assertion that aborts the
+    /// process (before a panic that caused the drop can even be printed).
+    /// Then the allocator is logged and leaked instead: its memory goes
+    /// with the device, and the validation layer names the objects left.
+    ///
     /// # Safety
     /// Called exactly once, as the last use of `self`, before the device is
     /// destroyed.
     pub(crate) unsafe fn destroy(&mut self) {
+        let live = self.live.load(Ordering::Acquire);
+        if live != 0 {
+            log::error!(
+                "device destroyed with {live} buffer(s) or texture(s) still alive: their \
+                 memory allocator is leaked, not destroyed (destroy every resource before \
+                 its device)"
+            );
+            return;
+        }
         // SAFETY: forwarded contract: called once, never used again.
         unsafe { ManuallyDrop::drop(&mut self.raw) };
+    }
+
+    /// Counts a new VMA allocation and tells the instance where it is bound.
+    fn note_created(&self, object: u64, allocation: &vk_mem::Allocation) {
+        self.live.fetch_add(1, Ordering::Relaxed);
+        if self.instance.validation {
+            let info = self.raw.get_allocation_info(allocation);
+            let memory = ash::vk::Handle::as_raw(info.device_memory);
+            self.instance
+                .note_binding(object, Some((memory, info.offset, info.size)));
+        }
+    }
+
+    /// Counts a VMA allocation freed.
+    fn note_destroyed(&self, object: u64) {
+        self.live.fetch_sub(1, Ordering::Relaxed);
+        self.instance.note_binding(object, None);
     }
 
     /// Creates a buffer with memory of `memory`'s kind bound to it. Mapped
@@ -172,6 +215,7 @@ impl MemoryAllocator {
         } else {
             None
         };
+        self.note_created(ash::vk::Handle::as_raw(buffer), &allocation);
         counter.add();
         Ok((buffer, Block::Vma(allocation), mapped))
     }
@@ -189,6 +233,7 @@ impl MemoryAllocator {
     ) {
         match block {
             Block::Vma(mut allocation) => {
+                self.note_destroyed(ash::vk::Handle::as_raw(buffer));
                 // SAFETY: forwarded contract.
                 unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
                 counter.sub();
@@ -217,6 +262,7 @@ impl MemoryAllocator {
         let create = allocation_info(Memory::Device).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (image, allocation) = unsafe { self.raw.create_image(info, &create) }?;
+        self.note_created(ash::vk::Handle::as_raw(image), &allocation);
         counter.add();
         Ok((image, Block::Vma(allocation)))
     }
@@ -229,6 +275,7 @@ impl MemoryAllocator {
     pub(crate) unsafe fn destroy_image(&self, image: vk::Image, block: Block, counter: &Counter) {
         match block {
             Block::Vma(mut allocation) => {
+                self.note_destroyed(ash::vk::Handle::as_raw(image));
                 // SAFETY: forwarded contract.
                 unsafe { self.raw.destroy_image(image, &mut allocation) };
                 counter.sub();

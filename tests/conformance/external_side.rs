@@ -14,10 +14,7 @@ use keel_hal::{
 use crate::harness::{Ctx, Failure};
 use crate::helpers::{buffer_barrier, texture_barrier, SENTINEL};
 
-/// Open file descriptors of this process.
-pub fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
-}
+pub use crate::fds::open_fds;
 
 /// Checks that the process has no more fds open than `baseline`. Tests run
 /// in parallel, and another test may hold a transient fd (a Vulkan loader

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs every test binary and every example of the last
+# `cargo test --features fault-injection` build under one validation layer,
+# with synchronization validation on (keel-hal's default with
+# InstanceFlags::VALIDATION), and counts what the layer said.
+#
+#   scripts/validation-run.sh host     Debian 12's layer (1.3.239), here
+#   scripts/validation-run.sh trixie   Debian 13's layer (1.4.309), in the
+#                                      chroot of scripts/trixie.sh
+#
+# Counting goes through keel-hal's debug messenger: the binaries run with
+# RUST_LOG so that the messenger's error lines ("[vulkan] ...") reach the
+# output, and the tests themselves fail on any counted error. Nothing reads
+# the layer's log file (`khronos_validation.log_filename`): it keeps an fd
+# open per instance and was seen holding fewer errors than the messenger
+# counted. The summary line gives errors and synchronization hazards.
+#
+# The trixie leg runs tests with one thread: Debian 13's loader (1.4.309)
+# crashes in vkSetDebugUtilsObjectNameEXT / vkGetDeviceProcAddr while other
+# threads create devices (a loader bug, fixed upstream in 1.4.345).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+leg=${1:?usage: $0 host|trixie}
+log_dir=target/validation-$leg
+rm -rf "$log_dir"
+mkdir -p "$log_dir"
+
+case "$leg" in
+    host) wrap=(); threads=() ;;
+    trixie) wrap=(scripts/trixie.sh run); threads=(--test-threads=1) ;;
+    *) echo "usage: $0 host|trixie" >&2; exit 2 ;;
+esac
+
+# The binaries of the README's test command (built already: no-op if so).
+mapfile -t tests < <(cargo test --features fault-injection --no-run --message-format=json 2>/dev/null \
+    | jq -r 'select(.reason == "compiler-artifact" and .executable != null
+                     and (.target.kind | index("test") or index("lib"))) | .executable')
+if [ ${#tests[@]} -eq 0 ]; then
+    echo "validation-run: no test binaries (build failed?)" >&2
+    exit 1
+fi
+cargo build --examples --quiet || exit 1
+
+# name|command line (relative to the repository root). Examples that need a
+# capability the adapter lacks say so and exit 0.
+examples=(
+    "info|target/debug/examples/info"
+    "first_dispatch|target/debug/examples/first_dispatch"
+    "triangle|target/debug/examples/triangle"
+    "ray_traced_triangle-query|target/debug/examples/ray_traced_triangle --query --output $log_dir/rt-query.png"
+    "ray_traced_triangle-pipeline|target/debug/examples/ray_traced_triangle --pipeline --output $log_dir/rt-pipeline.png"
+    "external_memory|target/debug/examples/external_memory"
+    "external_memory-noop|target/debug/examples/external_memory --backend noop"
+    "cuda_interop|target/debug/examples/cuda_interop"
+)
+
+failed=0
+run() { # name, command…
+    local name=$1; shift
+    local out=$log_dir/$name.log
+    RUST_LOG=${RUST_LOG:-keel_hal::vulkan::instance=error} "${wrap[@]}" "$@" >"$out" 2>&1
+    local status=$?
+    local errors hazards
+    errors=$(grep -c '\[vulkan\] VALIDATION' "$out")
+    hazards=$(grep -c 'SYNC-HAZARD' "$out")
+    printf '%-34s exit %-3s validation errors %-4s hazards %s\n' "$name" "$status" "$errors" "$hazards"
+    if [ "$status" -ne 0 ] || [ "$errors" -ne 0 ]; then
+        failed=1
+        grep -E 'FAILED|panicked|\[vulkan\]|^error' "$out" | head -20
+    fi
+}
+
+for t in "${tests[@]}"; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t" | sed 's/-[0-9a-f]*$//')
+    run "test:$name" "$t" "${threads[@]}"
+done
+for e in "${examples[@]}"; do
+    bin=${e#*|}; bin=${bin%% *}
+    [ -x "$bin" ] || { echo "validation-run: $bin not built" >&2; failed=1; continue; }
+    # shellcheck disable=SC2086 # the command line splits on purpose
+    run "example:${e%%|*}" ${e#*|}
+done
+
+version=host
+[ "$leg" = trixie ] && version=$(scripts/trixie.sh layer-version)
+[ "$leg" = host ] && version=$(dpkg-query -W -f='${Version}' vulkan-validationlayers 2>/dev/null)
+total_errors=$(cat "$log_dir"/*.log | grep -c '\[vulkan\] VALIDATION')
+total_hazards=$(cat "$log_dir"/*.log | grep -c 'SYNC-HAZARD')
+echo "validation-run $leg (layer $version): ${#tests[@]} test binaries, ${#examples[@]} example runs;" \
+     "$total_errors validation errors, $total_hazards synchronization hazards"
+exit $failed

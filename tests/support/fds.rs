@@ -1,0 +1,48 @@
+//! Counting the file descriptors keel-hal opens, for the leak checks of the
+//! fault sweep and the external-memory tests (included with `#[path]`).
+//!
+//! `/proc/self/fd` also lists descriptors the driver opens and closes on its
+//! own threads, at any moment: Mesa's shader-cache files (and NVIDIA's
+//! GLCache) come and go while a test runs, so a plain count of the directory
+//! flakes. Only descriptors whose target is not a driver cache and not
+//! `/proc` itself (the directory being read) are counted: exported and
+//! imported memory (memfds, dma-bufs, `/dev/shm` files), semaphores (sync
+//! files, anonymous inodes), pipes and sockets a test made.
+
+use std::path::PathBuf;
+
+/// Whether a descriptor's target is a driver's own cache or `/proc`.
+fn is_driver_or_proc(target: &str) -> bool {
+    const DRIVER_CACHES: [&str; 4] = ["mesa_shader_cache", "shader_cache", "GLCache", "/.nv/"];
+    if target.starts_with("/proc/") || DRIVER_CACHES.iter().any(|c| target.contains(c)) {
+        return true;
+    }
+    std::env::var_os("MESA_SHADER_CACHE_DIR")
+        .filter(|dir| !dir.is_empty())
+        .is_some_and(|dir| target.starts_with(&*PathBuf::from(dir).to_string_lossy()))
+}
+
+/// The process's open descriptors that keel-hal or the test opened (see
+/// the module docs for what is left out), with their targets.
+pub fn owned_fds() -> Vec<(i32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let mut fds: Vec<(i32, String)> = dir
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let fd = entry.file_name().to_str()?.parse().ok()?;
+            // A descriptor closed since the directory was read has no link.
+            let target = std::fs::read_link(entry.path()).ok()?;
+            let target = target.to_string_lossy().into_owned();
+            (!is_driver_or_proc(&target)).then_some((fd, target))
+        })
+        .collect();
+    fds.sort();
+    fds
+}
+
+/// How many descriptors [`owned_fds`] lists.
+pub fn open_fds() -> usize {
+    owned_fds().len()
+}
