@@ -15,6 +15,14 @@ if ! ls .gl/libvulkan1_*.deb >/dev/null 2>&1; then
     (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
     (cd .gl/layers && apt-get $o download vulkan-validationlayers)
 fi
+# Debian 13's validation layer (1.4.309) from the chroot of scripts/trixie.sh;
+# the GPU machine's glibc and libstdc++ are new enough for it.
+trixie=${KEEL_TRIXIE:-/var/cache/keel-hal/trixie}
+if [ ! -f .gl/layer-1.4.309.tar.xz ] && [ -f "$trixie/.keel-ready" ]; then
+    tar -C "$trixie" -cJf .gl/layer-1.4.309.tar.xz \
+        usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so \
+        usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+fi
 cargo test --release --features fault-injection --no-run 2>&1 | tee /tmp/gpu-bundle.log | grep -E '^error' || true
 for t in $(sed -n 's/.*Executable tests\/\([a-z_]*\)\.rs (\(.*\))/\1=\2/p' /tmp/gpu-bundle.log); do
     cp "${t#*=}" ".gl/bin/${t%%=*}"

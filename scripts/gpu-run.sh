@@ -5,8 +5,14 @@
 set -uo pipefail
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
+# KEEL_LAYER=1.4.309 picks Debian 13's validation layer (carried as
+# .gl/layer-1.4.309.tar.xz); the default is Debian 12's 1.3.239.
 mkdir -p /tmp/vl
-for f in .gl/layers/*.deb; do dpkg -x "$f" /tmp/vl; done
+if [ "${KEEL_LAYER:-}" = 1.4.309 ]; then
+    tar -C /tmp/vl -xJf .gl/layer-1.4.309.tar.xz
+else
+    for f in .gl/layers/*.deb; do dpkg -x "$f" /tmp/vl; done
+fi
 export VK_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d
 export LD_LIBRARY_PATH=/tmp/vl/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1 \
