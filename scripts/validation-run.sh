@@ -9,11 +9,14 @@
 #                                      chroot of scripts/trixie.sh
 #
 # Counting goes through keel-hal's debug messenger: the binaries run with
-# RUST_LOG so that the messenger's error lines ("[vulkan] ...") reach the
-# output, and the tests themselves fail on any counted error. Nothing reads
-# the layer's log file (`khronos_validation.log_filename`): it keeps an fd
-# open per instance and was seen holding fewer errors than the messenger
-# counted. The summary line gives errors and synchronization hazards.
+# RUST_LOG so that the messenger's error lines ("[vulkan] VALIDATION ...")
+# reach the output, and the tests themselves fail on any counted error. Where
+# the layer is forced from outside (VK_INSTANCE_LAYERS, no messenger of
+# ours), it prints "Validation Error: [ ... ]" to stdout: those lines are
+# counted too. Nothing reads the layer's log file
+# (`khronos_validation.log_filename`): it keeps an fd open per instance and
+# was seen holding fewer errors than the messenger counted. The summary line
+# gives errors and synchronization hazards.
 #
 # The trixie leg runs tests with one thread: Debian 13's loader (1.4.309)
 # crashes in vkSetDebugUtilsObjectNameEXT / vkGetDeviceProcAddr while other
@@ -55,6 +58,8 @@ examples=(
     "cuda_interop|target/debug/examples/cuda_interop"
 )
 
+# A messenger error line, or the layer's own stdout line when it is forced.
+error_lines=' ERROR [^]]*\] \[vulkan\] |^Validation Error: '
 failed=0
 run() { # name, command…
     local name=$1; shift
@@ -62,7 +67,7 @@ run() { # name, command…
     RUST_LOG=${RUST_LOG:-keel_hal::vulkan::instance=error} "${wrap[@]}" "$@" >"$out" 2>&1
     local status=$?
     local errors hazards
-    errors=$(grep -c '\[vulkan\] VALIDATION' "$out")
+    errors=$(grep -cE "$error_lines" "$out")
     hazards=$(grep -c 'SYNC-HAZARD' "$out")
     printf '%-34s exit %-3s validation errors %-4s hazards %s\n' "$name" "$status" "$errors" "$hazards"
     if [ "$status" -ne 0 ] || [ "$errors" -ne 0 ]; then
@@ -86,7 +91,7 @@ done
 version=host
 [ "$leg" = trixie ] && version=$(scripts/trixie.sh layer-version)
 [ "$leg" = host ] && version=$(dpkg-query -W -f='${Version}' vulkan-validationlayers 2>/dev/null)
-total_errors=$(cat "$log_dir"/*.log | grep -c '\[vulkan\] VALIDATION')
+total_errors=$(cat "$log_dir"/*.log | grep -cE "$error_lines")
 total_hazards=$(cat "$log_dir"/*.log | grep -c 'SYNC-HAZARD')
 echo "validation-run $leg (layer $version): ${#tests[@]} test binaries, ${#examples[@]} example runs;" \
      "$total_errors validation errors, $total_hazards synchronization hazards"
