@@ -29,7 +29,7 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     ///
     /// # Safety
     /// A recording is in progress. (Without one, every backend logs and
-    /// returns [`DeviceError::Unexpected`]; the rule stays a contract.)
+    /// returns [`DeviceError::InvalidState`]; the rule stays a contract.)
     unsafe fn end_encoding(&mut self) -> Result<<Self::A as Api>::CommandBuffer, DeviceError>;
     /// Takes back command buffers for reuse. Backends may reset all of the
     /// encoder's memory at once (Vulkan resets its command pool), so this

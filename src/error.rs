@@ -21,6 +21,10 @@ pub enum DeviceError {
     /// The dyn path was handed a resource created by another backend.
     #[error("a resource from another backend was passed to this device")]
     ForeignResource,
+    /// The caller broke a life-cycle rule the hal checks (for one,
+    /// `end_encoding` without `begin_encoding`); the string says which.
+    #[error("invalid use: {0}")]
+    InvalidState(&'static str),
 }
 
 /// Failure to create an instance.
@@ -41,10 +45,13 @@ pub enum InstanceError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OpenError {
     /// The adapter lacks requested `wgpu-types` features.
-    #[error("adapter lacks requested features {0:?}")]
+    #[error("the adapter does not support the requested features {0}")]
     MissingFeatures(wgt::Features),
     /// The adapter lacks requested keel-hal capabilities.
-    #[error("adapter lacks requested capabilities {0:?}")]
+    #[error(
+        "the adapter does not have the requested capabilities {}",
+        crate::validate::flag_names(*.0)
+    )]
     MissingCapabilities(crate::HalFeatures),
     /// A requested limit exceeds what the adapter supports.
     #[error("requested limit {name} = {requested} exceeds the adapter's {allowed}")]
@@ -123,10 +130,13 @@ pub enum TextureError {
         max: u32,
     },
     /// Sample count is not supported for this format and usage.
-    #[error("sample count {0} is not supported here")]
+    #[error("sample count {0} is not supported for this format, dimension, mip count and usage")]
     InvalidSampleCount(u32),
     /// The format cannot be used with this usage or dimension on this adapter.
-    #[error("format {format:?} does not support {usage:?} here")]
+    #[error(
+        "format {format:?} does not support usage {} on this device",
+        crate::validate::flag_names(*.usage)
+    )]
     UnsupportedFormat {
         /// The format.
         format: wgt::TextureFormat,
@@ -136,9 +146,30 @@ pub enum TextureError {
     /// Textures cannot use this memory kind (mapped textures are not supported).
     #[error("textures cannot live in {0:?} memory")]
     UnsupportedMemory(Memory),
-    /// A view's subresource range lies outside the texture.
-    #[error("subresource range is outside the texture")]
-    InvalidRange,
+    /// A view's mip levels or array layers lie outside the texture, or are none.
+    #[error(
+        "view {what} {} are outside the texture's 0..{total}",
+        range_text(*.base, *.count)
+    )]
+    InvalidRange {
+        /// `"mip levels"` or `"array layers"`.
+        what: &'static str,
+        /// The first one asked for.
+        base: u32,
+        /// How many were asked for (`None`: to the end).
+        count: Option<u32>,
+        /// How many the texture has.
+        total: u32,
+    },
+    /// A view of an aspect the texture's format lacks (the depth aspect of
+    /// a colour texture, for one).
+    #[error("format {format:?} has no {aspect:?} aspect")]
+    InvalidAspect {
+        /// The aspect asked for.
+        aspect: wgt::TextureAspect,
+        /// The texture's format.
+        format: wgt::TextureFormat,
+    },
     /// A view's dimension or format is incompatible with the texture.
     #[error("view is incompatible with the texture: {0}")]
     IncompatibleView(&'static str),
@@ -157,10 +188,13 @@ pub enum TextureError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SamplerError {
     /// Anisotropy clamp of zero, or above 1 without linear filtering everywhere.
-    #[error("invalid anisotropy clamp {0}")]
+    #[error(
+        "anisotropy clamp {0} is invalid: it must be at least 1, and above 1 only with \
+         linear min, mag and mipmap filters"
+    )]
     InvalidAnisotropy(u16),
     /// LOD clamp range is empty or negative.
-    #[error("invalid LOD clamp range")]
+    #[error("the LOD clamp range is invalid: it must satisfy 0 <= start <= end")]
     InvalidLodClamp,
     /// The driver failed.
     #[error(transparent)]
@@ -174,8 +208,16 @@ pub enum QuerySetError {
     #[error("query count {0} is not in 1..={max}", max = crate::MAX_QUERIES)]
     InvalidCount(u32),
     /// The query type needs a feature the device was not opened with.
-    #[error("query type needs feature {0:?}")]
-    MissingFeature(wgt::Features),
+    #[error(
+        "feature {feature} is not enabled on this device (enabled: {})",
+        if enabled.is_empty() { "none".to_owned() } else { enabled.to_string() }
+    )]
+    MissingFeature {
+        /// The feature the query type needs.
+        feature: wgt::Features,
+        /// The features the device was opened with.
+        enabled: wgt::Features,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -278,8 +320,9 @@ pub enum BindingError {
         /// Elements the layout declares.
         expected: u32,
     },
-    /// A buffer range runs past the end of its buffer, is empty, or is misaligned.
-    #[error("binding {binding}: buffer range {offset}+{size} is invalid for a {buffer_size}-byte buffer")]
+    /// A buffer range runs past the end of its buffer, is empty, is
+    /// misaligned, or is longer or shorter than the limits and layout allow.
+    #[error("binding {binding}: buffer range {offset}..{} {reason}", offset.saturating_add(*size))]
     InvalidBufferRange {
         /// The binding number.
         binding: u32,
@@ -289,6 +332,33 @@ pub enum BindingError {
         size: u64,
         /// Size of the buffer.
         buffer_size: u64,
+        /// What is wrong with it, and what is allowed.
+        reason: String,
+    },
+    /// A resource lacks the usage its binding needs (a buffer without
+    /// `UNIFORM` for a uniform binding, a view of a texture without
+    /// `TEXTURE_BINDING` for a sampled one, …).
+    #[error("binding {binding}: the resource needs {needed} usage; it has {has}")]
+    MissingUsage {
+        /// The binding number.
+        binding: u32,
+        /// The usage the binding needs.
+        needed: &'static str,
+        /// The usages the resource has.
+        has: String,
+    },
+    /// A view's sample type, format, dimension, sample count or aspect, or
+    /// a sampler's kind, does not fit the binding.
+    #[error("binding {binding}: {property} is {got}; the layout needs {expected}")]
+    IncompatibleResource {
+        /// The binding number.
+        binding: u32,
+        /// What does not fit (`"sample type"`, `"view dimension"`, …).
+        property: &'static str,
+        /// What the layout allows.
+        expected: String,
+        /// What the resource has.
+        got: String,
     },
     /// More bind group layouts or push-constant bytes than the limits allow, or bad ranges.
     #[error("pipeline layout exceeds a limit: {0}")]
@@ -425,4 +495,13 @@ pub enum AccelerationStructureError {
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+/// `a..b` for a range of `count` from `base`, or `from a to the end`.
+fn range_text(base: u32, count: Option<u32>) -> String {
+    match count {
+        Some(0) => format!("{base}..{base} (none)"),
+        Some(count) => format!("{base}..{}", u64::from(base) + u64::from(count)),
+        None => format!("from {base} to the end"),
+    }
 }

@@ -100,6 +100,7 @@ mod resource;
 #[cfg_attr(not(test), allow(dead_code))]
 mod shader;
 mod surface;
+mod validate;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 

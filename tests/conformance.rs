@@ -65,6 +65,8 @@ mod render;
 mod samplers;
 #[path = "conformance/shader_errors.rs"]
 mod shader_errors;
+#[path = "conformance/shared_checks.rs"]
+mod shared_checks;
 #[path = "conformance/sync.rs"]
 mod sync;
 #[path = "conformance/texture_errors.rs"]

@@ -238,11 +238,13 @@ fn bind_group_mistakes_are_typed_errors() {
                 },
             ]
         };
-        let invalid = |offset, size| BindingError::InvalidBufferRange {
+        let past_end = "runs past the end of the 256-byte buffer";
+        let invalid = |offset, size, reason: &str| BindingError::InvalidBufferRange {
             binding: 0,
             offset,
             size,
             buffer_size: 256,
+            reason: reason.into(),
         };
 
         let missing = [Group {
@@ -266,22 +268,43 @@ fn bind_group_mistakes_are_typed_errors() {
             device,
             &layout,
             &with(BindingResource::Buffer(BufferBinding::whole(&storage_only))),
-            BindingError::WrongType {
+            BindingError::MissingUsage {
                 binding: 0,
-                expected: "a buffer with UNIFORM usage",
+                needed: "UNIFORM",
+                has: "STORAGE".into(),
             },
         );
-        expect_group_error(device, &layout, &with(range(0, 512)), invalid(0, 512));
-        expect_group_error(device, &layout, &with(range(256, 16)), invalid(256, 16));
+        expect_group_error(
+            device,
+            &layout,
+            &with(range(0, 512)),
+            invalid(0, 512, past_end),
+        );
+        expect_group_error(
+            device,
+            &layout,
+            &with(range(256, 16)),
+            invalid(256, 16, past_end),
+        );
         // Binding to the end from the end is an empty range.
         let at_end = BindingResource::Buffer(BufferBinding {
             buffer: &uniform,
             offset: 256,
             size: None,
         });
-        expect_group_error(device, &layout, &with(at_end), invalid(256, 0));
+        expect_group_error(device, &layout, &with(at_end), invalid(256, 0, "is empty"));
         if limits.min_uniform_buffer_offset_alignment > 4 {
-            expect_group_error(device, &layout, &with(range(4, 16)), invalid(4, 16));
+            let misaligned = format!(
+                "starts at an offset that is not a multiple of {} \
+                 (min_uniform_buffer_offset_alignment)",
+                limits.min_uniform_buffer_offset_alignment
+            );
+            expect_group_error(
+                device,
+                &layout,
+                &with(range(4, 16)),
+                invalid(4, 16, &misaligned),
+            );
         }
         let mut twice = with(BindingResource::Buffer(BufferBinding::whole(&uniform)));
         twice[1] = Group {

@@ -18,8 +18,10 @@
 //!
 //! - everything: a device opened without `ACCELERATION_STRUCTURE`
 //!   (`Unsupported`);
-//! - creation: size 0, a placement offset that is not a multiple of 256, or
-//!   a placement range past the end of its buffer (`InvalidPlacement`);
+//! - creation: size 0, a placement buffer without `STORAGE` usage, a
+//!   placement offset that is not a multiple of 256, or a placement range
+//!   past the end of its buffer (`InvalidPlacement`; `validate/acceleration.rs`,
+//!   shared with every backend);
 //! - size queries and builds: more geometries, primitives or instances
 //!   than the device's limits, or a vertex format other than `Float32x3`
 //!   (`Unsupported`);
@@ -43,7 +45,7 @@
 //! These are the Vulkan backend's checks, in its order where it matters,
 //! so code tested on noop fails the same way there. Recording one of these
 //! commands outside a recording, or inside a pass, is logged and fails with
-//! `Device(DeviceError::Unexpected)`.
+//! `Device(DeviceError::InvalidState(_))`.
 //!
 //! A structure's build flags are remembered when its build is *recorded*
 //! (as Vulkan's cheap checks must: the GPU has not run it yet), so a
@@ -69,8 +71,8 @@ type Error = AccelerationStructureError;
 /// so an offset that works on noop works on every adapter.
 pub const SCRATCH_ALIGNMENT: u64 = 256;
 
-/// What a placement offset must be a multiple of.
-const PLACEMENT_ALIGNMENT: u64 = 256;
+/// What a placement offset must be a multiple of (fake addresses keep it).
+use crate::validate::acceleration::PLACEMENT_ALIGNMENT;
 
 /// Fixed bytes of every structure.
 const BASE_SIZE: u64 = 128;
@@ -255,9 +257,17 @@ pub(crate) fn create(
     desc: &AccelerationStructureDescriptor<Api>,
 ) -> Result<AccelerationStructure, Error> {
     require_feature(shared)?;
-    if desc.size == 0 {
-        return Err(Error::InvalidPlacement("the size is zero"));
-    }
+    let placement = match desc.placement {
+        AccelerationStructurePlacement::Owned => None,
+        AccelerationStructurePlacement::InBuffer { buffer, offset } => Some((
+            crate::validate::BufferFacts {
+                size: buffer.size(),
+                usage: buffer.usage,
+            },
+            offset,
+        )),
+    };
+    crate::validate::acceleration::check_create(desc.size, placement)?;
     let storage = match desc.placement {
         AccelerationStructurePlacement::Owned => {
             // Charge first: a failed allocation returns the charge on drop.
@@ -267,13 +277,10 @@ pub(crate) fn create(
                 _charge: charge,
             }
         }
-        AccelerationStructurePlacement::InBuffer { buffer, offset } => {
-            place(buffer, offset, desc.size)?;
-            Storage::Placed {
-                _bytes: Arc::clone(&buffer.bytes),
-                _offset: offset,
-            }
-        }
+        AccelerationStructurePlacement::InBuffer { buffer, offset } => Storage::Placed {
+            _bytes: Arc::clone(&buffer.bytes),
+            _offset: offset,
+        },
     };
     let address = next_address(shared, desc.size)?;
     if matches!(storage, Storage::Owned { .. }) {
@@ -295,21 +302,6 @@ pub(crate) fn destroy(shared: &DeviceShared, structure: AccelerationStructure) {
     }
     // Dropping returns the budget; recorded commands keep only the state.
     drop(structure);
-}
-
-/// Checks that `size` bytes at `offset` fit `buffer` at a 256-byte offset.
-fn place(buffer: &Buffer, offset: u64, size: u64) -> Result<(), Error> {
-    if offset % PLACEMENT_ALIGNMENT != 0 {
-        return Err(Error::InvalidPlacement(
-            "the offset is not a multiple of 256",
-        ));
-    }
-    match offset.checked_add(size) {
-        Some(end) if end <= buffer.size() => Ok(()),
-        _ => Err(Error::InvalidPlacement(
-            "the range runs past the buffer's end",
-        )),
-    }
 }
 
 /// A fresh address range of `size` bytes (rounded up to 256), unique on the device.

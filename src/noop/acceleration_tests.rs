@@ -425,7 +425,9 @@ fn copies_and_compacted_sizes() {
         encoder.begin_compute_pass(&ComputePassDescriptor::default());
         assert_eq!(
             encoder.copy_acceleration_structure(&compactable, &target, compact),
-            Err(E::Device(DeviceError::Unexpected))
+            Err(E::Device(DeviceError::InvalidState(
+                "recorded inside a pass"
+            )))
         );
         encoder.end_compute_pass();
         assert_eq!(

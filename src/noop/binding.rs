@@ -1,35 +1,23 @@
 //! Bind group layouts, bind groups and pipeline layouts on noop: the same
 //! cheap checks a GPU backend makes, with nothing behind them.
 //!
-//! The checks, in the order they run (each returns the [`BindingError`] named):
-//!
-//! - layouts: a binding number at or above `max_bindings_per_bind_group`
-//!   (`LimitExceeded`), two entries with one binding (`DuplicateBinding`),
-//!   external textures (the noop adapter has none), acceleration structures
-//!   on a device without `ACCELERATION_STRUCTURE`, with vertex return, or
-//!   in arrays, binding arrays without the device feature their resource
-//!   needs, dynamic offsets on an array or in an update-after-bind layout
-//!   (`Unsupported`);
-//! - groups: an entry whose binding the layout lacks (`UnknownBinding`), a
-//!   binding with two entries (`DuplicateBinding`) or none
-//!   (`MissingBinding`), a resource of another kind than the layout's, a
-//!   view whose dimension, sample count or format does not fit, a
-//!   bottom-level acceleration structure (`WrongType`), an array of the wrong length (`WrongCount`; an
-//!   update-after-bind layout may be partially bound), a buffer range that
-//!   is empty, misaligned, shorter than `min_binding_size`, longer than the
-//!   binding size limit or past the end of its buffer (`InvalidBufferRange`);
-//! - pipeline layouts: more bind groups than `max_bind_groups`, more dynamic
-//!   uniform or storage buffers than their limits, a push-constant range
-//!   that is empty, unaligned, past `max_immediate_size`, without stages, or
-//!   sharing a stage with another range (`LimitExceeded`).
+//! Layout entries and bind groups get the checks of `validate/binding.rs`,
+//! shared with every backend (see there for the list and order); noop adds
+//! one of its own: a storage texture format its adapter cannot store to
+//! (`Unsupported`). Pipeline layouts: more bind groups than
+//! `max_bind_groups`, more dynamic uniform or storage buffers than their
+//! limits, a push-constant range that is empty, unaligned, past
+//! `max_immediate_size`, without stages, or sharing a stage with another
+//! range (`LimitExceeded`).
 
 use std::sync::Arc;
 
 use super::{BindGroup, BindGroupLayout, DeviceShared, PipelineLayout};
 use crate::shader::interface::LayoutView;
+use crate::validate::{self, binding::GroupContext};
 use crate::{
     BindGroupDescriptor, BindGroupLayoutDescriptor, BindGroupLayoutFlags, BindingError,
-    BindingResource, BufferBinding, DeviceError, PipelineLayoutDescriptor,
+    BindingResource, DeviceError, PipelineLayoutDescriptor,
 };
 
 /// A binding with a dynamic offset: where its range ends at offset 0, and
@@ -38,6 +26,35 @@ use crate::{
 pub(crate) struct DynamicRange {
     pub(crate) end: u64,
     pub(crate) buffer_size: u64,
+}
+
+impl validate::Facts for super::Api {
+    fn buffer(buffer: &super::Buffer) -> validate::BufferFacts {
+        validate::BufferFacts {
+            size: buffer.size(),
+            usage: buffer.usage,
+        }
+    }
+
+    fn view(view: &super::TextureView) -> validate::ViewFacts {
+        validate::ViewFacts {
+            format: view.format,
+            dimension: view.dimension,
+            aspect: view.range.aspect,
+            sample_count: view.layout.sample_count,
+            usage: view.usage,
+        }
+    }
+
+    fn sampler(sampler: &super::Sampler) -> validate::SamplerFacts {
+        sampler.facts
+    }
+
+    fn structure_kind(
+        structure: &super::AccelerationStructure,
+    ) -> crate::AccelerationStructureKind {
+        structure.kind
+    }
 }
 
 impl LayoutView for PipelineLayout {
@@ -71,20 +88,31 @@ pub(crate) fn create_bind_group_layout(
         .map_err(|_| DeviceError::OutOfMemory)?;
     entries.extend_from_slice(desc.entries);
     entries.sort_unstable_by_key(|e| e.binding);
-    if let Some(last) = entries.last() {
-        if last.binding >= shared.limits.max_bindings_per_bind_group {
-            return Err(BindingError::LimitExceeded(
-                "a binding number is at or above max_bindings_per_bind_group",
-            ));
-        }
-    }
     if let Some(pair) = entries.windows(2).find(|w| w[0].binding == w[1].binding) {
         return Err(BindingError::DuplicateBinding(pair[0].binding));
     }
     let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
     let mut dynamic_count = 0u32;
     for entry in &entries {
-        check_layout_entry(entry, shared, update_after_bind)?;
+        validate::binding::check_layout_entry(
+            entry,
+            &shared.limits,
+            shared.features,
+            shared.hal_features,
+            update_after_bind,
+        )?;
+        if let wgt::BindingType::StorageTexture { format, .. } = entry.ty {
+            let caps = super::instance::format_features(format, shared.features);
+            if !caps
+                .allowed_usages
+                .contains(wgt::TextureUsages::STORAGE_BINDING)
+            {
+                return Err(BindingError::Unsupported {
+                    binding: entry.binding,
+                    reason: "the format does not support this storage access on this adapter",
+                });
+            }
+        }
         if is_dynamic(&entry.ty) {
             dynamic_count += 1;
         }
@@ -106,302 +134,39 @@ fn is_dynamic(ty: &wgt::BindingType) -> bool {
     )
 }
 
-fn check_layout_entry(
-    entry: &wgt::BindGroupLayoutEntry,
-    shared: &DeviceShared,
-    update_after_bind: bool,
-) -> Result<(), BindingError> {
-    use wgt::BindingType as T;
-    let binding = entry.binding;
-    let features = shared.features;
-    let unsupported = |reason| Err(BindingError::Unsupported { binding, reason });
-    match entry.ty {
-        T::AccelerationStructure { vertex_return } => {
-            if !shared
-                .hal_features
-                .contains(crate::HalFeatures::ACCELERATION_STRUCTURE)
-            {
-                return unsupported(
-                    "acceleration structures need HalFeatures::ACCELERATION_STRUCTURE",
-                );
-            }
-            if vertex_return {
-                return unsupported("acceleration structures with vertex return are not supported");
-            }
-            if entry.count.is_some() {
-                return unsupported("binding arrays of acceleration structures are not supported");
-            }
-        }
-        T::ExternalTexture => return unsupported("external textures are not supported"),
-        _ => {}
-    }
-    if is_dynamic(&entry.ty) && update_after_bind {
-        return unsupported("update-after-bind layouts cannot hold dynamic-offset buffers");
-    }
-    if entry.count.is_none() {
-        return Ok(());
-    }
-    if is_dynamic(&entry.ty) {
-        return unsupported("a binding array cannot have dynamic offsets");
-    }
-    let (needed, what) = match entry.ty {
-        T::Buffer {
-            ty: wgt::BufferBindingType::Uniform,
-            ..
-        } => (
-            wgt::Features::BUFFER_BINDING_ARRAY | wgt::Features::UNIFORM_BUFFER_BINDING_ARRAYS,
-            "uniform buffer arrays need BUFFER_BINDING_ARRAY and UNIFORM_BUFFER_BINDING_ARRAYS",
-        ),
-        T::Buffer { .. } => (
-            wgt::Features::BUFFER_BINDING_ARRAY | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY,
-            "storage buffer arrays need BUFFER_BINDING_ARRAY and STORAGE_RESOURCE_BINDING_ARRAY",
-        ),
-        T::StorageTexture { .. } => (
-            wgt::Features::TEXTURE_BINDING_ARRAY | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY,
-            "storage texture arrays need TEXTURE_BINDING_ARRAY and STORAGE_RESOURCE_BINDING_ARRAY",
-        ),
-        _ => (
-            wgt::Features::TEXTURE_BINDING_ARRAY,
-            "texture and sampler arrays need TEXTURE_BINDING_ARRAY",
-        ),
-    };
-    if !features.contains(needed) {
-        return unsupported(what);
-    }
-    Ok(())
-}
-
-/// Checks a bind group's entries against its layout.
+/// Checks a bind group's entries against its layout and keeps its dynamic
+/// bindings' ranges.
 pub(crate) fn create_bind_group(
     shared: &DeviceShared,
     desc: &BindGroupDescriptor<super::Api>,
 ) -> Result<BindGroup, BindingError> {
     let layout = desc.layout;
-    // Entries whose binding the layout lacks, then each layout binding's entries.
-    for entry in desc.entries {
-        if layout
-            .entries
-            .binary_search_by_key(&entry.binding, |e| e.binding)
-            .is_err()
-        {
-            return Err(BindingError::UnknownBinding(entry.binding));
-        }
-    }
+    let cx = GroupContext {
+        limits: &shared.limits,
+        features: shared.features,
+        partially_bound: layout.update_after_bind,
+    };
+    validate::binding::check_bind_group::<super::Api>(&layout.entries, cx, desc.entries)?;
     let mut dynamic = Vec::new();
     dynamic
         .try_reserve_exact(layout.dynamic_count as usize)
         .map_err(|_| DeviceError::OutOfMemory)?;
-    for slot in layout.entries.iter() {
-        let mut found = desc.entries.iter().filter(|e| e.binding == slot.binding);
-        let entry = found
-            .next()
-            .ok_or(BindingError::MissingBinding(slot.binding))?;
-        if found.next().is_some() {
-            return Err(BindingError::DuplicateBinding(slot.binding));
+    // In binding order; each dynamic binding has exactly one buffer entry (checked).
+    for slot in layout.entries.iter().filter(|e| is_dynamic(&e.ty)) {
+        let buffer = desc.entries.iter().find_map(|e| match &e.resource {
+            BindingResource::Buffer(b) if e.binding == slot.binding => Some(b),
+            _ => None,
+        });
+        if let Some(b) = buffer {
+            let buffer_size = b.buffer.size();
+            let size = validate::binding::binding_size(buffer_size, b.offset, b.size);
+            dynamic.push(DynamicRange {
+                end: b.offset.saturating_add(size),
+                buffer_size,
+            });
         }
-        check_entry(shared, slot, &entry.resource, layout, &mut dynamic)?;
     }
     Ok(BindGroup { dynamic })
-}
-
-/// What a layout entry of this type expects, for `WrongType`.
-fn expected(ty: &wgt::BindingType, array: bool) -> &'static str {
-    use wgt::BindingType as T;
-    match (ty, array) {
-        (T::Buffer { .. }, false) => "a buffer",
-        (T::Buffer { .. }, true) => "an array of buffers",
-        (T::Sampler(_), false) => "a sampler",
-        (T::Sampler(_), true) => "an array of samplers",
-        (T::AccelerationStructure { .. }, _) => "a top-level acceleration structure",
-        (_, false) => "a texture view",
-        (_, true) => "an array of texture views",
-    }
-}
-
-fn check_entry(
-    shared: &DeviceShared,
-    slot: &wgt::BindGroupLayoutEntry,
-    resource: &BindingResource<'_, super::Api>,
-    layout: &BindGroupLayout,
-    dynamic: &mut Vec<DynamicRange>,
-) -> Result<(), BindingError> {
-    use wgt::BindingType as T;
-    let binding = slot.binding;
-    let wrong = || BindingError::WrongType {
-        binding,
-        expected: expected(&slot.ty, slot.count.is_some()),
-    };
-    // Arrays of update-after-bind layouts may be partially bound.
-    let count = |got: usize| -> Result<(), BindingError> {
-        let expected = slot.count.map_or(1, |n| n.get());
-        let ok = if layout.update_after_bind {
-            (1..=expected as usize).contains(&got)
-        } else {
-            got == expected as usize
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(BindingError::WrongCount {
-                binding,
-                got,
-                expected,
-            })
-        }
-    };
-    match (&slot.ty, resource, slot.count.is_some()) {
-        (T::Buffer { .. }, BindingResource::Buffer(b), false) => {
-            let range = check_buffer(shared, binding, &slot.ty, b)?;
-            if is_dynamic(&slot.ty) {
-                dynamic.push(range);
-            }
-            Ok(())
-        }
-        (T::Buffer { .. }, BindingResource::BufferArray(list), true) => {
-            count(list.len())?;
-            for b in *list {
-                check_buffer(shared, binding, &slot.ty, b)?;
-            }
-            Ok(())
-        }
-        (T::Sampler(_), BindingResource::Sampler(_), false) => Ok(()),
-        (T::AccelerationStructure { .. }, BindingResource::AccelerationStructure(a), false) => {
-            match a.kind {
-                crate::AccelerationStructureKind::TopLevel => Ok(()),
-                crate::AccelerationStructureKind::BottomLevel => Err(wrong()),
-            }
-        }
-        (T::Sampler(_), BindingResource::SamplerArray(list), true) => count(list.len()),
-        (T::Texture { .. } | T::StorageTexture { .. }, BindingResource::TextureView(v), false) => {
-            check_view(binding, &slot.ty, v)
-        }
-        (
-            T::Texture { .. } | T::StorageTexture { .. },
-            BindingResource::TextureViewArray(list),
-            true,
-        ) => {
-            count(list.len())?;
-            list.iter()
-                .try_for_each(|v| check_view(binding, &slot.ty, v))
-        }
-        _ => Err(wrong()),
-    }
-}
-
-/// Checks one buffer range; returns where it ends and its buffer's size.
-fn check_buffer(
-    shared: &DeviceShared,
-    binding: u32,
-    ty: &wgt::BindingType,
-    b: &BufferBinding<'_, super::Buffer>,
-) -> Result<DynamicRange, BindingError> {
-    let wgt::BindingType::Buffer {
-        ty: kind,
-        min_binding_size,
-        ..
-    } = *ty
-    else {
-        return Err(BindingError::WrongType {
-            binding,
-            expected: "a buffer",
-        });
-    };
-    let limits = &shared.limits;
-    let buffer_size = b.buffer.size();
-    let size = match b.size {
-        Some(size) => size.get(),
-        None => buffer_size.saturating_sub(b.offset),
-    };
-    let (alignment, max) = match kind {
-        wgt::BufferBindingType::Uniform => (
-            limits.min_uniform_buffer_offset_alignment,
-            limits.max_uniform_buffer_binding_size,
-        ),
-        wgt::BufferBindingType::Storage { .. } => (
-            limits.min_storage_buffer_offset_alignment,
-            limits.max_storage_buffer_binding_size,
-        ),
-    };
-    let end = b.offset.checked_add(size);
-    let fits = end.is_some_and(|end| end <= buffer_size);
-    let valid = fits
-        && size > 0
-        && b.offset % u64::from(alignment.max(1)) == 0
-        && size <= max
-        && min_binding_size.is_none_or(|min| size >= min.get());
-    if !valid {
-        return Err(BindingError::InvalidBufferRange {
-            binding,
-            offset: b.offset,
-            size,
-            buffer_size,
-        });
-    }
-    Ok(DynamicRange {
-        end: end.unwrap_or(u64::MAX),
-        buffer_size,
-    })
-}
-
-/// Checks that a view fits a texture or storage texture layout entry.
-fn check_view(
-    binding: u32,
-    ty: &wgt::BindingType,
-    view: &super::TextureView,
-) -> Result<(), BindingError> {
-    use wgt::BindingType as T;
-    let wrong = |expected| Err(BindingError::WrongType { binding, expected });
-    let (view_dimension, multisampled) = match *ty {
-        T::Texture {
-            view_dimension,
-            multisampled,
-            sample_type,
-        } => {
-            let aspect = Some(view.range.aspect);
-            let fits = match view.format.sample_type(aspect, None) {
-                Some(wgt::TextureSampleType::Float { filterable }) => {
-                    matches!(
-                        sample_type,
-                        wgt::TextureSampleType::Float { filterable: false }
-                    ) || (filterable
-                        && sample_type == wgt::TextureSampleType::Float { filterable: true })
-                }
-                Some(wgt::TextureSampleType::Depth) => matches!(
-                    sample_type,
-                    wgt::TextureSampleType::Depth
-                        | wgt::TextureSampleType::Float { filterable: false }
-                ),
-                Some(other) => other == sample_type,
-                None => false,
-            };
-            if !fits {
-                return wrong("a view whose format has the layout's sample type");
-            }
-            (view_dimension, multisampled)
-        }
-        T::StorageTexture {
-            format,
-            view_dimension,
-            ..
-        } => {
-            if view.format != format {
-                return wrong("a view of the layout's storage texture format");
-            }
-            (view_dimension, false)
-        }
-        _ => return wrong("a buffer or sampler, not a texture view"),
-    };
-    if view.dimension != view_dimension {
-        return wrong("a view of the layout's view dimension");
-    }
-    if multisampled != (view.layout.sample_count > 1) {
-        return wrong(if multisampled {
-            "a view of a multisampled texture"
-        } else {
-            "a view of a single-sampled texture"
-        });
-    }
-    Ok(())
 }
 
 /// Checks a pipeline layout against the device's limits.

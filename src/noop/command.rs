@@ -230,10 +230,12 @@ impl CommandEncoder {
     fn recording_outside_passes(&self, what: &str) -> Result<(), AccelerationStructureError> {
         if self.active.is_none() {
             log::error!("noop: {what} outside begin_encoding/end_encoding; refused");
-            return Err(DeviceError::Unexpected.into());
+            return Err(
+                DeviceError::InvalidState("recorded outside begin_encoding/end_encoding").into(),
+            );
         }
         if !self.in_pass(Pass::None, what) {
-            return Err(DeviceError::Unexpected.into());
+            return Err(DeviceError::InvalidState("recorded inside a pass").into());
         }
         Ok(())
     }
@@ -295,7 +297,9 @@ impl crate::CommandEncoder for CommandEncoder {
         }
         let Some(commands) = self.active.take() else {
             log::error!("noop: end_encoding without begin_encoding");
-            return Err(DeviceError::Unexpected);
+            return Err(DeviceError::InvalidState(
+                "end_encoding without begin_encoding",
+            ));
         };
         if std::mem::take(&mut self.out_of_memory) {
             self.recycle(commands);

@@ -13,10 +13,8 @@
 //!   format does not allow or a multi-planar format (`UnsupportedFormat`),
 //!   a view format differing from the format in more than sRGB-ness
 //!   (`IncompatibleView`);
-//! - views: a texture without texture-binding, storage or render-attachment
-//!   usage, format, aspect or dimension not compatible, cube views of a
-//!   texture that is not square, single-sampled and sampleable
-//!   (`IncompatibleView`); range outside the texture (`InvalidRange`);
+//! - views: the checks of `validate/view.rs`, shared with every backend
+//!   (`IncompatibleView`, `InvalidAspect`, `InvalidRange`);
 //! - samplers: anisotropy 0, or above 1 without linear filters everywhere
 //!   (`InvalidAnisotropy`); LOD clamp not `0 <= min <= max` (`InvalidLodClamp`);
 //! - query sets: count 0 or above `MAX_QUERIES` (`InvalidCount`); pipeline
@@ -73,6 +71,7 @@ impl crate::Device for Device {
         Ok(Buffer {
             bytes: Arc::new(bytes),
             memory: desc.memory,
+            usage: desc.usage,
             _charge: charge,
         })
     }
@@ -134,7 +133,9 @@ impl crate::Device for Device {
     unsafe fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, SamplerError> {
         check_sampler(desc)?;
         self.shared.counters.samplers.add();
-        Ok(Sampler { _private: () })
+        Ok(Sampler {
+            facts: crate::validate::SamplerFacts::of(desc),
+        })
     }
 
     unsafe fn destroy_sampler(&self, _sampler: Sampler) {
@@ -170,16 +171,18 @@ impl crate::Device for Device {
                     .features
                     .contains(wgt::Features::TIMESTAMP_QUERY)
                 {
-                    return Err(QuerySetError::MissingFeature(
-                        wgt::Features::TIMESTAMP_QUERY,
-                    ));
+                    return Err(QuerySetError::MissingFeature {
+                        feature: wgt::Features::TIMESTAMP_QUERY,
+                        enabled: self.shared.features,
+                    });
                 }
                 QueryKind::Timestamp
             }
             wgt::QueryType::PipelineStatistics(_) => {
-                return Err(QuerySetError::MissingFeature(
-                    wgt::Features::PIPELINE_STATISTICS_QUERY,
-                ));
+                return Err(QuerySetError::MissingFeature {
+                    feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
+                    enabled: self.shared.features,
+                });
             }
         };
         let results = QueryResults::new(desc.count)?;
@@ -401,6 +404,7 @@ impl crate::Device for Device {
         Ok(Buffer {
             bytes: Arc::new(bytes),
             memory,
+            usage: desc.usage,
             _charge: charge,
         })
     }
@@ -622,93 +626,25 @@ fn resolve_view(
     texture: &Texture,
     desc: &TextureViewDescriptor,
 ) -> Result<TextureView, TextureError> {
-    use wgt::TextureViewDimension as V;
     let layout = &texture.layout;
-    let r = &desc.range;
-    let viewable = wgt::TextureUsages::TEXTURE_BINDING
-        | wgt::TextureUsages::STORAGE_BINDING
-        | wgt::TextureUsages::RENDER_ATTACHMENT;
-    if !texture.usage.intersects(viewable) {
-        return Err(TextureError::IncompatibleView(
-            "the texture has no usage a view can serve (texture binding, storage binding \
-             or render attachment)",
-        ));
-    }
-
-    // The range, with its counts resolved.
-    let resolve = |base: u32, count: Option<u32>, total: u32| -> Result<u32, TextureError> {
-        let count = count.unwrap_or(total.saturating_sub(base));
-        match base.checked_add(count) {
-            Some(end) if count > 0 && end <= total => Ok(count),
-            _ => Err(TextureError::InvalidRange),
-        }
+    let facts = crate::validate::TextureFacts {
+        format: layout.format,
+        dimension: layout.dimension,
+        size: layout.size,
+        mip_level_count: layout.mip_level_count,
+        sample_count: layout.sample_count,
+        usage: texture.usage,
+        view_formats: &texture.view_formats,
     };
-    let mips = resolve(r.base_mip_level, r.mip_level_count, layout.mip_level_count)?;
-    let layers = resolve(
-        r.base_array_layer,
-        r.array_layer_count,
-        layout.layer_count(),
-    )?;
-
-    let format = layout.format;
-    let aspect_ok = match r.aspect {
-        wgt::TextureAspect::All => true,
-        wgt::TextureAspect::DepthOnly => format.has_depth_aspect(),
-        wgt::TextureAspect::StencilOnly => format.has_stencil_aspect(),
-        _ => false,
-    };
-    if !aspect_ok {
-        return Err(TextureError::IncompatibleView(
-            "aspect not in the texture's format",
-        ));
-    }
-    let view_format = desc.format.unwrap_or(format);
-    let format_ok = view_format == format
-        || texture.view_formats.contains(&view_format)
-        || format.aspect_specific_format(r.aspect) == Some(view_format);
-    if !format_ok {
-        return Err(TextureError::IncompatibleView(
-            "format is neither the texture's, one of its view formats, nor its aspect's",
-        ));
-    }
-
-    let dimension = desc.dimension.unwrap_or(match layout.dimension {
-        wgt::TextureDimension::D1 => V::D1,
-        wgt::TextureDimension::D2 if layers == 1 => V::D2,
-        wgt::TextureDimension::D2 => V::D2Array,
-        wgt::TextureDimension::D3 => V::D3,
-    });
-    if dimension.compatible_texture_dimension() != layout.dimension {
-        return Err(TextureError::IncompatibleView(
-            "dimension does not match the texture's",
-        ));
-    }
-    // Cube views are for sampling: a square, single-sampled texture with
-    // texture-binding usage.
-    let cube = layout.size.width == layout.size.height
-        && layout.sample_count == 1
-        && texture.usage.contains(wgt::TextureUsages::TEXTURE_BINDING);
-    let layers_ok = match dimension {
-        V::D1 | V::D2 | V::D3 => layers == 1,
-        V::D2Array => true,
-        V::Cube => layers == 6 && cube,
-        V::CubeArray => layers % 6 == 0 && cube,
-    };
-    if !layers_ok {
-        return Err(TextureError::IncompatibleView(
-            "layer count or shape does not fit the view dimension",
-        ));
-    }
+    // Noop makes cube-array views wherever a texture can be a cube.
+    let view = crate::validate::view::check_view(&facts, desc, true)?;
     Ok(TextureView {
         bytes: Arc::clone(&texture.bytes),
         layout: *layout,
-        format: view_format,
-        dimension,
-        range: wgt::ImageSubresourceRange {
-            mip_level_count: Some(mips),
-            array_layer_count: Some(layers),
-            ..*r
-        },
+        format: view.format,
+        dimension: view.dimension,
+        range: view.range,
+        usage: texture.usage,
     })
 }
 

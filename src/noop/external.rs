@@ -221,12 +221,7 @@ pub(crate) unsafe fn import_bytes(
     let bytes = match handle {
         ExternalHandle::OpaqueFd(fd) => {
             let file = SharedFile::open(fd, Kind::Memory)?;
-            if file.size() < len {
-                return Err(ExternalError::TooSmall {
-                    size: file.size(),
-                    required: len,
-                });
-            }
+            crate::validate::external::check_import_size(file.size(), len)?;
             HostBytes::new_shared(len, file)?
         }
         ExternalHandle::HostPointer { ptr, size } => {
@@ -259,12 +254,7 @@ fn check_host_pointer(ptr: NonNull<u8>, size: u64, len: u64) -> Result<(), Exter
             alignment: HOST_POINTER_ALIGNMENT,
         });
     }
-    if size < len {
-        return Err(ExternalError::TooSmall {
-            size,
-            required: len,
-        });
-    }
+    crate::validate::external::check_import_size(size, len)?;
     Ok(())
 }
 

@@ -102,7 +102,7 @@ fn adapter_info() -> AdapterInfo {
 ///   size every Vulkan device guarantees, and wgt's minimum
 ///   acceleration-structure limits (`max_blas_primitive_count`,
 ///   `max_blas_geometry_count`, `max_tlas_instance_count`, one structure
-///   binding per stage);
+///   binding per stage), and binding arrays of up to 1,024 elements;
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
 pub(crate) fn capabilities() -> Capabilities {
     Capabilities {
@@ -117,6 +117,9 @@ pub(crate) fn capabilities() -> Capabilities {
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {
             max_immediate_size: 128,
+            // Binding arrays (the features above) of up to 1,024 elements.
+            max_binding_array_elements_per_shader_stage: 1024,
+            max_binding_array_sampler_elements_per_shader_stage: 1024,
             ..wgt::Limits::default()
         }
         .using_minimum_supported_acceleration_structure_values(),

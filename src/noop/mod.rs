@@ -139,6 +139,8 @@ pub struct Buffer {
     /// The bytes, shared with recorded commands that use them.
     pub(crate) bytes: Arc<HostBytes>,
     pub(crate) memory: crate::Memory,
+    /// What the buffer may be used for (bind groups check it).
+    pub(crate) usage: wgt::BufferUsages,
     /// This buffer's share of the memory budget.
     pub(crate) _charge: Charge,
 }
@@ -197,6 +199,8 @@ pub struct TextureView {
     pub(crate) dimension: wgt::TextureViewDimension,
     /// With `mip_level_count` and `array_layer_count` resolved to `Some`.
     pub(crate) range: wgt::ImageSubresourceRange,
+    /// The texture's usages (bind groups check them).
+    pub(crate) usage: wgt::TextureUsages,
 }
 
 impl TextureView {
@@ -217,10 +221,11 @@ impl TextureView {
 }
 
 /// A sampler. The noop backend never samples, so it only records that the
-/// descriptor passed its checks.
+/// descriptor passed its checks, and its kind.
 #[derive(Debug)]
 pub struct Sampler {
-    _private: (),
+    /// Comparison or not, filtering or not (bind groups check them).
+    pub(crate) facts: crate::validate::SamplerFacts,
 }
 
 /// A set of queries: one `u64` result per query.

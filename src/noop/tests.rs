@@ -296,7 +296,12 @@ fn cheap_checks_return_typed_errors() {
         view.range.base_mip_level = 1;
         assert_eq!(
             device.create_texture_view(&texture, &view).unwrap_err(),
-            TextureError::InvalidRange
+            TextureError::InvalidRange {
+                what: "mip levels",
+                base: 1,
+                count: None,
+                total: 1,
+            }
         );
         device.destroy_texture(texture);
 
@@ -324,7 +329,10 @@ fn cheap_checks_return_typed_errors() {
         };
         assert_eq!(
             device.create_query_set(&stamps).unwrap_err(),
-            QuerySetError::MissingFeature(wgt::Features::TIMESTAMP_QUERY)
+            QuerySetError::MissingFeature {
+                feature: wgt::Features::TIMESTAMP_QUERY,
+                enabled: wgt::Features::empty(),
+            }
         );
     }
     assert_eq!(device.live_counts(), crate::LiveCounts::default());

@@ -31,9 +31,6 @@ use crate::{
     DeviceError, GetAccelerationStructureBuildSizesDescriptor, Memory,
 };
 
-/// Alignment of a structure's offset in its buffer (Vulkan's rule).
-pub(crate) const PLACEMENT_ALIGNMENT: u64 = 256;
-
 /// A scratch-offset alignment that covers every known driver (Vulkan
 /// allows at most 256 for `minAccelerationStructureScratchOffsetAlignment`),
 /// for code that does not ask the device.
@@ -492,11 +489,17 @@ pub(super) unsafe fn create(
 ) -> Result<super::AccelerationStructure, Error> {
     let shared = &*device.shared;
     let fns = fns(shared)?;
-    if desc.size == 0 {
-        return Err(Error::InvalidPlacement(
-            "an acceleration structure needs a non-zero size",
-        ));
-    }
+    let placement = match desc.placement {
+        AccelerationStructurePlacement::Owned => None,
+        AccelerationStructurePlacement::InBuffer { buffer, offset } => Some((
+            crate::validate::BufferFacts {
+                size: buffer.size,
+                usage: buffer.usage,
+            },
+            offset,
+        )),
+    };
+    crate::validate::acceleration::check_create(desc.size, placement)?;
     let storage = match desc.placement {
         AccelerationStructurePlacement::Owned => {
             if desc.size > shared.limits.max_buffer_size {
@@ -527,22 +530,7 @@ pub(super) unsafe fn create(
             Storage::Owned { buffer, block }
         }
         AccelerationStructurePlacement::InBuffer { buffer, offset } => {
-            if !buffer.usage.contains(wgt::BufferUsages::STORAGE) {
-                return Err(Error::InvalidPlacement("the buffer needs STORAGE usage"));
-            }
-            if offset % PLACEMENT_ALIGNMENT != 0 {
-                return Err(Error::InvalidPlacement(
-                    "the offset is not a multiple of 256",
-                ));
-            }
-            if offset
-                .checked_add(desc.size)
-                .is_none_or(|end| end > buffer.size)
-            {
-                return Err(Error::InvalidPlacement(
-                    "the structure does not fit the buffer",
-                ));
-            }
+            // Usage, alignment and room checked above (validate/acceleration.rs).
             Storage::Placed {
                 buffer: buffer.raw,
                 offset,

@@ -151,7 +151,9 @@ impl CommandEncoder {
         descriptors: &[BuildAccelerationStructureDescriptor<super::Api>],
     ) -> Result<(), Error> {
         let Some(cb) = self.recording() else {
-            return Err(Error::Device(DeviceError::Unexpected));
+            return Err(Error::Device(DeviceError::InvalidState(
+                "recorded outside begin_encoding/end_encoding",
+            )));
         };
         let alignment = self.min_scratch_offset_alignment();
         let shared = &*self.device;
@@ -334,7 +336,9 @@ impl CommandEncoder {
         mode: AccelerationStructureCopy,
     ) -> Result<(), Error> {
         let Some(cb) = self.recording() else {
-            return Err(Error::Device(DeviceError::Unexpected));
+            return Err(Error::Device(DeviceError::InvalidState(
+                "recorded outside begin_encoding/end_encoding",
+            )));
         };
         let fns = fns(&self.device)?;
         if src.kind != dst.kind {
@@ -380,7 +384,9 @@ impl CommandEncoder {
         offset: u64,
     ) -> Result<(), Error> {
         let Some(cb) = self.recording() else {
-            return Err(Error::Device(DeviceError::Unexpected));
+            return Err(Error::Device(DeviceError::InvalidState(
+                "recorded outside begin_encoding/end_encoding",
+            )));
         };
         let fns = fns(&self.device)?;
         for s in structures {

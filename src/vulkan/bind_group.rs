@@ -2,13 +2,17 @@
 //! descriptor set from the device's allocator (a recycled one when the
 //! layout has one) written with one `vkUpdateDescriptorSets`.
 //!
-//! The checks (design §1): every binding of the layout has exactly one
-//! entry; each resource is of the binding's kind (buffers with the matching
-//! usage, views of the layout's sample type or storage format); arrays have
-//! the layout's length (at most that, at least one, when partially bound);
+//! The checks are `validate/binding.rs`'s, shared with every backend: every
+//! binding of the layout has exactly one entry; each resource is of the
+//! binding's kind and has the usage it needs (`UNIFORM`/`STORAGE` buffers,
+//! views that can serve `TEXTURE_BINDING`/`STORAGE_BINDING`); views have
+//! the layout's sample type or storage format, dimension, sample count and
+//! a single aspect; samplers are of the layout's kind; arrays have the
+//! layout's length (at most that, at least one, when partially bound);
 //! buffer ranges are non-empty, inside their buffer, aligned and within the
 //! binding-size limits; acceleration structures are top-level ones. Two
-//! entries may name the same resource.
+//! entries may name the same resource. Nothing reaches the driver before
+//! they all pass.
 //!
 //! The descriptor infos and writes are built in lists that live on the
 //! stack up to [`INLINE`] elements, so bind-group churn allocates nothing on
@@ -17,13 +21,43 @@
 use arrayvec::ArrayVec;
 use ash::vk;
 
+use super::barrier;
 use super::device::set_object_name;
-use super::{barrier, DeviceShared};
+use crate::validate::{self, binding::GroupContext};
 use crate::{BindGroupDescriptor, BindingError, BindingResource, BufferBinding, TextureUses};
 
 /// Descriptors (and bindings) a bind group writes from the stack; past
 /// this the scratch lists move to the heap.
 const INLINE: usize = 16;
+
+impl validate::Facts for super::Api {
+    fn buffer(buffer: &super::Buffer) -> validate::BufferFacts {
+        validate::BufferFacts {
+            size: buffer.size,
+            usage: buffer.usage,
+        }
+    }
+
+    fn view(view: &super::TextureView) -> validate::ViewFacts {
+        validate::ViewFacts {
+            format: view.format,
+            dimension: view.dimension,
+            aspect: view.range.aspect,
+            sample_count: view.sample_count,
+            usage: view.usage,
+        }
+    }
+
+    fn sampler(sampler: &super::Sampler) -> validate::SamplerFacts {
+        sampler.facts
+    }
+
+    fn structure_kind(
+        structure: &super::AccelerationStructure,
+    ) -> crate::AccelerationStructureKind {
+        structure.kind
+    }
+}
 
 /// Which list a pending write's infos are in.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,45 +90,68 @@ pub(super) unsafe fn create_bind_group(
 ) -> Result<super::BindGroup, BindingError> {
     let shared = &*device.shared;
     let layout = desc.layout;
-    let mut seen = Bits::new(layout.entries.len());
+    let cx = GroupContext {
+        limits: &shared.limits,
+        features: shared.features,
+        partially_bound: layout.update_after_bind,
+    };
+    validate::binding::check_bind_group::<super::Api>(&layout.entries, cx, desc.entries)?;
+
     let mut buffers = Inline::<vk::DescriptorBufferInfo, INLINE>::new();
     let mut images = Inline::<vk::DescriptorImageInfo, INLINE>::new();
     let mut structures = Inline::<vk::AccelerationStructureKHR, INLINE>::new();
     let mut pending = Inline::<PendingWrite, INLINE>::new();
+    let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
+    let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
     for entry in desc.entries {
+        // Every entry names a binding of the layout (checked).
         let index = layout
             .entries
             .binary_search_by_key(&entry.binding, |e| e.binding)
             .map_err(|_| BindingError::UnknownBinding(entry.binding))?;
-        if seen.insert(index) {
-            return Err(BindingError::DuplicateBinding(entry.binding));
-        }
         let (Some(layout_entry), Some(&ty)) = (layout.entries.get(index), layout.types.get(index))
         else {
             return Err(BindingError::UnknownBinding(entry.binding));
         };
-        let partial = layout.update_after_bind;
-        let (first_buffer, first_image) = (buffers.len(), images.len());
-        let first_structure = structures.len();
-        if let BindingResource::AccelerationStructure(s) = &entry.resource {
-            check_structure(layout_entry, s)?;
-            structures.push(s.raw);
-        } else {
-            push_resource(
-                shared,
-                layout_entry,
-                partial,
-                &entry.resource,
-                &mut buffers,
-                &mut images,
-            )?;
-        }
-        let (first, count, infos) = if buffers.len() > first_buffer {
-            (first_buffer, buffers.len() - first_buffer, Infos::Buffers)
-        } else if structures.len() > first_structure {
-            (first_structure, 1, Infos::Structures)
-        } else {
-            (first_image, images.len() - first_image, Infos::Images)
+        let image_layout = match layout_entry.ty {
+            wgt::BindingType::StorageTexture { .. } => storage,
+            _ => sampled,
+        };
+        let (first, count, infos) = match &entry.resource {
+            BindingResource::Buffer(b) => {
+                buffers.push(buffer_info(b));
+                (buffers.len() - 1, 1, Infos::Buffers)
+            }
+            BindingResource::BufferArray(list) => {
+                let first = buffers.len();
+                list.iter().for_each(|b| buffers.push(buffer_info(b)));
+                (first, list.len(), Infos::Buffers)
+            }
+            BindingResource::Sampler(s) => {
+                images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                (images.len() - 1, 1, Infos::Images)
+            }
+            BindingResource::SamplerArray(list) => {
+                let first = images.len();
+                for s in *list {
+                    images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                }
+                (first, list.len(), Infos::Images)
+            }
+            BindingResource::TextureView(v) => {
+                images.push(image_info(v, image_layout));
+                (images.len() - 1, 1, Infos::Images)
+            }
+            BindingResource::TextureViewArray(list) => {
+                let first = images.len();
+                list.iter()
+                    .for_each(|v| images.push(image_info(v, image_layout)));
+                (first, list.len(), Infos::Images)
+            }
+            BindingResource::AccelerationStructure(s) => {
+                structures.push(s.raw);
+                (structures.len() - 1, 1, Infos::Structures)
+            }
         };
         pending.push(PendingWrite {
             binding: entry.binding,
@@ -103,10 +160,6 @@ pub(super) unsafe fn create_bind_group(
             count,
             infos,
         });
-    }
-    if let Some(missing) = seen.first_unset() {
-        let binding = layout.entries.get(missing).map_or(0, |e| e.binding);
-        return Err(BindingError::MissingBinding(binding));
     }
 
     // SAFETY: the layout is live and registered with this device's allocator.
@@ -151,8 +204,8 @@ pub(super) unsafe fn create_bind_group(
     // and a count within the binding's; the infos (or the chained structure
     // write) it points at live until the call returns and name live
     // resources of this device (caller's contract), checked against the
-    // layout above. The set is not in use
-    // by the GPU (new, or recycled from a destroyed bind group).
+    // layout above (kind, usage, view shape and format, ranges). The set is
+    // not in use by the GPU (new, or recycled from a destroyed bind group).
     unsafe { shared.raw.update_descriptor_sets(writes.as_slice(), &[]) };
     shared.counters.bind_groups.add();
     if let Some(label) = desc.label {
@@ -166,172 +219,6 @@ pub(super) unsafe fn create_bind_group(
     })
 }
 
-/// What a layout entry expects, for [`BindingError::WrongType`].
-fn expected(entry: &wgt::BindGroupLayoutEntry) -> &'static str {
-    let array = entry.count.is_some();
-    let uniform = wgt::BufferBindingType::Uniform;
-    match (&entry.ty, array) {
-        (wgt::BindingType::Buffer { ty, .. }, false) if *ty == uniform => "a uniform buffer",
-        (wgt::BindingType::Buffer { ty, .. }, true) if *ty == uniform => {
-            "an array of uniform buffers"
-        }
-        (wgt::BindingType::Buffer { .. }, false) => "a storage buffer",
-        (wgt::BindingType::Buffer { .. }, true) => "an array of storage buffers",
-        (wgt::BindingType::Sampler(_), false) => "a sampler",
-        (wgt::BindingType::Sampler(_), true) => "an array of samplers",
-        (wgt::BindingType::Texture { .. }, false) => {
-            "a sampled texture view of the layout's sample type"
-        }
-        (wgt::BindingType::Texture { .. }, true) => {
-            "an array of sampled texture views of the layout's sample type"
-        }
-        (wgt::BindingType::StorageTexture { .. }, false) => {
-            "a storage texture view of the layout's format"
-        }
-        (wgt::BindingType::StorageTexture { .. }, true) => {
-            "an array of storage texture views of the layout's format"
-        }
-        (wgt::BindingType::AccelerationStructure { .. }, _) => "a top-level acceleration structure",
-        (wgt::BindingType::ExternalTexture, _) => "an external texture",
-    }
-}
-
-/// Checks one entry's resource against its layout entry and appends its
-/// descriptor infos to `buffers` or `images`.
-fn push_resource(
-    shared: &DeviceShared,
-    layout_entry: &wgt::BindGroupLayoutEntry,
-    partially_bound: bool,
-    resource: &BindingResource<'_, super::Api>,
-    buffers: &mut Inline<vk::DescriptorBufferInfo, INLINE>,
-    images: &mut Inline<vk::DescriptorImageInfo, INLINE>,
-) -> Result<(), BindingError> {
-    let binding = layout_entry.binding;
-    let wrong = || BindingError::WrongType {
-        binding,
-        expected: expected(layout_entry),
-    };
-    let check_count = |got: usize| {
-        let expected = layout_entry.count.map_or(1, |c| c.get());
-        let fits = if partially_bound {
-            got >= 1 && got <= expected as usize
-        } else {
-            got == expected as usize
-        };
-        if fits {
-            Ok(())
-        } else {
-            Err(BindingError::WrongCount {
-                binding,
-                got,
-                expected,
-            })
-        }
-    };
-    let array = layout_entry.count.is_some();
-    let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
-    let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
-    match (&layout_entry.ty, resource) {
-        (wgt::BindingType::Buffer { .. }, BindingResource::Buffer(b)) if !array => {
-            buffers.push(buffer_info(shared, layout_entry, b)?);
-        }
-        (wgt::BindingType::Buffer { .. }, BindingResource::BufferArray(list)) if array => {
-            check_count(list.len())?;
-            for b in *list {
-                buffers.push(buffer_info(shared, layout_entry, b)?);
-            }
-        }
-        (wgt::BindingType::Sampler(_), BindingResource::Sampler(s)) if !array => {
-            images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
-        }
-        (wgt::BindingType::Sampler(_), BindingResource::SamplerArray(list)) if array => {
-            check_count(list.len())?;
-            for s in *list {
-                images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
-            }
-        }
-        (&wgt::BindingType::Texture { sample_type, .. }, BindingResource::TextureView(v))
-            if !array =>
-        {
-            if !samples_as(v, sample_type) {
-                return Err(wrong());
-            }
-            images.push(image_info(v, sampled));
-        }
-        (
-            &wgt::BindingType::Texture { sample_type, .. },
-            BindingResource::TextureViewArray(list),
-        ) if array => {
-            check_count(list.len())?;
-            for v in *list {
-                if !samples_as(v, sample_type) {
-                    return Err(wrong());
-                }
-                images.push(image_info(v, sampled));
-            }
-        }
-        (&wgt::BindingType::StorageTexture { format, .. }, BindingResource::TextureView(v))
-            if !array =>
-        {
-            if v.format != format {
-                return Err(wrong());
-            }
-            images.push(image_info(v, storage));
-        }
-        (
-            &wgt::BindingType::StorageTexture { format, .. },
-            BindingResource::TextureViewArray(list),
-        ) if array => {
-            check_count(list.len())?;
-            for v in *list {
-                if v.format != format {
-                    return Err(wrong());
-                }
-                images.push(image_info(v, storage));
-            }
-        }
-        _ => return Err(wrong()),
-    }
-    Ok(())
-}
-
-/// Checks an acceleration-structure entry: a single binding of that type,
-/// and a top-level structure.
-fn check_structure(
-    layout_entry: &wgt::BindGroupLayoutEntry,
-    structure: &super::AccelerationStructure,
-) -> Result<(), BindingError> {
-    let fits = matches!(
-        layout_entry.ty,
-        wgt::BindingType::AccelerationStructure { .. }
-    ) && layout_entry.count.is_none()
-        && structure.kind == crate::AccelerationStructureKind::TopLevel;
-    if fits {
-        Ok(())
-    } else {
-        Err(BindingError::WrongType {
-            binding: layout_entry.binding,
-            expected: expected(layout_entry),
-        })
-    }
-}
-
-/// Whether a view's texels read as `expected`: integer kinds exactly,
-/// float and depth layouts either kind of float view. A view with no single
-/// sample type (both aspects of a depth-stencil format) fits nothing.
-fn samples_as(view: &super::TextureView, expected: wgt::TextureSampleType) -> bool {
-    use wgt::TextureSampleType as T;
-    let Some(actual) = view.format.sample_type(Some(view.range.aspect), None) else {
-        return false;
-    };
-    matches!(
-        (expected, actual),
-        (T::Uint, T::Uint)
-            | (T::Sint, T::Sint)
-            | (T::Float { .. } | T::Depth, T::Float { .. } | T::Depth)
-    )
-}
-
 /// A sampled or storage image descriptor.
 fn image_info(view: &super::TextureView, layout: vk::ImageLayout) -> vk::DescriptorImageInfo {
     vk::DescriptorImageInfo::default()
@@ -339,68 +226,13 @@ fn image_info(view: &super::TextureView, layout: vk::ImageLayout) -> vk::Descrip
         .image_layout(layout)
 }
 
-/// Checks a buffer range against its buffer, the layout entry and the
-/// limits; returns its descriptor.
-fn buffer_info(
-    shared: &DeviceShared,
-    layout_entry: &wgt::BindGroupLayoutEntry,
-    b: &BufferBinding<'_, super::Buffer>,
-) -> Result<vk::DescriptorBufferInfo, BindingError> {
-    let binding = layout_entry.binding;
-    let wgt::BindingType::Buffer {
-        ty,
-        min_binding_size,
-        ..
-    } = layout_entry.ty
-    else {
-        return Err(BindingError::WrongType {
-            binding,
-            expected: expected(layout_entry),
-        });
-    };
-    let buffer_size = b.buffer.size;
-    let size = b
-        .size
-        .map_or(buffer_size.saturating_sub(b.offset), |s| s.get());
-    let invalid = BindingError::InvalidBufferRange {
-        binding,
-        offset: b.offset,
-        size,
-        buffer_size,
-    };
-    let limits = &shared.limits;
-    let (alignment, max, usage, expected) = match ty {
-        wgt::BufferBindingType::Uniform => (
-            limits.min_uniform_buffer_offset_alignment,
-            limits.max_uniform_buffer_binding_size,
-            wgt::BufferUsages::UNIFORM,
-            "a buffer with UNIFORM usage",
-        ),
-        wgt::BufferBindingType::Storage { .. } => (
-            limits.min_storage_buffer_offset_alignment,
-            limits.max_storage_buffer_binding_size,
-            wgt::BufferUsages::STORAGE,
-            "a buffer with STORAGE usage",
-        ),
-    };
-    let inside = b
-        .offset
-        .checked_add(size)
-        .is_some_and(|end| end <= buffer_size);
-    // Vulkan asks the alignment of dynamic bindings' base offsets too.
-    let aligned = b.offset % u64::from(alignment.max(1)) == 0;
-    let large_enough = min_binding_size.is_none_or(|min| size >= min.get());
-    if size == 0 || !inside || !aligned || size > max || !large_enough {
-        return Err(invalid);
-    }
-    if !b.buffer.usage.contains(usage) {
-        return Err(BindingError::WrongType { binding, expected });
-    }
-    Ok(vk::DescriptorBufferInfo {
+/// A checked buffer range's descriptor.
+fn buffer_info(b: &BufferBinding<'_, super::Buffer>) -> vk::DescriptorBufferInfo {
+    vk::DescriptorBufferInfo {
         buffer: b.buffer.raw,
         offset: b.offset,
-        range: size,
-    })
+        range: validate::binding::binding_size(b.buffer.size, b.offset, b.size),
+    }
 }
 
 /// Destroys a bind group: its set goes back to the allocator, which keeps
@@ -463,48 +295,6 @@ impl<T, const N: usize> Inline<T, N> {
     }
 }
 
-/// A set of indices below a bound, as bits (on the stack up to 128).
-struct Bits {
-    words: Inline<u64, 2>,
-    len: usize,
-}
-
-impl Bits {
-    fn new(len: usize) -> Self {
-        let mut words = Inline::new();
-        for _ in 0..len.div_ceil(64) {
-            words.push(0);
-        }
-        Self { words, len }
-    }
-
-    /// Adds `index`; true if it was already there.
-    fn insert(&mut self, index: usize) -> bool {
-        let words = match &mut self.words {
-            Inline::Stack(w) => w.as_mut_slice(),
-            Inline::Heap(w) => w.as_mut_slice(),
-        };
-        let Some(word) = words.get_mut(index / 64) else {
-            return false;
-        };
-        let bit = 1u64 << (index % 64);
-        let present = *word & bit != 0;
-        *word |= bit;
-        present
-    }
-
-    /// The first index below the bound not in the set.
-    fn first_unset(&self) -> Option<usize> {
-        self.words
-            .as_slice()
-            .iter()
-            .enumerate()
-            .find(|(_, w)| **w != u64::MAX)
-            .map(|(i, w)| i * 64 + w.trailing_ones() as usize)
-            .filter(|&i| i < self.len)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,25 +307,5 @@ mod tests {
         }
         assert!(matches!(list, Inline::Heap(_)));
         assert_eq!(list.as_slice(), &[0, 1, 2, 3, 4]);
-    }
-
-    #[test]
-    fn bits_find_the_first_missing_index() {
-        let mut bits = Bits::new(130);
-        for i in 0..130 {
-            if i != 100 {
-                assert!(!bits.insert(i));
-            }
-        }
-        assert!(bits.insert(5));
-        assert_eq!(bits.first_unset(), Some(100));
-        bits.insert(100);
-        assert_eq!(bits.first_unset(), None);
-        let mut full_word = Bits::new(64);
-        (0..64).for_each(|i| {
-            full_word.insert(i);
-        });
-        assert_eq!(full_word.first_unset(), None);
-        assert_eq!(Bits::new(0).first_unset(), None);
     }
 }

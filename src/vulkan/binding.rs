@@ -122,13 +122,22 @@ pub(super) unsafe fn create_bind_group_layout(
     })
 }
 
-/// Checks one layout entry against what the device can express; returns
-/// its Vulkan descriptor type.
+/// Checks one layout entry (the shared checks of `validate/binding.rs`,
+/// then what needs this device: mesh stages, the storage format's support,
+/// update-after-bind for the descriptor type); returns its Vulkan
+/// descriptor type.
 fn check_layout_entry(
     shared: &DeviceShared,
     entry: &wgt::BindGroupLayoutEntry,
     update_after_bind: bool,
 ) -> Result<vk::DescriptorType, BindingError> {
+    crate::validate::binding::check_layout_entry(
+        entry,
+        &shared.limits,
+        shared.features,
+        shared.hal_features,
+        update_after_bind,
+    )?;
     let unsupported = |reason| BindingError::Unsupported {
         binding: entry.binding,
         reason,
@@ -142,62 +151,8 @@ fn check_layout_entry(
     if entry.visibility.intersects(S::TASK | S::MESH) {
         return Err(unsupported("mesh shader stages are not supported"));
     }
-    let ray_stages = S::RAY_GENERATION | S::ANY_HIT | S::CLOSEST_HIT | S::MISS;
-    if entry.visibility.intersects(ray_stages)
-        && !shared
-            .hal_features
-            .contains(crate::HalFeatures::RAY_TRACING_PIPELINE)
-    {
-        return Err(unsupported(
-            "ray-tracing stages need the RAY_TRACING_PIPELINE capability",
-        ));
-    }
-    match entry.ty {
-        wgt::BindingType::Buffer {
-            has_dynamic_offset: true,
-            ..
-        } if entry.count.is_some() => {
-            return Err(unsupported("binding arrays cannot have dynamic offsets"));
-        }
-        wgt::BindingType::Buffer {
-            has_dynamic_offset: true,
-            ..
-        } if update_after_bind => {
-            return Err(unsupported(
-                "buffers with dynamic offsets cannot be update-after-bind",
-            ));
-        }
-        wgt::BindingType::Texture {
-            multisampled: true,
-            view_dimension,
-            ..
-        } if view_dimension != wgt::TextureViewDimension::D2 => {
-            return Err(unsupported("multisampled textures must be 2D"));
-        }
-        wgt::BindingType::StorageTexture {
-            access,
-            format,
-            view_dimension,
-        } => check_storage_texture(shared, access, format, view_dimension).map_err(unsupported)?,
-        wgt::BindingType::AccelerationStructure { vertex_return } => {
-            if !shared
-                .hal_features
-                .contains(crate::HalFeatures::ACCELERATION_STRUCTURE)
-            {
-                return Err(unsupported(
-                    "acceleration structures need the ACCELERATION_STRUCTURE capability",
-                ));
-            }
-            if vertex_return {
-                return Err(unsupported(
-                    "acceleration structures with vertex return are not supported",
-                ));
-            }
-        }
-        _ => {}
-    }
-    if let Some(count) = entry.count {
-        check_array(shared, &entry.ty, count.get()).map_err(unsupported)?;
+    if let wgt::BindingType::StorageTexture { access, format, .. } = entry.ty {
+        check_storage_format(shared, access, format).map_err(unsupported)?;
     }
     if update_after_bind && !update_after_bind_enabled(shared, ty) {
         return Err(unsupported(
@@ -208,19 +163,12 @@ fn check_layout_entry(
     Ok(ty)
 }
 
-/// Checks a storage texture binding: dimension, and the format's storage support.
-fn check_storage_texture(
+/// Checks a storage texture format's storage support on this adapter.
+fn check_storage_format(
     shared: &DeviceShared,
     access: wgt::StorageTextureAccess,
     format: wgt::TextureFormat,
-    view_dimension: wgt::TextureViewDimension,
 ) -> Result<(), &'static str> {
-    if matches!(
-        view_dimension,
-        wgt::TextureViewDimension::Cube | wgt::TextureViewDimension::CubeArray
-    ) {
-        return Err("storage textures cannot be cube views");
-    }
     let vk_format = conv::map_texture_format(format);
     if vk_format == vk::Format::UNDEFINED {
         return Err("the storage texture format has no Vulkan equivalent");
@@ -240,53 +188,6 @@ fn check_storage_texture(
     };
     if !features.contains(needed) {
         return Err("the format does not support this storage access on this adapter");
-    }
-    Ok(())
-}
-
-/// Checks a binding array of `count` elements against the device's features and limits.
-fn check_array(
-    shared: &DeviceShared,
-    ty: &wgt::BindingType,
-    count: u32,
-) -> Result<(), &'static str> {
-    use wgt::Features as F;
-    let limits = &shared.limits;
-    let (needed, max) = match *ty {
-        wgt::BindingType::Sampler(_) => (
-            F::TEXTURE_BINDING_ARRAY,
-            limits.max_binding_array_sampler_elements_per_shader_stage,
-        ),
-        wgt::BindingType::Texture { .. } => (
-            F::TEXTURE_BINDING_ARRAY,
-            limits.max_binding_array_elements_per_shader_stage,
-        ),
-        wgt::BindingType::StorageTexture { .. } => (
-            F::TEXTURE_BINDING_ARRAY | F::STORAGE_RESOURCE_BINDING_ARRAY,
-            limits.max_binding_array_elements_per_shader_stage,
-        ),
-        wgt::BindingType::Buffer {
-            ty: wgt::BufferBindingType::Uniform,
-            ..
-        } => (
-            F::BUFFER_BINDING_ARRAY | F::UNIFORM_BUFFER_BINDING_ARRAYS,
-            limits.max_binding_array_elements_per_shader_stage,
-        ),
-        wgt::BindingType::Buffer { .. } => (
-            F::BUFFER_BINDING_ARRAY | F::STORAGE_RESOURCE_BINDING_ARRAY,
-            limits.max_binding_array_elements_per_shader_stage,
-        ),
-        wgt::BindingType::AccelerationStructure { .. } => (
-            F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
-            limits.max_binding_array_acceleration_structure_elements_per_shader_stage,
-        ),
-        wgt::BindingType::ExternalTexture => return Err("external textures cannot be arrays"),
-    };
-    if !shared.features.contains(needed) {
-        return Err("binding arrays of this type need descriptor-indexing features the device was not opened with");
-    }
-    if count > max {
-        return Err("the binding array is longer than the device's binding-array limit");
     }
     Ok(())
 }

@@ -180,7 +180,9 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn end_encoding(&mut self) -> Result<CommandBuffer, DeviceError> {
         let Some(raw) = self.recording() else {
-            return Err(DeviceError::Unexpected);
+            return Err(DeviceError::InvalidState(
+                "end_encoding without begin_encoding",
+            ));
         };
         self.active = None;
         if std::mem::take(&mut self.temp.encoding_label_open) {

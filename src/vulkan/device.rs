@@ -9,11 +9,9 @@ use std::time::Duration;
 
 use ash::vk;
 
-use super::texture_checks::{
-    check_extent, check_view_dimension, cube_compatible, layer_count, resolve_range, view_usage,
-    VIEWABLE,
-};
+use super::texture_checks::{check_extent, layer_count, view_usage};
 use super::{conv, map_err, memory::AllocError, DeviceShared};
+use crate::validate::view::cube_compatible;
 use crate::{
     BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, DeviceError,
     FenceValue, LiveCounts, MapError, Memory, QuerySetDescriptor, QuerySetError, SamplerDescriptor,
@@ -238,26 +236,30 @@ impl crate::Device for super::Device {
         desc: &TextureViewDescriptor,
     ) -> Result<super::TextureView, TextureError> {
         let shared = &*self.shared;
-        if !texture.usage.intersects(VIEWABLE) {
-            return Err(TextureError::IncompatibleView(
-                "the texture has no usage a view can serve (texture binding, storage binding \
-                 or render attachment)",
-            ));
-        }
+        let facts = crate::validate::TextureFacts {
+            format: texture.format,
+            dimension: texture.dimension,
+            size: texture.size,
+            mip_level_count: texture.mip_level_count,
+            sample_count: texture.sample_count,
+            usage: texture.usage,
+            view_formats: &texture.view_formats,
+        };
+        let cube_arrays = shared.physical.features.image_cube_array;
+        let view = crate::validate::view::check_view(&facts, desc, cube_arrays)?;
         let aspect = conv::map_aspect(texture.format, desc.range.aspect);
-        if aspect.is_empty() {
-            return Err(TextureError::InvalidRange);
-        }
-        let view_format = desc.format.unwrap_or(texture.format);
+        let view_format = view.format;
         // Set for a view in another format whose features lack some of the
         // image's usages: the view is restricted to the usages it supports.
         let mut restricted_usage = None;
+        let mut view_usages = texture.usage;
         let vk_format = if view_format == texture.format
             || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
         {
             // Depth or stencil views of a combined format use the combined format.
             conv::map_texture_format(texture.format)
-        } else if texture.view_formats.contains(&view_format) {
+        } else {
+            // One of the texture's view formats (checked above).
             let vk_format = conv::map_texture_format(view_format);
             let image_usage = conv::map_texture_usage(texture.usage, texture.format);
             // SAFETY: the physical device belongs to this instance.
@@ -277,26 +279,18 @@ impl crate::Device for super::Device {
             }
             if usage != image_usage {
                 restricted_usage = Some(usage);
+                if !usage.contains(vk::ImageUsageFlags::STORAGE) {
+                    view_usages -= wgt::TextureUsages::STORAGE_BINDING;
+                }
+                if !usage.contains(vk::ImageUsageFlags::SAMPLED) {
+                    view_usages -= wgt::TextureUsages::TEXTURE_BINDING;
+                }
             }
             vk_format
-        } else {
-            return Err(TextureError::IncompatibleView(
-                "format is neither the texture's nor one of its view formats",
-            ));
         };
-        let (base_mip, mips, base_layer, layers) = resolve_range(texture, &desc.range)?;
-        let dimension = desc.dimension.unwrap_or(match texture.dimension {
-            wgt::TextureDimension::D1 => wgt::TextureViewDimension::D1,
-            wgt::TextureDimension::D2 if layers == 1 => wgt::TextureViewDimension::D2,
-            wgt::TextureDimension::D2 => wgt::TextureViewDimension::D2Array,
-            wgt::TextureDimension::D3 => wgt::TextureViewDimension::D3,
-        });
-        check_view_dimension(
-            texture,
-            dimension,
-            layers,
-            shared.physical.features.image_cube_array,
-        )?;
+        let (base_mip, mips) = (desc.range.base_mip_level, view.mip_level_count);
+        let (base_layer, layers) = (desc.range.base_array_layer, view.array_layer_count);
+        let dimension = view.dimension;
         let mut usage_info =
             vk::ImageViewUsageCreateInfo::default().usage(restricted_usage.unwrap_or_default());
         let mut info = vk::ImageViewCreateInfo::default()
@@ -323,13 +317,10 @@ impl crate::Device for super::Device {
         Ok(super::TextureView {
             raw,
             format: view_format,
-            range: wgt::ImageSubresourceRange {
-                aspect: desc.range.aspect,
-                base_mip_level: base_mip,
-                mip_level_count: Some(mips),
-                base_array_layer: base_layer,
-                array_layer_count: Some(layers),
-            },
+            range: view.range,
+            dimension,
+            sample_count: texture.sample_count,
+            usage: view_usages,
         })
     }
 
@@ -389,7 +380,10 @@ impl crate::Device for super::Device {
             // SAFETY: `raw` is live.
             unsafe { set_object_name(shared, raw, label) };
         }
-        Ok(super::Sampler { raw })
+        Ok(super::Sampler {
+            raw,
+            facts: crate::validate::SamplerFacts::of(desc),
+        })
     }
 
     unsafe fn destroy_sampler(&self, sampler: super::Sampler) {
@@ -447,16 +441,18 @@ impl crate::Device for super::Device {
             wgt::QueryType::Occlusion => vk::QueryType::OCCLUSION,
             wgt::QueryType::Timestamp => {
                 if !shared.features.contains(wgt::Features::TIMESTAMP_QUERY) {
-                    return Err(QuerySetError::MissingFeature(
-                        wgt::Features::TIMESTAMP_QUERY,
-                    ));
+                    return Err(QuerySetError::MissingFeature {
+                        feature: wgt::Features::TIMESTAMP_QUERY,
+                        enabled: shared.features,
+                    });
                 }
                 vk::QueryType::TIMESTAMP
             }
             wgt::QueryType::PipelineStatistics(_) => {
-                return Err(QuerySetError::MissingFeature(
-                    wgt::Features::PIPELINE_STATISTICS_QUERY,
-                ))
+                return Err(QuerySetError::MissingFeature {
+                    feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
+                    enabled: shared.features,
+                })
             }
         };
         let info = vk::QueryPoolCreateInfo::default()

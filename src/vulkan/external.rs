@@ -383,11 +383,9 @@ pub(super) unsafe fn allocate_and_bind(
         Source::Export(ht) => Source::Export(ht),
         Source::Fd(ht, fd) => {
             let (fd, fd_len) = inspect_fd(fd)?;
-            if let Some(len) = fd_len.filter(|&len| len < req.size) {
-                return Err(ExternalError::TooSmall {
-                    size: len,
-                    required: req.size,
-                });
+            if let Some(len) = fd_len {
+                // The driver's requirement, past the resource's own size.
+                crate::validate::external::check_import_size(len, req.size)?;
             }
             // Opaque fds must not be asked (VUID-vkGetMemoryFdPropertiesKHR-handleType-00674).
             if ht == ExternalHandleType::DmaBuf {
@@ -428,12 +426,7 @@ pub(super) unsafe fn allocate_and_bind(
                     alignment: align,
                 });
             }
-            if host_size < req.size {
-                return Err(ExternalError::TooSmall {
-                    size: host_size,
-                    required: req.size,
-                });
-            }
+            crate::validate::external::check_import_size(host_size, req.size)?;
             size = host_size;
             let fns = shared
                 .external
@@ -641,7 +634,14 @@ pub(super) unsafe fn import_buffer(
         .into());
     }
     let source = match handle {
-        ExternalHandle::OpaqueFd(fd) | ExternalHandle::DmaBuf { fd, .. } => Source::Fd(ht, fd),
+        ExternalHandle::OpaqueFd(fd) | ExternalHandle::DmaBuf { fd, .. } => {
+            // The buffer's own size first, as on every backend.
+            let (fd, fd_len) = inspect_fd(fd)?;
+            if let Some(len) = fd_len {
+                crate::validate::external::check_import_size(len, desc.size)?;
+            }
+            Source::Fd(ht, fd)
+        }
         ExternalHandle::HostPointer { ptr, size } => Source::Host {
             ptr: ptr.as_ptr(),
             size,

@@ -211,12 +211,19 @@ pub struct TextureView {
     pub(crate) raw: vk::ImageView,
     pub(crate) format: wgt::TextureFormat,
     pub(crate) range: wgt::ImageSubresourceRange,
+    /// What bind groups check: dimension, the texture's sample count and
+    /// the usages the view may serve.
+    pub(crate) dimension: wgt::TextureViewDimension,
+    pub(crate) sample_count: u32,
+    pub(crate) usage: wgt::TextureUsages,
 }
 
 /// A Vulkan sampler.
 #[derive(Debug)]
 pub struct Sampler {
     pub(crate) raw: vk::Sampler,
+    /// Comparison or not, filtering or not (bind groups check them).
+    pub(crate) facts: crate::validate::SamplerFacts,
 }
 
 /// A Vulkan query pool.

@@ -188,7 +188,10 @@ fn pipeline_statistics_need_a_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
     expect_query_error::<A>(
         &ctx.device,
         &query_set_desc(ty, 4),
-        QuerySetError::MissingFeature(wgt::Features::PIPELINE_STATISTICS_QUERY),
+        QuerySetError::MissingFeature {
+            feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
+            enabled: ctx.features,
+        },
     )?;
     Ok(Outcome::Pass)
 }
@@ -201,7 +204,10 @@ fn timestamp_set_needs_the_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
     expect_query_error::<A>(
         &open.device,
         &desc,
-        QuerySetError::MissingFeature(wgt::Features::TIMESTAMP_QUERY),
+        QuerySetError::MissingFeature {
+            feature: wgt::Features::TIMESTAMP_QUERY,
+            enabled: wgt::Features::empty(),
+        },
     )?;
     check_eq!(
         open.device.live_counts(),

@@ -128,7 +128,7 @@ fn view_outside_the_texture<A: Api>(ctx: &Ctx<A>) -> TestResult {
                     ctx.device.destroy_texture_view(v);
                     failure = Some(format!("{what}: view created; expected InvalidRange"));
                 }
-                Err(TextureError::InvalidRange) => {}
+                Err(TextureError::InvalidRange { .. }) => {}
                 Err(e) => failure = Some(format!("{what}: expected InvalidRange, got {e:?}")),
             }
             if failure.is_some() {

@@ -1,0 +1,260 @@
+//! Texture views against their texture: the checks both backends run before
+//! making a view, in this order (each a [`TextureError`]):
+//!
+//! 1. a texture without texture-binding, storage or render-attachment usage
+//!    (`IncompatibleView`);
+//! 2. an aspect the texture's format lacks, e.g. the depth aspect of a
+//!    colour texture (`InvalidAspect`);
+//! 3. a format that is neither the texture's, one of its view formats, nor
+//!    its aspect's (`IncompatibleView`);
+//! 4. mip levels or array layers outside the texture, or none (`InvalidRange`);
+//! 5. a dimension of another texture dimension, a 1D/2D/3D view of more than
+//!    one layer, cube views of a texture that is not square, single-sampled
+//!    and sampleable or of a layer count that is not 6 (a multiple of 6 for
+//!    cube arrays), cube arrays where the device has none (`IncompatibleView`).
+//!
+//! What needs the driver (whether the view format supports the texture's
+//! usages) stays in the backend.
+
+use super::TextureFacts;
+use crate::{TextureError, TextureViewDescriptor};
+
+/// The usages that make a texture viewable.
+pub(crate) const VIEWABLE: wgt::TextureUsages = wgt::TextureUsages::TEXTURE_BINDING
+    .union(wgt::TextureUsages::STORAGE_BINDING)
+    .union(wgt::TextureUsages::RENDER_ATTACHMENT);
+
+/// A checked view: its format and dimension, and its range with both counts
+/// resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CheckedView {
+    /// The view's format (the texture's when the descriptor gave none).
+    pub(crate) format: wgt::TextureFormat,
+    /// The view's dimension (derived when the descriptor gave none).
+    pub(crate) dimension: wgt::TextureViewDimension,
+    /// The range, `mip_level_count` and `array_layer_count` resolved to `Some`.
+    pub(crate) range: wgt::ImageSubresourceRange,
+    /// Resolved mip level count.
+    pub(crate) mip_level_count: u32,
+    /// Resolved array layer count.
+    pub(crate) array_layer_count: u32,
+}
+
+/// Whether a texture is cube-compatible: a square, single-sampled 2D
+/// texture with at least 6 layers that can be sampled (cube views are only
+/// for sampling).
+pub(crate) fn cube_compatible(
+    dimension: wgt::TextureDimension,
+    size: wgt::Extent3d,
+    sample_count: u32,
+    usage: wgt::TextureUsages,
+) -> bool {
+    dimension == wgt::TextureDimension::D2
+        && size.width == size.height
+        && size.depth_or_array_layers >= 6
+        && sample_count == 1
+        && usage.contains(wgt::TextureUsages::TEXTURE_BINDING)
+}
+
+/// Whether `format` has `aspect`.
+pub(crate) fn has_aspect(format: wgt::TextureFormat, aspect: wgt::TextureAspect) -> bool {
+    match aspect {
+        wgt::TextureAspect::All => true,
+        wgt::TextureAspect::DepthOnly => format.has_depth_aspect(),
+        wgt::TextureAspect::StencilOnly => format.has_stencil_aspect(),
+        wgt::TextureAspect::Plane0 | wgt::TextureAspect::Plane1 | wgt::TextureAspect::Plane2 => {
+            false
+        }
+    }
+}
+
+/// Checks a view descriptor against its texture (see the module docs).
+/// `cube_arrays`: the device can make cube-array views.
+pub(crate) fn check_view(
+    texture: &TextureFacts<'_>,
+    desc: &TextureViewDescriptor,
+    cube_arrays: bool,
+) -> Result<CheckedView, TextureError> {
+    use wgt::TextureViewDimension as V;
+    let r = &desc.range;
+    if !texture.usage.intersects(VIEWABLE) {
+        return Err(TextureError::IncompatibleView(
+            "the texture has no usage a view can serve (texture binding, storage binding \
+             or render attachment)",
+        ));
+    }
+    if !has_aspect(texture.format, r.aspect) {
+        return Err(TextureError::InvalidAspect {
+            aspect: r.aspect,
+            format: texture.format,
+        });
+    }
+    let format = desc.format.unwrap_or(texture.format);
+    let format_ok = format == texture.format
+        || texture.view_formats.contains(&format)
+        || texture.format.aspect_specific_format(r.aspect) == Some(format);
+    if !format_ok {
+        return Err(TextureError::IncompatibleView(
+            "format is neither the texture's, one of its view formats, nor its aspect's",
+        ));
+    }
+    let mips = resolve(
+        "mip levels",
+        r.base_mip_level,
+        r.mip_level_count,
+        texture.mip_level_count,
+    )?;
+    let layers = resolve(
+        "array layers",
+        r.base_array_layer,
+        r.array_layer_count,
+        texture.layer_count(),
+    )?;
+    let dimension = desc.dimension.unwrap_or(match texture.dimension {
+        wgt::TextureDimension::D1 => V::D1,
+        wgt::TextureDimension::D2 if layers == 1 => V::D2,
+        wgt::TextureDimension::D2 => V::D2Array,
+        wgt::TextureDimension::D3 => V::D3,
+    });
+    if dimension.compatible_texture_dimension() != texture.dimension {
+        return Err(TextureError::IncompatibleView(
+            "view dimension does not match the texture dimension",
+        ));
+    }
+    let cube = cube_compatible(
+        texture.dimension,
+        texture.size,
+        texture.sample_count,
+        texture.usage,
+    );
+    match dimension {
+        V::D1 | V::D2 | V::D3 if layers != 1 => Err(TextureError::IncompatibleView(
+            "a 1D, 2D or 3D view covers exactly one layer",
+        )),
+        V::CubeArray if !cube_arrays => Err(TextureError::IncompatibleView(
+            "cube arrays are not supported by this device",
+        )),
+        V::Cube if !cube || layers != 6 => Err(TextureError::IncompatibleView(
+            "cube views need a square, single-sampled, sampleable 2D texture and 6 layers",
+        )),
+        V::CubeArray if !cube || layers % 6 != 0 => Err(TextureError::IncompatibleView(
+            "cube-array views need a square, single-sampled, sampleable 2D texture and a \
+             multiple of 6 layers",
+        )),
+        _ => Ok(CheckedView {
+            format,
+            dimension,
+            range: wgt::ImageSubresourceRange {
+                mip_level_count: Some(mips),
+                array_layer_count: Some(layers),
+                ..*r
+            },
+            mip_level_count: mips,
+            array_layer_count: layers,
+        }),
+    }
+}
+
+/// Resolves `count` (`None`: to the end) from `base` against `total`.
+pub(crate) fn resolve(
+    what: &'static str,
+    base: u32,
+    count: Option<u32>,
+    total: u32,
+) -> Result<u32, TextureError> {
+    let resolved = count.unwrap_or(total.saturating_sub(base));
+    match base.checked_add(resolved) {
+        Some(end) if resolved > 0 && end <= total => Ok(resolved),
+        _ => Err(TextureError::InvalidRange {
+            what,
+            base,
+            count,
+            total,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texture(format: wgt::TextureFormat) -> TextureFacts<'static> {
+        TextureFacts {
+            format,
+            dimension: wgt::TextureDimension::D2,
+            size: wgt::Extent3d {
+                width: 8,
+                height: 8,
+                depth_or_array_layers: 6,
+            },
+            mip_level_count: 2,
+            sample_count: 1,
+            usage: wgt::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        }
+    }
+
+    fn desc(aspect: wgt::TextureAspect) -> TextureViewDescriptor<'static> {
+        TextureViewDescriptor {
+            label: None,
+            format: None,
+            dimension: None,
+            range: wgt::ImageSubresourceRange {
+                aspect,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_depth_aspect_of_a_colour_texture_is_refused() {
+        let colour = texture(wgt::TextureFormat::Rgba8Unorm);
+        let e = check_view(&colour, &desc(wgt::TextureAspect::DepthOnly), true);
+        assert_eq!(
+            e,
+            Err(TextureError::InvalidAspect {
+                aspect: wgt::TextureAspect::DepthOnly,
+                format: wgt::TextureFormat::Rgba8Unorm,
+            })
+        );
+        let depth = texture(wgt::TextureFormat::Depth32Float);
+        let view = check_view(&depth, &desc(wgt::TextureAspect::DepthOnly), true).unwrap();
+        assert_eq!(view.dimension, wgt::TextureViewDimension::D2Array);
+        assert_eq!((view.mip_level_count, view.array_layer_count), (2, 6));
+    }
+
+    #[test]
+    fn only_sampled_single_sampled_squares_are_cube_compatible() {
+        let size = wgt::Extent3d {
+            width: 8,
+            height: 8,
+            depth_or_array_layers: 6,
+        };
+        let d2 = wgt::TextureDimension::D2;
+        let sampled = wgt::TextureUsages::TEXTURE_BINDING;
+        assert!(cube_compatible(d2, size, 1, sampled));
+        assert!(!cube_compatible(
+            d2,
+            size,
+            4,
+            sampled | wgt::TextureUsages::RENDER_ATTACHMENT
+        ));
+        assert!(!cube_compatible(d2, size, 1, wgt::TextureUsages::COPY_DST));
+        let narrow = wgt::Extent3d { width: 4, ..size };
+        assert!(!cube_compatible(d2, narrow, 1, sampled));
+    }
+
+    #[test]
+    fn ranges_past_the_texture_name_the_numbers() {
+        let e = resolve("mip levels", 1, Some(4), 2).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "view mip levels 1..5 are outside the texture's 0..2"
+        );
+        let e = resolve("array layers", 3, None, 2).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "view array layers from 3 to the end are outside the texture's 0..2"
+        );
+    }
+}
