@@ -60,6 +60,17 @@ impl Default for InstanceDescriptor<'_> {
     }
 }
 
+impl InstanceDescriptor<'_> {
+    /// The default descriptor with `flags`, e.g.
+    /// `InstanceDescriptor::with_flags(InstanceFlags::VALIDATION)`.
+    pub fn with_flags(flags: InstanceFlags) -> Self {
+        Self {
+            flags,
+            ..Self::default()
+        }
+    }
+}
+
 bitflags::bitflags! {
     /// Capabilities keel-hal reports beyond `wgt::Features`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -30,6 +30,18 @@ pub struct BindGroupLayoutDescriptor<'a> {
     pub entries: &'a [wgt::BindGroupLayoutEntry],
 }
 
+impl<'a> BindGroupLayoutDescriptor<'a> {
+    /// A layout of `entries` (see [`crate::layout`] for short entry
+    /// constructors), no label, no flags.
+    pub fn new(entries: &'a [wgt::BindGroupLayoutEntry]) -> Self {
+        Self {
+            label: None,
+            flags: BindGroupLayoutFlags::empty(),
+            entries,
+        }
+    }
+}
+
 /// A range of a buffer bound to a shader.
 #[derive(Debug)]
 pub struct BufferBinding<'a, B: ?Sized> {
@@ -88,6 +100,17 @@ pub struct BindGroupEntry<'a, R: Resources + ?Sized> {
     pub resource: BindingResource<'a, R>,
 }
 
+impl<'a, R: Resources + ?Sized> BindGroupEntry<'a, R> {
+    /// Binding `binding` to the whole of `buffer` (a uniform or storage
+    /// buffer binding; see [`BufferBinding::whole`]).
+    pub fn buffer(binding: u32, buffer: &'a R::Buffer) -> Self {
+        Self {
+            binding,
+            resource: BindingResource::Buffer(BufferBinding::whole(buffer)),
+        }
+    }
+}
+
 /// Describes a bind group.
 #[derive(Debug)]
 pub struct BindGroupDescriptor<'a, R: Resources + ?Sized> {
@@ -97,6 +120,18 @@ pub struct BindGroupDescriptor<'a, R: Resources + ?Sized> {
     pub layout: &'a R::BindGroupLayout,
     /// The entries, in any order.
     pub entries: &'a [BindGroupEntry<'a, R>],
+}
+
+impl<'a, R: Resources + ?Sized> BindGroupDescriptor<'a, R> {
+    /// A bind group of `layout` with `entries`, no label. (There is no
+    /// `Default`: a bind group always names its layout.)
+    pub fn new(layout: &'a R::BindGroupLayout, entries: &'a [BindGroupEntry<'a, R>]) -> Self {
+        Self {
+            label: None,
+            layout,
+            entries,
+        }
+    }
 }
 
 /// Push-constant (immediate) bytes visible to some shader stages.
@@ -117,4 +152,66 @@ pub struct PipelineLayoutDescriptor<'a, R: Resources + ?Sized> {
     pub bind_group_layouts: &'a [&'a R::BindGroupLayout],
     /// Push-constant ranges.
     pub push_constant_ranges: &'a [PushConstantRange],
+}
+
+impl<'a, R: Resources + ?Sized> PipelineLayoutDescriptor<'a, R> {
+    /// A layout of `bind_group_layouts` (one per group index), no label, no
+    /// push constants.
+    pub fn new(bind_group_layouts: &'a [&'a R::BindGroupLayout]) -> Self {
+        Self {
+            label: None,
+            bind_group_layouts,
+            push_constant_ranges: &[],
+        }
+    }
+}
+
+impl<R: Resources + ?Sized> Default for PipelineLayoutDescriptor<'_, R> {
+    /// No label, no bind group layouts, no push constants.
+    fn default() -> Self {
+        Self {
+            label: None,
+            bind_group_layouts: &[],
+            push_constant_ranges: &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noop::Api as Noop;
+
+    #[test]
+    fn descriptor_shortcuts_fill_the_fields() {
+        let layout = PipelineLayoutDescriptor::<Noop>::default();
+        assert!(layout.label.is_none());
+        assert!(layout.bind_group_layouts.is_empty() && layout.push_constant_ranges.is_empty());
+        // Any `Resources` family works; `()` stands in for real objects here.
+        struct Unit;
+        impl Resources for Unit {
+            type Buffer = ();
+            type Texture = ();
+            type TextureView = ();
+            type Sampler = ();
+            type QuerySet = ();
+            type BindGroupLayout = ();
+            type PipelineLayout = ();
+            type ShaderModule = ();
+            type AccelerationStructure = ();
+        }
+        let entries = [BindGroupEntry::<Unit>::buffer(2, &())];
+        assert_eq!(entries[0].binding, 2);
+        assert!(matches!(
+            entries[0].resource,
+            BindingResource::Buffer(BufferBinding {
+                offset: 0,
+                size: None,
+                ..
+            })
+        ));
+        let group = BindGroupDescriptor::<Unit>::new(&(), &entries);
+        assert!(group.label.is_none());
+        assert_eq!(group.entries.len(), 1);
+    }
 }

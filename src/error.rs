@@ -234,6 +234,19 @@ pub enum MapError {
     Device(#[from] DeviceError),
 }
 
+/// A typed read or write of a mapping ([`BufferMapping::write_slice`](crate::BufferMapping::write_slice),
+/// [`BufferMapping::read_vec`](crate::BufferMapping::read_vec)) that would leave the mapping.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{len} bytes at offset {offset} do not fit in a mapping of {size} bytes")]
+pub struct MappedRangeError {
+    /// Byte offset asked for.
+    pub offset: u64,
+    /// Bytes asked for (`u64::MAX` when the count overflows).
+    pub len: u64,
+    /// Size of the mapping.
+    pub size: u64,
+}
+
 /// Failure to create, export or import external memory or semaphores.
 ///
 /// Whatever the failure, an imported handle was consumed (its fd closed).

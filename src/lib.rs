@@ -33,12 +33,23 @@
 //! is in [`TextureUses::UNINITIALIZED`]. Mapped buffers (`Memory::Upload`,
 //! `Memory::Readback`) are persistently mapped and coherent.
 //!
+//! ## Moving bytes between the CPU and the GPU
+//!
+//! One rule, written once under [`BufferMapping#host-visibility`]: what the
+//! CPU writes through a mapping before a submit is visible to that
+//! submission, with no barrier; for the CPU to read what the GPU wrote, the
+//! command buffer ends with a barrier to [`BufferUses::MAP_READ`] and the
+//! CPU waits for the submission's fence before reading.
+//!
 //! ## A first copy, through the dyn path
+//!
+//! (`examples/first_dispatch.rs` is the compute counterpart, on the static
+//! Vulkan types.)
 //!
 //! ```
 //! use keel_hal::{
-//!     BackendChoice, BufferCopy, BufferDescriptor, CommandEncoderDescriptor, DeviceDescriptor,
-//!     InstanceDescriptor, Memory, wgt,
+//!     BackendChoice, BufferBarrier, BufferCopy, BufferDescriptor, BufferUses as U,
+//!     CommandEncoderDescriptor, DeviceDescriptor, InstanceDescriptor, Memory, wgt,
 //! };
 //! // The dyn traits: an upper layer that picks its backend at run time uses these.
 //! use keel_hal::{DynAdapter as _, DynCommandEncoder as _, DynDevice as _, DynInstance as _, DynQueue as _};
@@ -50,23 +61,28 @@
 //!     let adapter = chosen.instance.enumerate_adapters().remove(0);
 //!     let open = adapter.adapter.open(&DeviceDescriptor::default())?;
 //!     let (device, queue) = (open.device, open.queue);
-//!     let desc = |usage, memory| BufferDescriptor { size: 16, usage, memory, ..Default::default() };
-//!     let src = device.create_buffer(&desc(wgt::BufferUsages::COPY_SRC, Memory::Upload))?;
-//!     let dst = device.create_buffer(&desc(wgt::BufferUsages::COPY_DST, Memory::Readback))?;
-//!     let map = device.map_buffer(src.as_ref())?;
-//!     std::ptr::copy_nonoverlapping([7u8; 16].as_ptr(), map.ptr.as_ptr(), 16);
+//!     let src = device.create_buffer(&BufferDescriptor::new(16, wgt::BufferUsages::COPY_SRC, Memory::Upload))?;
+//!     let usage = wgt::BufferUsages::COPY_DST | wgt::BufferUsages::MAP_READ;
+//!     let dst = device.create_buffer(&BufferDescriptor::new(16, usage, Memory::Readback))?;
+//!     // The CPU writes `src`; the submit makes the bytes visible to the GPU.
+//!     device.map_buffer(src.as_ref())?.write_slice(0, &[7u8; 16])?;
 //!
 //!     let mut encoder = device.create_command_encoder(&CommandEncoderDescriptor::default())?;
 //!     encoder.begin_encoding(Some("copy"))?;
+//!     encoder.transition_buffers(&[
+//!         BufferBarrier::new(src.as_ref(), U::empty(), U::COPY_SRC),
+//!         BufferBarrier::new(dst.as_ref(), U::empty(), U::COPY_DST),
+//!     ]);
 //!     encoder.copy_buffer_to_buffer(src.as_ref(), dst.as_ref(),
 //!         &[BufferCopy { src_offset: 0, dst_offset: 0, size: 16 }]);
+//!     // For the CPU to read what the GPU wrote: a barrier to MAP_READ ...
+//!     encoder.transition_buffers(&[BufferBarrier::new(dst.as_ref(), U::COPY_DST, U::MAP_READ)]);
 //!     let commands = encoder.end_encoding()?;
 //!     let fence = device.create_fence()?;
 //!     queue.submit(&[commands.as_ref()], &[], fence.as_ref(), 1)?;
+//!     // ... then the fence wait.
 //!     assert!(device.wait(fence.as_ref(), 1, None)?);
-//!
-//!     let out = device.map_buffer(dst.as_ref())?;
-//!     assert_eq!(*out.ptr.as_ptr().add(15), 7);
+//!     assert_eq!(device.map_buffer(dst.as_ref())?.read_vec::<u8>(0, 16)?, [7; 16]);
 //!
 //!     encoder.reset_all(&mut [commands].into_iter());
 //!     device.destroy_command_encoder(encoder);
@@ -91,6 +107,7 @@ pub mod dynamic;
 mod encoder;
 mod error;
 mod external;
+pub mod layout;
 mod memory;
 pub mod noop;
 mod pass;

@@ -65,6 +65,24 @@ pub struct ComputePipelineDescriptor<'a, R: Resources + ?Sized> {
     pub stage: ProgrammableStage<'a, R>,
 }
 
+impl<'a, R: Resources + ?Sized> ComputePipelineDescriptor<'a, R> {
+    /// A compute pipeline of `module`'s `entry_point` on `layout`, no label.
+    pub fn new(
+        layout: &'a R::PipelineLayout,
+        module: &'a R::ShaderModule,
+        entry_point: &'a str,
+    ) -> Self {
+        Self {
+            label: None,
+            layout,
+            stage: ProgrammableStage {
+                module,
+                entry_point,
+            },
+        }
+    }
+}
+
 /// How one vertex buffer is laid out.
 #[derive(Clone, Debug)]
 pub struct VertexBufferLayout<'a> {

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::Memory;
+use crate::{MappedRangeError, Memory};
 
 /// Describes a buffer.
 #[derive(Clone, Debug)]
@@ -18,6 +18,18 @@ pub struct BufferDescriptor<'a> {
     pub usage: wgt::BufferUsages,
     /// Where its memory lives. `MAP_READ`/`MAP_WRITE` need a mappable kind.
     pub memory: Memory,
+}
+
+impl BufferDescriptor<'_> {
+    /// A buffer of `size` bytes with `usage` in `memory`, no label.
+    pub fn new(size: u64, usage: wgt::BufferUsages, memory: Memory) -> Self {
+        Self {
+            label: None,
+            size,
+            usage,
+            memory,
+        }
+    }
 }
 
 impl Default for BufferDescriptor<'_> {
@@ -152,6 +164,17 @@ pub struct QuerySetDescriptor<'a> {
     pub count: u32,
 }
 
+impl Default for QuerySetDescriptor<'_> {
+    /// One occlusion query, no label.
+    fn default() -> Self {
+        Self {
+            label: None,
+            ty: wgt::QueryType::Occlusion,
+            count: 1,
+        }
+    }
+}
+
 /// Describes a command encoder.
 #[derive(Clone, Debug, Default)]
 pub struct CommandEncoderDescriptor<'a> {
@@ -166,9 +189,14 @@ bitflags::bitflags! {
     /// transition out of it needs no source synchronisation.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
     pub struct BufferUses: u32 {
-        /// Read by the CPU through a mapping.
+        /// Read by the CPU through a mapping. The GPU's writes become
+        /// visible to the CPU only through a barrier *to* this state before
+        /// the submission, then a wait on its fence: the
+        /// [host-visibility rule](BufferMapping#host-visibility).
         const MAP_READ = 1 << 0;
-        /// Written by the CPU through a mapping.
+        /// Written by the CPU through a mapping. No barrier is needed for the
+        /// GPU to see such writes: the submit makes them visible
+        /// ([host-visibility rule](BufferMapping#host-visibility)).
         const MAP_WRITE = 1 << 1;
         /// Source of a copy.
         const COPY_SRC = 1 << 2;
@@ -231,6 +259,13 @@ pub struct StateTransition<T> {
     pub to: T,
 }
 
+impl<T> StateTransition<T> {
+    /// The change from `from` to `to`.
+    pub const fn new(from: T, to: T) -> Self {
+        Self { from, to }
+    }
+}
+
 /// A barrier on one buffer. Generic over the buffer type so the dyn path can use it too.
 #[derive(Debug)]
 pub struct BufferBarrier<'a, B: ?Sized> {
@@ -238,6 +273,31 @@ pub struct BufferBarrier<'a, B: ?Sized> {
     pub buffer: &'a B,
     /// Its usage change.
     pub usage: StateTransition<BufferUses>,
+}
+
+impl<B: ?Sized> Clone for BufferBarrier<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<B: ?Sized> Copy for BufferBarrier<'_, B> {}
+
+impl<'a, B: ?Sized> BufferBarrier<'a, B> {
+    /// A barrier moving the whole `buffer` from usage `from` to usage `to`.
+    ///
+    /// ```
+    /// use keel_hal::{BufferBarrier, BufferUses};
+    /// # let buffer = ();
+    /// let barrier = BufferBarrier::new(&buffer, BufferUses::COPY_DST, BufferUses::MAP_READ);
+    /// assert_eq!(barrier.usage.from, BufferUses::COPY_DST);
+    /// assert_eq!(barrier.usage.to, BufferUses::MAP_READ);
+    /// ```
+    pub const fn new(buffer: &'a B, from: BufferUses, to: BufferUses) -> Self {
+        Self {
+            buffer,
+            usage: StateTransition { from, to },
+        }
+    }
 }
 
 /// A barrier on a subresource range of one texture.
@@ -249,6 +309,26 @@ pub struct TextureBarrier<'a, T: ?Sized> {
     pub range: wgt::ImageSubresourceRange,
     /// Their usage change.
     pub usage: StateTransition<TextureUses>,
+}
+
+impl<'a, T: ?Sized> TextureBarrier<'a, T> {
+    /// A barrier moving every subresource of `texture` (all aspects, mips
+    /// and layers) from usage `from` to usage `to`.
+    ///
+    /// ```
+    /// use keel_hal::{TextureBarrier, TextureUses};
+    /// # let texture = ();
+    /// let barrier = TextureBarrier::new(&texture, TextureUses::UNINITIALIZED, TextureUses::COPY_DST);
+    /// assert_eq!(barrier.range, Default::default());
+    /// assert_eq!(barrier.usage.to, TextureUses::COPY_DST);
+    /// ```
+    pub fn new(texture: &'a T, from: TextureUses, to: TextureUses) -> Self {
+        Self {
+            texture,
+            range: wgt::ImageSubresourceRange::default(),
+            usage: StateTransition { from, to },
+        }
+    }
 }
 
 /// A buffer-to-buffer copy region.
@@ -314,15 +394,166 @@ pub struct TextureCopy {
 
 /// A CPU view of a mapped buffer.
 ///
-/// Valid until the buffer is unmapped or destroyed. The memory is coherent:
-/// writes are visible to the GPU at the next submit, and GPU writes are
-/// visible after the fence of that submit is waited on.
+/// Valid until the buffer is unmapped or destroyed. Mapped memory is always
+/// host-coherent ([`Memory`]): no flush or invalidate is ever needed, but the
+/// GPU and the CPU still have to be ordered, by the rule below.
+///
+/// # Host visibility
+///
+/// This is the one rule for moving bytes between the CPU and the GPU through
+/// a mapping, on every backend (other docs link here):
+///
+/// * **CPU writes, GPU reads.** Bytes written through the mapping before
+///   [`Queue::submit`](crate::Queue::submit) are visible to the commands of
+///   that submission and of every later one. No barrier is needed: a
+///   buffer the CPU wrote moves from its state (for a new buffer,
+///   `BufferUses::empty()`) straight to the GPU usage, e.g.
+///   `empty → COPY_SRC` or `empty → STORAGE_READ_ONLY`.
+/// * **GPU writes, CPU reads.** The command buffer that writes the buffer
+///   must end with a barrier from the writing state (`COPY_DST`,
+///   `STORAGE_READ_WRITE`, `QUERY_RESOLVE`, …) *to* [`BufferUses::MAP_READ`];
+///   the CPU reads only after waiting for that submission's fence. The fence
+///   wait alone is not enough: on Vulkan a fence signal makes the GPU's
+///   writes available but not visible to the host, and the barrier's
+///   `HOST_READ` destination is what makes them visible. The noop backend
+///   needs neither, but programs follow the rule so they are correct
+///   everywhere.
+/// * **Either way**, the CPU must not touch bytes that pending GPU work
+///   reads or writes. Before the GPU writes a buffer again after the CPU
+///   read it, transition it out of `MAP_READ` (e.g. `MAP_READ → COPY_DST`).
+///
+/// [`write_slice`](Self::write_slice) and [`read_vec`](Self::read_vec) copy
+/// plain values ([`Plain`]) in and out, checking the range.
+///
+/// ```
+/// use keel_hal::{Adapter as _, Device as _, Instance as _};
+/// use keel_hal::{BufferDescriptor, InstanceDescriptor, Memory, wgt};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // SAFETY: the buffer is destroyed before the device is dropped; no GPU
+/// // work uses it while the CPU reads and writes it.
+/// unsafe {
+///     let instance = keel_hal::noop::Instance::init(&InstanceDescriptor::default())?;
+///     let adapter = instance.enumerate_adapters().remove(0);
+///     let device = adapter.adapter.open(&Default::default())?.device;
+///     let desc = BufferDescriptor {
+///         size: 16,
+///         usage: wgt::BufferUsages::MAP_WRITE,
+///         memory: Memory::Upload,
+///         ..Default::default()
+///     };
+///     let buffer = device.create_buffer(&desc)?;
+///     let mapping = device.map_buffer(&buffer)?;
+///     mapping.write_slice(4, &[1.5f32, 2.5])?;
+///     assert_eq!(mapping.read_vec::<f32>(4, 2)?, [1.5, 2.5]);
+///     assert!(mapping.read_vec::<u32>(8, 3).is_err()); // past the end
+///     device.destroy_buffer(buffer);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct BufferMapping {
     /// Start of the buffer's bytes.
     pub ptr: std::ptr::NonNull<u8>,
     /// Length of the mapping, which is the buffer's size.
     pub size: u64,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Plain values that mapped memory can be read as and written from: every
+/// bit pattern is a valid value, and there is no padding and no pointer.
+///
+/// Implemented for the integer and floating-point primitives and for arrays
+/// of them; sealed, so no other type can claim it.
+pub trait Plain: Copy + sealed::Sealed + 'static {}
+
+macro_rules! plain {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Plain for $t {}
+    )*};
+}
+plain!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+impl<T: Plain, const N: usize> sealed::Sealed for [T; N] {}
+impl<T: Plain, const N: usize> Plain for [T; N] {}
+
+impl BufferMapping {
+    /// Checks that `len` bytes at `offset` lie in the mapping; returns the
+    /// offset as a `usize`.
+    fn range(&self, offset: u64, len: Option<usize>) -> Result<usize, MappedRangeError> {
+        let error = MappedRangeError {
+            offset,
+            len: len.map_or(u64::MAX, |l| l as u64),
+            size: self.size,
+        };
+        let len = len.ok_or(error.clone())? as u64;
+        match offset.checked_add(len) {
+            Some(end) if end <= self.size => usize::try_from(offset).map_err(|_| error),
+            _ => Err(error),
+        }
+    }
+
+    /// Copies `data` into the mapping at byte `offset` (no alignment needed).
+    /// A range that leaves the mapping is a [`MappedRangeError`] and writes
+    /// nothing.
+    ///
+    /// # Safety
+    /// The buffer is alive and still mapped, and no pending GPU work reads
+    /// or writes the range. The GPU sees the bytes from the next submit on
+    /// ([host-visibility rule](BufferMapping#host-visibility)).
+    pub unsafe fn write_slice<T: Plain>(
+        &self,
+        offset: u64,
+        data: &[T],
+    ) -> Result<(), MappedRangeError> {
+        let start = self.range(offset, data.len().checked_mul(size_of::<T>()))?;
+        // SAFETY: the range is inside the mapping (checked above), which the
+        // caller vouches is alive and untouched by the GPU; `T: Plain` has no
+        // padding, so every source byte is initialised. Byte copies need no
+        // alignment.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr().cast::<u8>(),
+                self.ptr.as_ptr().add(start),
+                size_of_val(data),
+            );
+        }
+        Ok(())
+    }
+
+    /// Reads `count` values of `T` from the mapping at byte `offset` (no
+    /// alignment needed). A range that leaves the mapping is a
+    /// [`MappedRangeError`].
+    ///
+    /// # Safety
+    /// The buffer is alive and still mapped; no pending GPU work writes the
+    /// range; bytes the GPU wrote were made visible by the
+    /// [host-visibility rule](BufferMapping#host-visibility) (a barrier to
+    /// `MAP_READ`, then the fence wait).
+    pub unsafe fn read_vec<T: Plain>(
+        &self,
+        offset: u64,
+        count: usize,
+    ) -> Result<Vec<T>, MappedRangeError> {
+        let start = self.range(offset, count.checked_mul(size_of::<T>()))?;
+        let mut out = Vec::<T>::with_capacity(count);
+        // SAFETY: the source range is inside the live mapping (checked
+        // above) and no GPU work writes it (the caller's contract); the
+        // destination has room for `count` values; every bit pattern is a
+        // valid `T` (`Plain`), so after the byte copy the first `count`
+        // values are initialised.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().add(start),
+                out.as_mut_ptr().cast::<u8>(),
+                count * size_of::<T>(),
+            );
+            out.set_len(count);
+        }
+        Ok(out)
+    }
 }
 
 // SAFETY: the mapping is a plain pointer into coherent memory; the hal's
@@ -333,3 +564,70 @@ unsafe impl Sync for BufferMapping {}
 
 /// A value of a fence's monotonically increasing counter.
 pub type FenceValue = u64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mapping over `bytes` (host memory stands in for a mapped buffer).
+    fn mapping(bytes: &mut [u8]) -> BufferMapping {
+        BufferMapping {
+            ptr: std::ptr::NonNull::new(bytes.as_mut_ptr()).expect("non-null"),
+            size: bytes.len() as u64,
+        }
+    }
+
+    #[test]
+    fn typed_mapping_access_checks_the_range() {
+        let mut bytes = [0u8; 12];
+        let map = mapping(&mut bytes);
+        // SAFETY: `bytes` outlives `map`; no GPU is involved.
+        unsafe {
+            // Unaligned offsets are fine; the last byte is reachable.
+            map.write_slice(1, &[0x0403_0201u32, 0x0807_0605]).unwrap();
+            map.write_slice(11, &[0xAAu8]).unwrap();
+            assert_eq!(
+                map.read_vec::<u8>(0, 12).unwrap()[..10],
+                [0, 1, 2, 3, 4, 5, 6, 7, 8, 0]
+            );
+            assert_eq!(map.read_vec::<[u16; 2]>(1, 1).unwrap(), [[0x0201, 0x0403]]);
+            assert_eq!(map.read_vec::<u8>(11, 1).unwrap(), [0xAA]);
+            assert_eq!(map.read_vec::<u64>(12, 0).unwrap(), []);
+            // One byte past the end, an overflowing offset, an overflowing count.
+            let past = MappedRangeError {
+                offset: 9,
+                len: 4,
+                size: 12,
+            };
+            assert_eq!(map.write_slice(9, &[1u32]), Err(past.clone()));
+            assert_eq!(map.read_vec::<u32>(9, 1), Err(past));
+            assert!(map.read_vec::<u8>(u64::MAX, 1).is_err());
+            let huge = map.read_vec::<u64>(0, usize::MAX).unwrap_err();
+            assert_eq!(huge.len, u64::MAX);
+        }
+        // A failed write wrote nothing.
+        assert_eq!(bytes[8..], [8, 0, 0, 0xAA]);
+    }
+
+    #[test]
+    fn barrier_constructors_cover_the_whole_resource() {
+        let buffer = BufferBarrier::new(&(), BufferUses::COPY_DST, BufferUses::MAP_READ);
+        assert_eq!(
+            buffer.usage,
+            StateTransition::new(BufferUses::COPY_DST, BufferUses::MAP_READ)
+        );
+        let texture = TextureBarrier::new(&(), TextureUses::COPY_DST, TextureUses::RESOURCE);
+        assert_eq!(texture.range.aspect, wgt::TextureAspect::All);
+        assert_eq!(
+            (texture.range.base_mip_level, texture.range.mip_level_count),
+            (0, None)
+        );
+        assert_eq!(
+            (
+                texture.range.base_array_layer,
+                texture.range.array_layer_count
+            ),
+            (0, None)
+        );
+    }
+}

@@ -96,6 +96,8 @@ fn read_back(
             .create_command_encoder(&Default::default())
             .expect("encoder");
         encoder.begin_encoding(None).expect("begin");
+        use keel_hal::{BufferBarrier, BufferUses as U};
+        encoder.transition_buffers(&[BufferBarrier::new(&dst, U::empty(), U::COPY_DST)]);
         encoder.copy_buffer_to_buffer(
             src,
             &dst,
@@ -105,6 +107,8 @@ fn read_back(
                 size,
             }],
         );
+        // The host-visibility rule (`BufferMapping`): a barrier to MAP_READ, then the fence wait.
+        encoder.transition_buffers(&[BufferBarrier::new(&dst, U::COPY_DST, U::MAP_READ)]);
         let cb = encoder.end_encoding().expect("end");
         let fence = device.create_fence().expect("fence");
         queue.submit(&[&cb], &[], &fence, 1).expect("submit");

@@ -123,14 +123,20 @@ fn structures_travel_through_dyn_api() {
                 to: AccelerationStructureUses::COPY_SRC,
             },
         });
+        let (empty, copy_dst) = (crate::BufferUses::empty(), crate::BufferUses::COPY_DST);
+        encoder.transition_buffers(&[crate::BufferBarrier::new(&sizes_buffer, empty, copy_dst)]);
         encoder
             .read_acceleration_structure_compacted_sizes(&refs[..2], &sizes_buffer, 0)
             .unwrap();
         encoder
             .copy_acceleration_structure(&blases[1], &copy, AccelerationStructureCopy::Compact)
             .unwrap();
+        // The host-visibility rule (`BufferMapping`): a barrier to MAP_READ, then the fence wait.
+        let map_read = crate::BufferUses::MAP_READ;
+        encoder.transition_buffers(&[crate::BufferBarrier::new(&sizes_buffer, copy_dst, map_read)]);
         let commands = encoder.end_encoding().unwrap();
         queue.submit(&[&commands], &[], &fence, 1).unwrap();
+        assert!(device.wait(&fence, 1, None).unwrap());
         let map = device.map_buffer(&sizes_buffer).unwrap();
         let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 16);
         assert_eq!(bytes[..8], 768u64.to_ne_bytes());

@@ -601,6 +601,12 @@ mod dyn_api_tests {
                     size: extent,
                 }],
             );
+            // The host-visibility rule (`BufferMapping`): a barrier to MAP_READ, then the fence wait.
+            encoder.transition_buffers(&[crate::BufferBarrier::new(
+                &readback,
+                BufferUses::COPY_DST,
+                BufferUses::MAP_READ,
+            )]);
             let commands = encoder.end_encoding().expect("test fixture");
             let fence = device.create_fence().expect("test fixture");
             queue
