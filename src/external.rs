@@ -1,5 +1,5 @@
 //! External memory and semaphores: sharing buffers, textures and
-//! synchronisation with another API, device or process (design §7).
+//! synchronisation with another API, device or process (docs/design.md §7).
 //!
 //! * **Capabilities first.** [`Adapter::external_buffer_capabilities`],
 //!   [`Adapter::external_texture_capabilities`],

@@ -2,7 +2,7 @@
 //! `bind_group.rs`).
 //!
 //! - A bind group layout is a `VkDescriptorSetLayout` registered with the
-//!   device's descriptor allocator (design §5), which gives its sets a pool
+//!   device's descriptor allocator (docs/design.md §5), which gives its sets a pool
 //!   shared by every layout of the same shape. Its entries are kept, sorted
 //!   by binding, for bind-group checks and pipeline interface checks.
 //! - A bind group is a descriptor set from that allocator (a recycled one

@@ -1,4 +1,4 @@
-//! Recording-time bounds checks (design §1, §11.2).
+//! Recording-time bounds checks (docs/design.md §1, §11.2).
 //!
 //! Buffers know their size, textures their extent and query sets their
 //! count, so a region that falls outside its resource is caught while

@@ -93,7 +93,7 @@ impl CommandEncoder {
     }
 
     /// The command buffer being recorded, if any: an escape hatch for
-    /// recording raw Vulkan commands between hal calls (design §11.7).
+    /// recording raw Vulkan commands between hal calls (docs/design.md §11.7).
     ///
     /// The hal still owns it: do not end, reset or free it. Raw commands
     /// must leave the state the hal relies on as they found it (no open

@@ -1,5 +1,5 @@
 //! The descriptor allocator: descriptor pools and sets for bind groups
-//! (design §5).
+//! (docs/design.md §5).
 //!
 //! # Shape
 //!

@@ -1,6 +1,6 @@
 //! Resource creation and destruction on a Vulkan device.
 //!
-//! Each `create_*` checks what is cheap to check (design §1), then makes
+//! Each `create_*` checks what is cheap to check (docs/design.md §1), then makes
 //! the driver calls; a raw handle is released on every error path after it
 //! exists. Every create and destroy updates the device's live counters.
 

@@ -1,4 +1,4 @@
-//! External memory (design §7): capability queries, and buffers and
+//! External memory (docs/design.md §7): capability queries, and buffers and
 //! textures whose memory is exported to or imported from another API,
 //! device or process.
 //!

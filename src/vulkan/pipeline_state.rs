@@ -1,4 +1,4 @@
-//! Fixed-function state of render pipelines: the cheap checks (design §1)
+//! Fixed-function state of render pipelines: the cheap checks (docs/design.md §1)
 //! and the conversion from `wgpu-types` to Vulkan create-info parts.
 //!
 //! [`FixedState::new`] runs before any Vulkan object of the pipeline

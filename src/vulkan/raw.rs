@@ -1,4 +1,4 @@
-//! Escape hatches (design §11.7): the raw Vulkan objects behind a device,
+//! Escape hatches (docs/design.md §11.7): the raw Vulkan objects behind a device,
 //! and wrapping raw buffers and images as hal resources.
 //!
 //! A wrapped resource is *caller-owned*: the caller created the `VkBuffer`
