@@ -370,7 +370,8 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// The buffer came from this device. The caller must not access bytes
     /// through the pointer while pending GPU work writes them (or, for
-    /// writes, reads them), nor after the buffer is destroyed.
+    /// writes, reads them), nor after the buffer is destroyed. Reading what
+    /// the GPU wrote follows the [host-visibility rule](BufferMapping#host-visibility).
     unsafe fn map_buffer(
         &self,
         buffer: &<Self::A as Api>::Buffer,

@@ -5,7 +5,9 @@
 /// Mapped kinds (`Upload`, `Readback`) are always host-visible *and*
 /// host-coherent: no flush or invalidate is ever needed, and a backend that
 /// has no such memory type fails creation with a typed error rather than
-/// falling back to non-coherent memory.
+/// falling back to non-coherent memory. Coherence is not ordering: the CPU
+/// and the GPU are ordered by the
+/// [host-visibility rule](crate::BufferMapping#host-visibility).
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Memory {

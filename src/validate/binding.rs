@@ -485,14 +485,12 @@ fn check_view(
                 );
             }
         }
-        T::StorageTexture { format, .. } => {
-            if view.format != format {
-                return mismatch(
-                    "format",
-                    format!("{format:?}"),
-                    format!("{:?}", view.format),
-                );
-            }
+        T::StorageTexture { format, .. } if view.format != format => {
+            return mismatch(
+                "format",
+                format!("{format:?}"),
+                format!("{:?}", view.format),
+            );
         }
         _ => {}
     }
