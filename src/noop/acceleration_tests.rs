@@ -45,6 +45,8 @@ fn open() -> (Device, Queue) {
 fn buffer(device: &Device, size: u64) -> Buffer {
     let desc = BufferDescriptor {
         size,
+        // STORAGE: placed structures need it (as Vulkan's ACCELERATION_STRUCTURE_STORAGE).
+        usage: wgt::BufferUsages::STORAGE,
         memory: crate::Memory::Readback,
         ..Default::default()
     };
