@@ -115,6 +115,20 @@ pub struct AdapterInfo {
     pub api_version: (u32, u32, u32),
     /// The backend.
     pub backend: Backend,
+    /// The device's UUID (Vulkan's `VkPhysicalDeviceIDProperties::deviceUUID`):
+    /// the same for every API and process on this physical device, so it
+    /// matches the adapter to another API's device (CUDA's
+    /// `cudaDeviceProp::uuid`) before sharing memory. Noop reports a fixed
+    /// made-up one.
+    pub device_uuid: [u8; 16],
+    /// The driver's UUID (`driverUUID`): opaque fds and other opaque
+    /// handles work only between two sides whose driver UUIDs match.
+    pub driver_uuid: [u8; 16],
+    /// The device's LUID where the platform has them (Windows; Vulkan's
+    /// `deviceLUID` when `deviceLUIDValid`), else `None`.
+    pub device_luid: Option<[u8; 8]>,
+    /// The node mask of the LUID (`deviceNodeMask`; 0 without a LUID).
+    pub device_node_mask: u32,
 }
 
 /// What an adapter can do.

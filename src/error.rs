@@ -290,6 +290,21 @@ pub enum ExternalError {
     /// No memory type fits both the handle and the resource.
     #[error("no memory type fits both the external handle and the resource")]
     NoSuitableMemory,
+    /// A host operation that needs a timeline semaphore (reading its value,
+    /// signalling or waiting for it from the host) on a binary one.
+    #[error(
+        "{0}: the semaphore is binary; only timeline semaphores have a value the host can use"
+    )]
+    NotTimeline(&'static str),
+    /// A host signal of a timeline semaphore with a value not above its
+    /// current one (a timeline only moves forward).
+    #[error("cannot signal the semaphore with {value}: its value is already {current}")]
+    ValueNotIncreasing {
+        /// The value asked for.
+        value: u64,
+        /// The semaphore's value when asked.
+        current: u64,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

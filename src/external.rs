@@ -20,9 +20,18 @@
 //!   sub-allocated, and freed exactly once when the resource is destroyed.
 //! * **Semaphores**: [`Device::create_external_semaphore`],
 //!   [`Device::export_semaphore`], [`Device::import_semaphore`]; waited on
-//!   and signalled by [`Queue::submit_external`]. Queue-family ownership
-//!   moves to and from the outside world with
-//!   [`CommandEncoder::transfer_ownership`].
+//!   and signalled by [`Queue::submit_external`]. A timeline semaphore's
+//!   value is read, signalled and waited for from the host with
+//!   [`Device::semaphore_value`], [`Device::signal_semaphore`] and
+//!   [`Device::wait_semaphore`]. Queue-family ownership moves to and from
+//!   the outside world with [`CommandEncoder::transfer_ownership`].
+//! * **Fds handed out are close-on-exec** on every backend, whatever the
+//!   driver made: passing one to a child process is the caller's explicit
+//!   act.
+//! * **Another API** (CUDA, …): match the device by
+//!   [`AdapterInfo::device_uuid`](crate::AdapterInfo::device_uuid); import
+//!   with [`ExportedMemory::size`] and [`ExportedMemory::dedicated`];
+//!   `docs/interop-cuda.md` is the recipe.
 //!
 //! Why `ExternalSemaphore` is its own type and not a kind of `Fence`: a
 //! fence is a CPU-waitable monotonically increasing counter on every
@@ -44,6 +53,9 @@
 //! [`Device::export_semaphore`]: crate::Device::export_semaphore
 //! [`Device::import_semaphore`]: crate::Device::import_semaphore
 //! [`Queue::submit_external`]: crate::Queue::submit_external
+//! [`Device::semaphore_value`]: crate::Device::semaphore_value
+//! [`Device::signal_semaphore`]: crate::Device::signal_semaphore
+//! [`Device::wait_semaphore`]: crate::Device::wait_semaphore
 //! [`CommandEncoder::transfer_ownership`]: crate::CommandEncoder::transfer_ownership
 //! [`Memory`]: crate::Memory
 //! [`ExternalError::Unsupported`]: crate::ExternalError::Unsupported
@@ -195,14 +207,70 @@ impl ExternalHandle {
     }
 }
 
+bitflags::bitflags! {
+    /// The properties of the memory type an allocation lives in (Vulkan's
+    /// `VkMemoryPropertyFlags`, as far as another API needs them to pick a
+    /// matching memory type on import). They describe the memory, not what
+    /// keel-hal allows: no external resource can be mapped, even where its
+    /// memory type is host-visible.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct MemoryProperties: u32 {
+        /// Local to the device (fastest for the GPU).
+        const DEVICE_LOCAL = 1 << 0;
+        /// Could be mapped for host access.
+        const HOST_VISIBLE = 1 << 1;
+        /// Host writes and reads need no flush or invalidate.
+        const HOST_COHERENT = 1 << 2;
+        /// Cached on the host.
+        const HOST_CACHED = 1 << 3;
+        /// Lazily allocated (transient attachments).
+        const LAZILY_ALLOCATED = 1 << 4;
+        /// Protected memory.
+        const PROTECTED = 1 << 5;
+    }
+}
+
+/// Sets close-on-exec on an fd about to be handed to the caller, so that
+/// no fd keel-hal returns leaks into child processes by default (drivers
+/// differ: NVIDIA's exported fds have `FD_CLOEXEC`, lavapipe's do not).
+/// Passing one to a child is then the caller's explicit act (for example
+/// `Stdio::from(fd)`, or `dup2` onto a chosen number, which clears the flag
+/// on the copy).
+///
+/// The fd is duplicated with `F_DUPFD_CLOEXEC` (what `OwnedFd::try_clone`
+/// does) and the original closed: the new fd names the same open file.
+/// On error (no fd number left) the original is closed too.
+pub(crate) fn close_on_exec(fd: OwnedFd) -> Result<OwnedFd, crate::DeviceError> {
+    // `fd` is dropped (closed) on both paths.
+    fd.try_clone().map_err(|e| {
+        log::error!("keel-hal: could not duplicate an exported fd: {e}");
+        crate::DeviceError::OutOfMemory
+    })
+}
+
 /// What [`crate::Device::export_buffer_memory`] and
 /// [`crate::Device::export_texture_memory`] return.
 #[derive(Debug)]
 pub struct ExportedMemory {
-    /// A new file descriptor for the memory; the caller owns it.
+    /// A new file descriptor for the memory; the caller owns it. Always
+    /// close-on-exec: to pass it to a child process, make an inheritable
+    /// copy explicitly (e.g. `Stdio::from(fd)`, or `dup2` onto a chosen
+    /// number).
     pub fd: OwnedFd,
-    /// The size of the allocation behind it, in bytes.
+    /// The size of the allocation behind it, in bytes: what an importer
+    /// passes as the memory's size (CUDA's `cudaExternalMemoryHandleDesc::size`).
     pub size: u64,
+    /// Whether the allocation is dedicated to this one resource (Vulkan's
+    /// `VkMemoryDedicatedAllocateInfo`; CUDA's `cudaExternalMemoryDedicated`).
+    /// keel-hal's external allocations always are: `true` on every backend.
+    /// (Not to be confused with [`ExternalCapabilities::dedicated_only`],
+    /// the driver's requirement.)
+    pub dedicated: bool,
+    /// The properties of the memory type the allocation lives in.
+    pub memory_properties: MemoryProperties,
+    /// The index of that memory type on the exporting adapter, where the
+    /// backend has memory types (Vulkan); `None` on noop.
+    pub memory_type_index: Option<u32>,
     /// Textures exported as dma-buf: the DRM format modifier of the layout.
     pub drm_format_modifier: Option<u64>,
     /// Textures exported as dma-buf: one entry per memory plane. Empty for
@@ -358,4 +426,37 @@ pub enum OwnershipTransfer {
     /// From this queue to the outside world, after this queue's last use
     /// and before another API or process uses it.
     Release,
+}
+
+/// The host operations on external semaphores, for
+/// [`crate::ExternalError::NotTimeline`].
+pub(crate) mod host_op {
+    /// `Device::semaphore_value`.
+    pub(crate) const VALUE: &str = "semaphore_value";
+    /// `Device::signal_semaphore`.
+    pub(crate) const SIGNAL: &str = "signal_semaphore";
+    /// `Device::wait_semaphore`.
+    pub(crate) const WAIT: &str = "wait_semaphore";
+}
+
+/// The check of every host operation on an external semaphore, on every
+/// backend: only timeline semaphores have a value.
+pub(crate) fn check_timeline(
+    kind: SemaphoreKind,
+    operation: &'static str,
+) -> Result<(), crate::ExternalError> {
+    match kind {
+        SemaphoreKind::Timeline { .. } => Ok(()),
+        SemaphoreKind::Binary => Err(crate::ExternalError::NotTimeline(operation)),
+    }
+}
+
+/// The check of a host signal, on every backend: a timeline only moves
+/// forward, so `value` must be above the semaphore's `current` value.
+pub(crate) fn check_signal_value(value: u64, current: u64) -> Result<(), crate::ExternalError> {
+    if value > current {
+        Ok(())
+    } else {
+        Err(crate::ExternalError::ValueNotIncreasing { value, current })
+    }
 }

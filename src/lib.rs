@@ -743,6 +743,42 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Came from this device; no pending submission waits on or signals it.
     unsafe fn destroy_external_semaphore(&self, semaphore: <Self::A as Api>::ExternalSemaphore);
+    /// A timeline semaphore's current value, whoever signalled it (this
+    /// device, another one, another API). A binary semaphore is
+    /// [`ExternalError::NotTimeline`].
+    ///
+    /// # Safety
+    /// The semaphore came from this device.
+    unsafe fn semaphore_value(
+        &self,
+        semaphore: &<Self::A as Api>::ExternalSemaphore,
+    ) -> Result<FenceValue, ExternalError>;
+    /// Sets a timeline semaphore to `value` from the host, releasing every
+    /// wait for `value` or less (on any device or API sharing it). `value`
+    /// must be above the current value ([`ExternalError::ValueNotIncreasing`]
+    /// otherwise); a binary semaphore is [`ExternalError::NotTimeline`].
+    ///
+    /// # Safety
+    /// The semaphore came from this device; `value` is below the value of
+    /// every signal pending on it (submitted, not yet executed).
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: &<Self::A as Api>::ExternalSemaphore,
+        value: FenceValue,
+    ) -> Result<(), ExternalError>;
+    /// Waits on the host until a timeline semaphore reaches `value`.
+    /// Returns `Ok(false)` on timeout; `None` waits without limit. A binary
+    /// semaphore is [`ExternalError::NotTimeline`].
+    ///
+    /// # Safety
+    /// The semaphore came from this device. With no timeout, a signal of
+    /// `value` (or more) has been made or will be made by someone.
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: &<Self::A as Api>::ExternalSemaphore,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, ExternalError>;
 }
 
 /// A presentation surface.

@@ -49,6 +49,8 @@ mod encoders;
 mod external;
 #[path = "conformance/external_errors.rs"]
 mod external_errors;
+#[path = "conformance/external_interop.rs"]
+mod external_interop;
 #[path = "conformance/external_side.rs"]
 mod external_side;
 #[path = "conformance/lifecycle.rs"]

@@ -463,6 +463,30 @@ impl Device for Box<dyn DynDevice> {
         // SAFETY: forwarded contract.
         unsafe { DynDevice::destroy_external_semaphore(&**self, semaphore) }
     }
+    unsafe fn semaphore_value(
+        &self,
+        semaphore: &Box<dyn DynExternalSemaphore>,
+    ) -> Result<FenceValue, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::semaphore_value(&**self, &**semaphore) }
+    }
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: &Box<dyn DynExternalSemaphore>,
+        value: FenceValue,
+    ) -> Result<(), ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::signal_semaphore(&**self, &**semaphore, value) }
+    }
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: &Box<dyn DynExternalSemaphore>,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::wait_semaphore(&**self, &**semaphore, value, timeout) }
+    }
 }
 
 impl Queue for Box<dyn DynQueue> {

@@ -375,6 +375,33 @@ pub trait DynDevice: DynResource {
     /// # Safety
     /// As [`Device::destroy_external_semaphore`].
     unsafe fn destroy_external_semaphore(&self, semaphore: Box<dyn DynExternalSemaphore>);
+    /// See [`Device::semaphore_value`].
+    ///
+    /// # Safety
+    /// As [`Device::semaphore_value`].
+    unsafe fn semaphore_value(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+    ) -> Result<FenceValue, ExternalError>;
+    /// See [`Device::signal_semaphore`].
+    ///
+    /// # Safety
+    /// As [`Device::signal_semaphore`].
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+        value: FenceValue,
+    ) -> Result<(), ExternalError>;
+    /// See [`Device::wait_semaphore`].
+    ///
+    /// # Safety
+    /// As [`Device::wait_semaphore`].
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, ExternalError>;
 }
 
 /// Destroys a boxed resource if it belongs to this backend; logs and leaks it otherwise.
@@ -782,6 +809,33 @@ impl<D: Device> DynDevice for D {
         destroy_owned(semaphore, "external_semaphore", |s| unsafe {
             Device::destroy_external_semaphore(self, s)
         })
+    }
+    unsafe fn semaphore_value(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+    ) -> Result<FenceValue, ExternalError> {
+        let semaphore = cast::<<D::A as Api>::ExternalSemaphore>(semaphore).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::semaphore_value(self, semaphore) }
+    }
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+        value: FenceValue,
+    ) -> Result<(), ExternalError> {
+        let semaphore = cast::<<D::A as Api>::ExternalSemaphore>(semaphore).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::signal_semaphore(self, semaphore, value) }
+    }
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: &dyn DynExternalSemaphore,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, ExternalError> {
+        let semaphore = cast::<<D::A as Api>::ExternalSemaphore>(semaphore).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::wait_semaphore(self, semaphore, value, timeout) }
     }
 }
 

@@ -472,6 +472,30 @@ impl crate::Device for Device {
     unsafe fn destroy_external_semaphore(&self, semaphore: ExternalSemaphore) {
         external::destroy_semaphore(&self.shared, semaphore);
     }
+
+    unsafe fn semaphore_value(
+        &self,
+        semaphore: &ExternalSemaphore,
+    ) -> Result<FenceValue, ExternalError> {
+        external::semaphore_value(semaphore)
+    }
+
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: &ExternalSemaphore,
+        value: FenceValue,
+    ) -> Result<(), ExternalError> {
+        external::signal_semaphore(semaphore, value)
+    }
+
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: &ExternalSemaphore,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, ExternalError> {
+        external::wait_semaphore(semaphore, value, timeout)
+    }
 }
 
 /// Checks a texture descriptor, charges the budget and allocates the bytes;

@@ -46,16 +46,25 @@ use arrayvec::ArrayVec;
 use super::memory::HostBytes;
 use super::shm::{Kind, SharedFile};
 use super::DeviceShared;
+use crate::external::{check_signal_value, check_timeline, host_op};
 use crate::{
     DeviceError, ExportedMemory, ExternalCapabilities, ExternalError, ExternalHandle,
     ExternalHandleType, ExternalHandleTypes, ExternalMemory, ExternalOrigin,
     ExternalSemaphoreDescriptor, ExternalSemaphoreType, FenceValue, HalFeatures, Memory,
-    SemaphoreKind,
+    MemoryProperties, SemaphoreKind,
 };
 
 /// The alignment host pointers and sizes must have to be imported: a page,
 /// as Vulkan drivers typically ask (`minImportedHostPointerAlignment`).
 pub(crate) const HOST_POINTER_ALIGNMENT: u64 = 4096;
+
+/// What noop reports of exported memory: a shared file in RAM, which the
+/// CPU device treats as its own memory and the host reads and writes
+/// coherently (as a CPU Vulkan driver's one memory type is).
+const MEMORY_PROPERTIES: MemoryProperties = MemoryProperties::DEVICE_LOCAL
+    .union(MemoryProperties::HOST_VISIBLE)
+    .union(MemoryProperties::HOST_COHERENT)
+    .union(MemoryProperties::HOST_CACHED);
 
 /// How long a semaphore wait in `submit_external` polls before giving up.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -271,6 +280,10 @@ pub(crate) fn export(
     Ok(ExportedMemory {
         fd: file.export()?,
         size: file.size(),
+        // One shared file per resource.
+        dedicated: true,
+        memory_properties: MEMORY_PROPERTIES,
+        memory_type_index: None,
         drm_format_modifier: None,
         planes: ArrayVec::new(),
     })
@@ -341,31 +354,75 @@ pub(crate) fn destroy_semaphore(shared: &DeviceShared, semaphore: ExternalSemaph
     drop(semaphore);
 }
 
+/// Polls `file`'s value until it reaches `target` (`true`) or `timeout`
+/// passes (`false`; `None` polls without limit).
+fn poll_until(
+    file: &SharedFile,
+    target: u64,
+    timeout: Option<Duration>,
+) -> Result<bool, DeviceError> {
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(20);
+    loop {
+        if file.read_u64()? >= target {
+            return Ok(true);
+        }
+        let elapsed = start.elapsed();
+        if timeout.is_some_and(|t| elapsed >= t) {
+            return Ok(false);
+        }
+        let left = timeout.map_or(pause, |t| t.saturating_sub(elapsed));
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_millis(1));
+    }
+}
+
 /// Blocks until `semaphore` reaches `value` (timeline) or is signalled
 /// (binary, which the wait then consumes). `Lost` after [`WAIT_TIMEOUT`].
 pub(crate) fn wait(semaphore: &ExternalSemaphore, value: FenceValue) -> Result<(), DeviceError> {
     let file = &semaphore.file;
     let binary = file.kind() == Kind::BinarySemaphore;
     let target = if binary { 1 } else { value };
-    let start = Instant::now();
-    let mut pause = Duration::from_micros(20);
-    loop {
-        if file.read_u64()? >= target {
-            if binary {
-                file.write_u64(0)?;
-            }
-            return Ok(());
-        }
-        if start.elapsed() >= WAIT_TIMEOUT {
-            log::error!(
-                "noop: an external semaphore wait was not signalled within {WAIT_TIMEOUT:?}; \
-                 the submission is dropped (a GPU would hang)"
-            );
-            return Err(DeviceError::Lost);
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(1));
+    if !poll_until(file, target, Some(WAIT_TIMEOUT))? {
+        log::error!(
+            "noop: an external semaphore wait was not signalled within {WAIT_TIMEOUT:?}; \
+             the submission is dropped (a GPU would hang)"
+        );
+        return Err(DeviceError::Lost);
     }
+    if binary {
+        file.write_u64(0)?;
+    }
+    Ok(())
+}
+
+/// `Device::semaphore_value`.
+pub(crate) fn semaphore_value(semaphore: &ExternalSemaphore) -> Result<u64, ExternalError> {
+    check_timeline(semaphore.kind(), host_op::VALUE)?;
+    Ok(semaphore.file.read_u64()?)
+}
+
+/// `Device::signal_semaphore`: the shared checks, then the value is
+/// written (no queue is involved: noop work runs at submit).
+pub(crate) fn signal_semaphore(
+    semaphore: &ExternalSemaphore,
+    value: FenceValue,
+) -> Result<(), ExternalError> {
+    check_timeline(semaphore.kind(), host_op::SIGNAL)?;
+    let current = semaphore.file.read_u64()?;
+    check_signal_value(value, current)?;
+    Ok(semaphore.file.write_u64(value)?)
+}
+
+/// `Device::wait_semaphore`: polls the shared value (another thread,
+/// device or process signals it).
+pub(crate) fn wait_semaphore(
+    semaphore: &ExternalSemaphore,
+    value: FenceValue,
+    timeout: Option<Duration>,
+) -> Result<bool, ExternalError> {
+    check_timeline(semaphore.kind(), host_op::WAIT)?;
+    Ok(poll_until(&semaphore.file, value, timeout)?)
 }
 
 /// Signals `semaphore`: binary ones become signalled, timeline ones take

@@ -77,8 +77,21 @@ fn adapter_info() -> AdapterInfo {
         driver_info: concat!("keel-hal ", env!("CARGO_PKG_VERSION")).into(),
         api_version: API_VERSION,
         backend: Backend::Noop,
+        device_uuid: DEVICE_UUID,
+        driver_uuid: DRIVER_UUID,
+        device_luid: None,
+        device_node_mask: 0,
     }
 }
+
+/// The noop adapter's made-up device UUID: the same in every instance and
+/// process, as a physical device's is.
+const DEVICE_UUID: [u8; 16] = *b"keel-hal noop #0";
+
+/// The noop backend's made-up driver UUID. It names the format of its
+/// shared files (`shm.rs`, version 1), as a driver's names what its opaque
+/// handles mean: change it with that format.
+const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 
 /// What the noop adapter can do, and nothing more:
 /// - features: timestamp queries (written from a CPU clock at submit),

@@ -227,6 +227,8 @@ pub(super) unsafe fn expose(
     };
     let p = &info.properties;
     let v = p.api_version;
+    // SAFETY: forwarded contract.
+    let ids = unsafe { device_ids(&instance.raw, pd) };
     let adapter_info = AdapterInfo {
         name: name_string(p.device_name_as_c_str()),
         vendor: p.vendor_id,
@@ -246,6 +248,14 @@ pub(super) unsafe fn expose(
             vk::api_version_patch(v),
         ),
         backend: Backend::Vulkan,
+        device_uuid: ids.device_uuid,
+        driver_uuid: ids.driver_uuid,
+        device_luid: (ids.device_luid_valid == vk::TRUE).then_some(ids.device_luid),
+        device_node_mask: if ids.device_luid_valid == vk::TRUE {
+            ids.device_node_mask
+        } else {
+            0
+        },
     };
     let capabilities = Capabilities {
         features: conv::map_features(&info, |f| {
@@ -266,6 +276,30 @@ pub(super) unsafe fn expose(
         info: adapter_info,
         capabilities,
     })
+}
+
+/// The device's identity (`VkPhysicalDeviceIDProperties`, core 1.1): the
+/// UUIDs and LUID another API matches its device with.
+///
+/// # Safety
+/// `pd` was enumerated from `instance`.
+unsafe fn device_ids(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> vk::PhysicalDeviceIDProperties<'static> {
+    let mut ids = vk::PhysicalDeviceIDProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut ids);
+    // SAFETY: forwarded contract; a core 1.1 struct in the chain.
+    unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
+    // A copy without the chain's lifetime.
+    vk::PhysicalDeviceIDProperties {
+        device_uuid: ids.device_uuid,
+        driver_uuid: ids.driver_uuid,
+        device_luid: ids.device_luid,
+        device_node_mask: ids.device_node_mask,
+        device_luid_valid: ids.device_luid_valid,
+        ..Default::default()
+    }
 }
 
 /// A Vulkan name as a `String` (empty if the driver did not terminate it).

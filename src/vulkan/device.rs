@@ -745,6 +745,33 @@ impl crate::Device for super::Device {
         // SAFETY: forwarded contract.
         unsafe { super::external_sync::destroy_semaphore(&self.shared, semaphore) }
     }
+
+    unsafe fn semaphore_value(
+        &self,
+        semaphore: &super::ExternalSemaphore,
+    ) -> Result<FenceValue, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::semaphore_value(&self.shared, semaphore) }
+    }
+
+    unsafe fn signal_semaphore(
+        &self,
+        semaphore: &super::ExternalSemaphore,
+        value: FenceValue,
+    ) -> Result<(), crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::signal_semaphore(&self.shared, semaphore, value) }
+    }
+
+    unsafe fn wait_semaphore(
+        &self,
+        semaphore: &super::ExternalSemaphore,
+        value: FenceValue,
+        timeout: Option<Duration>,
+    ) -> Result<bool, crate::ExternalError> {
+        // SAFETY: forwarded contract.
+        unsafe { super::external_sync::wait_semaphore(&self.shared, semaphore, value, timeout) }
+    }
 }
 
 /// What `create_texture` derived from a checked texture description: the

@@ -59,7 +59,7 @@ use super::{instance::InstanceShared, map_err, DeviceShared};
 use crate::{
     BufferDescriptor, BufferError, ExportedMemory, ExternalCapabilities, ExternalError,
     ExternalHandle, ExternalHandleType, ExternalHandleTypes, ExternalMemory, ExternalOrigin,
-    HalFeatures, Memory,
+    HalFeatures, Memory, MemoryProperties,
 };
 
 /// Function tables of the external-memory and -semaphore extensions a device
@@ -174,6 +174,8 @@ pub(crate) struct ExternalBlock {
     pub(super) size: u64,
     /// Its handle type and whether it was exported or imported.
     pub(super) external: ExternalMemory,
+    /// The memory type it was allocated from.
+    pub(super) type_index: u32,
 }
 
 impl ExternalBlock {
@@ -525,6 +527,7 @@ pub(super) unsafe fn allocate_and_bind(
             handle_type: ht,
             origin,
         },
+        type_index,
     })
 }
 
@@ -734,7 +737,49 @@ pub(super) unsafe fn export_fd(
         return Err(crate::DeviceError::Unexpected.into());
     }
     // SAFETY: a successful vkGetMemoryFdKHR hands the caller a new fd.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Drivers differ on FD_CLOEXEC (lavapipe's fds lack it): ours have it.
+    Ok(crate::external::close_on_exec(fd)?)
+}
+
+/// What [`ExportedMemory`] reports of `block` besides the fd and layout.
+pub(super) fn exported_memory(
+    shared: &DeviceShared,
+    block: &ExternalBlock,
+    fd: OwnedFd,
+) -> ExportedMemory {
+    let flags = shared
+        .external
+        .memory_types
+        .get(block.type_index as usize)
+        .copied()
+        .unwrap_or_default();
+    ExportedMemory {
+        fd,
+        size: block.size,
+        // Every external allocation is dedicated (`allocate_and_bind`).
+        dedicated: true,
+        memory_properties: map_memory_properties(flags),
+        memory_type_index: Some(block.type_index),
+        drm_format_modifier: None,
+        planes: ArrayVec::new(),
+    }
+}
+
+/// The hal's view of Vulkan memory property flags.
+pub(super) fn map_memory_properties(flags: vk::MemoryPropertyFlags) -> MemoryProperties {
+    use vk::MemoryPropertyFlags as F;
+    [
+        (F::DEVICE_LOCAL, MemoryProperties::DEVICE_LOCAL),
+        (F::HOST_VISIBLE, MemoryProperties::HOST_VISIBLE),
+        (F::HOST_COHERENT, MemoryProperties::HOST_COHERENT),
+        (F::HOST_CACHED, MemoryProperties::HOST_CACHED),
+        (F::LAZILY_ALLOCATED, MemoryProperties::LAZILY_ALLOCATED),
+        (F::PROTECTED, MemoryProperties::PROTECTED),
+    ]
+    .into_iter()
+    .filter(|(vk_flag, _)| flags.contains(*vk_flag))
+    .fold(MemoryProperties::empty(), |acc, (_, hal)| acc | hal)
 }
 
 /// `Device::export_buffer_memory`.
@@ -749,12 +794,7 @@ pub(super) unsafe fn export_buffer(
     let block = exported_block(&buffer.block, ht)?;
     // SAFETY: forwarded contract.
     let fd = unsafe { export_fd(shared, block, ht) }?;
-    Ok(ExportedMemory {
-        fd,
-        size: block.size,
-        drm_format_modifier: None,
-        planes: ArrayVec::new(),
-    })
+    Ok(exported_memory(shared, block, fd))
 }
 
 /// An fd being handed to a driver import call, closed exactly once

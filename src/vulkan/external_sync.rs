@@ -8,16 +8,23 @@
 //!   unsignals the semaphore (copy transference); imports are temporary
 //!   (Vulkan requires it), so an imported sync fd serves one wait, after
 //!   which the semaphore is back to its own (unsignalled) payload.
+//! * Timeline semaphores are read, signalled and waited for from the host
+//!   with `vkGetSemaphoreCounterValue`, `vkSignalSemaphore` and
+//!   `vkWaitSemaphores` (core 1.2), after the checks every backend shares
+//!   (`crate::external::check_timeline`, `check_signal_value`).
+//! * Exported fds are made close-on-exec (`crate::external::close_on_exec`).
 //! * Imported fds follow the memory rule (`external.rs`, "Fd ownership"):
 //!   owned until the `vkImportSemaphoreFdKHR` call, the driver's on
 //!   success, closed exactly once on failure whatever the driver did.
 
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::time::Duration;
 
 use arrayvec::ArrayVec;
 use ash::vk;
 
 use super::{barrier, bounds, conv, map_err, Buffer, DeviceShared, Texture};
+use crate::external::{check_signal_value, check_timeline, host_op};
 use crate::{
     BufferBarrier, DeviceError, ExternalCapabilities, ExternalError, ExternalSemaphoreDescriptor,
     ExternalSemaphoreType, ExternalSubmissionOf, HalFeatures, OwnershipTransfer, SemaphoreKind,
@@ -273,7 +280,9 @@ pub(super) unsafe fn export_semaphore(
         return Err(DeviceError::Unexpected.into());
     }
     // SAFETY: a successful vkGetSemaphoreFdKHR hands the caller a new fd.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Drivers differ on FD_CLOEXEC: ours have it.
+    Ok(crate::external::close_on_exec(fd)?)
 }
 
 /// `Device::destroy_external_semaphore`.
@@ -284,6 +293,68 @@ pub(super) unsafe fn destroy_semaphore(shared: &DeviceShared, semaphore: Externa
     // SAFETY: forwarded contract.
     unsafe { shared.raw.destroy_semaphore(semaphore.raw, None) };
     shared.counters.external_semaphores.sub();
+}
+
+/// `Device::semaphore_value`.
+///
+/// # Safety
+/// The semaphore came from this device.
+pub(super) unsafe fn semaphore_value(
+    shared: &DeviceShared,
+    semaphore: &ExternalSemaphore,
+) -> Result<u64, ExternalError> {
+    check_timeline(semaphore.kind, host_op::VALUE)?;
+    // SAFETY: a timeline semaphore of this device (checked / contract).
+    unsafe { shared.raw.get_semaphore_counter_value(semaphore.raw) }.map_err(|e| map_err(e).into())
+}
+
+/// `Device::signal_semaphore`: `vkSignalSemaphore`, after the shared
+/// checks (timeline, value above the current one).
+///
+/// # Safety
+/// As `Device::signal_semaphore`.
+pub(super) unsafe fn signal_semaphore(
+    shared: &DeviceShared,
+    semaphore: &ExternalSemaphore,
+    value: u64,
+) -> Result<(), ExternalError> {
+    check_timeline(semaphore.kind, host_op::SIGNAL)?;
+    // SAFETY: forwarded contract.
+    let current = unsafe { semaphore_value(shared, semaphore) }?;
+    check_signal_value(value, current)?;
+    let info = vk::SemaphoreSignalInfo::default()
+        .semaphore(semaphore.raw)
+        .value(value);
+    // SAFETY: a timeline semaphore of this device; `value` is above its
+    // value (checked) and below every pending signal's (contract).
+    unsafe { shared.raw.signal_semaphore(&info) }.map_err(|e| map_err(e).into())
+}
+
+/// `Device::wait_semaphore`: `vkWaitSemaphores` on the one semaphore.
+///
+/// # Safety
+/// As `Device::wait_semaphore`.
+pub(super) unsafe fn wait_semaphore(
+    shared: &DeviceShared,
+    semaphore: &ExternalSemaphore,
+    value: u64,
+    timeout: Option<Duration>,
+) -> Result<bool, ExternalError> {
+    check_timeline(semaphore.kind, host_op::WAIT)?;
+    let timeout_ns = timeout.map_or(u64::MAX, |d| {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    });
+    let semaphores = [semaphore.raw];
+    let values = [value];
+    let info = vk::SemaphoreWaitInfo::default()
+        .semaphores(&semaphores)
+        .values(&values);
+    // SAFETY: a timeline semaphore of this device (checked / contract).
+    match unsafe { shared.raw.wait_semaphores(&info, timeout_ns) } {
+        Ok(()) => Ok(true),
+        Err(vk::Result::TIMEOUT) => Ok(false),
+        Err(e) => Err(map_err(e).into()),
+    }
 }
 
 /// Sync2 stages of [`SemaphoreStages`].

@@ -22,7 +22,7 @@ use ash::vk;
 
 use super::device::{set_object_name, texture_plan, TexturePlan};
 use super::external::{
-    allocate_and_bind, check_enabled, export_fd, exported_block, map_capabilities,
+    allocate_and_bind, check_enabled, export_fd, exported_block, exported_memory, map_capabilities,
     required_feature, vk_handle_type, Source, Target,
 };
 use super::{conv, map_err, DeviceShared};
@@ -630,9 +630,8 @@ pub(super) unsafe fn export_texture(
     // SAFETY: forwarded contract.
     let fd = unsafe { export_fd(shared, block, ht) }?;
     Ok(ExportedMemory {
-        fd,
-        size: block.size,
         drm_format_modifier,
         planes,
+        ..exported_memory(shared, block, fd)
     })
 }

@@ -9,7 +9,8 @@
 //! where the adapter lacks them, or its capability query says no, the test
 //! skips with the reason.
 
-use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
+use std::os::unix::fs::MetadataExt as _;
 use std::process::{Command, Stdio};
 
 use keel_hal::wgt;
@@ -201,13 +202,21 @@ fn texture_round_trip<A: Api>(
 /// The environment variable naming the configuration a child process
 /// imports on (set only in the child).
 const CHILD: &str = "KEEL_EXTERNAL_CHILD";
+/// The environment variable naming (`device:inode`) the file of an fd the
+/// parent exported and did *not* pass: the child must not have it open.
+const BYSTANDER: &str = "KEEL_EXTERNAL_BYSTANDER";
 /// Size of the buffer the child imports.
 const CHILD_SIZE: u64 = 256 * 1024;
 
 /// The parent writes a buffer and hands its opaque fd to a child process
 /// (this test binary, re-run for this test) as the child's standard input;
 /// the child imports it on its own instance and device and checks the
-/// bytes. The fd travels by inheritance, with no `unsafe` and no `libc`.
+/// bytes. The fd travels by inheritance, with no `unsafe` and no `libc`:
+/// every fd keel-hal returns is close-on-exec, and `Stdio::from` is the
+/// explicit act that makes an inheritable copy (standard input). Another
+/// exported fd, held open by the parent but not passed, must not reach
+/// the child (it would on lavapipe, whose fds lack `FD_CLOEXEC`, if
+/// keel-hal did not set it).
 fn cross_process_import<A: Api>(ctx: &Ctx<A>) -> TestResult {
     if let Ok(config) = std::env::var(CHILD) {
         return if config == ctx.name {
@@ -229,12 +238,17 @@ fn cross_process_import<A: Api>(ctx: &Ctx<A>) -> TestResult {
     };
     let fds = open_fds();
     let bytes = pattern(CHILD_SIZE as usize, 9);
-    // SAFETY: the buffer is destroyed after the child finished with it.
+    // SAFETY: the buffers are destroyed after the child finished with them.
     let output = unsafe {
         let exported = a.device.create_buffer(&desc)?;
+        let bystander = a.device.create_buffer(&buffer_desc(4096, ht));
         let result = (|| -> Result<std::process::Output, Failure> {
+            let bystander = bystander.as_ref().map_err(|e| e.clone())?;
             a.write_buffer(&exported, &bytes, &[])?;
             let memory = a.device.export_buffer_memory(&exported, ht)?;
+            // Held open across the spawn, never passed.
+            let kept = a.device.export_buffer_memory(bystander, ht)?;
+            let kept_file = std::fs::metadata(format!("/proc/self/fd/{}", kept.fd.as_raw_fd()))?;
             Ok(Command::new(std::env::current_exe()?)
                 .args([
                     "--exact",
@@ -243,11 +257,18 @@ fn cross_process_import<A: Api>(ctx: &Ctx<A>) -> TestResult {
                     "--test-threads=1",
                 ])
                 .env(CHILD, &ctx.name)
+                .env(
+                    BYSTANDER,
+                    format!("{}:{}", kept_file.dev(), kept_file.ino()),
+                )
                 .env("KEEL_BACKENDS", ctx.backend.to_string())
                 .stdin(Stdio::from(memory.fd))
                 .stderr(Stdio::inherit())
                 .output()?)
         })();
+        if let Ok(bystander) = bystander {
+            a.device.destroy_buffer(bystander);
+        }
         a.device.destroy_buffer(exported);
         result?
     };
@@ -265,8 +286,22 @@ fn cross_process_import<A: Api>(ctx: &Ctx<A>) -> TestResult {
     Ok(Outcome::Pass)
 }
 
-/// The child's side of [`cross_process_import`]: standard input is the fd.
+/// The child's side of [`cross_process_import`]: standard input is the fd;
+/// the parent's other exported fd ([`BYSTANDER`]) must not be open here.
 fn child_import<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let bystander = std::env::var(BYSTANDER)?;
+    for entry in std::fs::read_dir("/proc/self/fd")? {
+        let path = entry?.path();
+        // A descriptor closed since the directory was read has no metadata.
+        if let Ok(file) = std::fs::metadata(&path) {
+            check!(
+                format!("{}:{}", file.dev(), file.ino()) != bystander,
+                "{} in the child is the parent's exported fd that was not passed: \
+                 exported fds must be close-on-exec",
+                path.display()
+            );
+        }
+    }
     let fd: OwnedFd = std::io::stdin().as_fd().try_clone_to_owned()?;
     let Some(b) = Side::open(ctx, HalFeatures::EXTERNAL_MEMORY_FD)? else {
         return Err("the child's adapter lacks EXTERNAL_MEMORY_FD".into());
