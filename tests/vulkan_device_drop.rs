@@ -41,8 +41,8 @@ fn dropping_a_device_with_live_resources_does_not_abort() {
             memory,
         };
         // SAFETY: live device; the buffer is deliberately never destroyed.
-        let buffer = unsafe { open.device.create_buffer(&buffer_desc) }.expect("buffer");
-        std::mem::forget(buffer);
+        // Never destroyed: the handle goes out of scope, which frees nothing.
+        let _buffer = unsafe { open.device.create_buffer(&buffer_desc) }.expect("buffer");
     }
     let texture_desc = TextureDescriptor {
         label: Some("left alive"),
@@ -56,8 +56,7 @@ fn dropping_a_device_with_live_resources_does_not_abort() {
         ..Default::default()
     };
     // SAFETY: live device; the texture is deliberately never destroyed.
-    let texture = unsafe { open.device.create_texture(&texture_desc) }.expect("texture");
-    std::mem::forget(texture);
+    let _texture = unsafe { open.device.create_texture(&texture_desc) }.expect("texture");
     assert_ne!(open.device.live_counts(), keel_hal::LiveCounts::default());
     // The mistake under test: the device goes first. This returns.
     drop(open);
