@@ -36,6 +36,16 @@
 //! [`DeviceError::Lost`] returned (a GPU would have hung). Submit the
 //! signal first — for binary semaphores the contract requires it anyway —
 //! or from another thread or process.
+//!
+//! From the host, a timeline semaphore's file is read (`semaphore_value`),
+//! written after the checks every backend shares (`signal_semaphore`), or
+//! polled until the value or the timeout (`wait_semaphore`).
+//!
+//! ## What an export reports
+//! Dedicated (one file per resource), memory properties
+//! [`MEMORY_PROPERTIES`] (the file is RAM the CPU reads coherently), no
+//! memory type index. Exported fds are close-on-exec (`std` makes them
+//! so), as every backend's are.
 
 use std::os::fd::OwnedFd;
 use std::ptr::NonNull;

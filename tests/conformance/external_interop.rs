@@ -314,11 +314,14 @@ fn timeline(initial_value: u64) -> ExternalSemaphoreDescriptor {
     }
 }
 
+/// Two devices of the configuration's adapter, or why there are not.
+type Sides<A> = Result<(Side<A>, Side<A>), String>;
+
 /// Opens two sides with external semaphores, or says why not.
 fn semaphore_sides<A: Api>(
     ctx: &Ctx<A>,
     desc: &ExternalSemaphoreDescriptor,
-) -> Result<Result<(Side<A>, Side<A>), String>, Failure> {
+) -> Result<Sides<A>, Failure> {
     let caps = ctx.adapter.external_semaphore_capabilities(desc);
     if !(caps.exportable && caps.importable) {
         return Ok(Err(format!(
