@@ -166,6 +166,33 @@ pub struct DeviceDescriptor<'a> {
     pub required_hal_features: HalFeatures,
     /// Limits to enforce; `None` takes the adapter's.
     pub required_limits: Option<wgt::Limits>,
+    /// Lets pipelines be created on an adapter that executes no shaders
+    /// (one without [`HalFeatures::SHADER_EXECUTION`]: the noop backend).
+    ///
+    /// On such an adapter a dispatch, draw or ray trace does nothing, so
+    /// `create_compute_pipeline`, `create_render_pipeline` and
+    /// `create_ray_tracing_pipeline` return
+    /// [`PipelineError::NoShaderExecution`](crate::PipelineError::NoShaderExecution)
+    /// unless this is `true`: set it where pipelines only need to exist
+    /// (tests of checks, bindings, recording), never where their results
+    /// are read. Opening a device with it logs that once. It changes
+    /// nothing on an adapter that executes shaders.
+    pub allow_no_shader_execution: bool,
+}
+
+/// Whether a device may create pipelines: on an adapter without
+/// [`HalFeatures::SHADER_EXECUTION`] only when opened with
+/// [`DeviceDescriptor::allow_no_shader_execution`]. Every backend's
+/// pipeline creation calls it first.
+pub(crate) fn check_shader_execution(
+    enabled: HalFeatures,
+    allow_no_shader_execution: bool,
+) -> Result<(), crate::PipelineError> {
+    if enabled.contains(HalFeatures::SHADER_EXECUTION) || allow_no_shader_execution {
+        Ok(())
+    } else {
+        Err(crate::PipelineError::NoShaderExecution)
+    }
 }
 
 /// A freshly opened device and its queue.

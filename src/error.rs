@@ -459,6 +459,15 @@ pub enum PipelineError {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A compute, render or ray-tracing pipeline was asked of an adapter
+    /// that executes no shaders (the noop backend), on a device not opened
+    /// with `DeviceDescriptor::allow_no_shader_execution`: its dispatches,
+    /// draws and traces would silently do nothing.
+    #[error(
+        "the adapter executes no shaders: pipelines would do nothing (open the device with \
+         DeviceDescriptor::allow_no_shader_execution where they only need to exist)"
+    )]
+    NoShaderExecution,
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

@@ -108,6 +108,7 @@ mod encoder;
 mod error;
 mod external;
 pub mod layout;
+mod loss;
 mod memory;
 pub mod noop;
 mod pass;
@@ -658,6 +659,13 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
 
     /// Counts of live objects of this device.
     fn live_counts(&self) -> LiveCounts;
+
+    /// Whether the device was lost. Once lost, a device stays lost: every
+    /// later fallible call of it, its queue and its encoders returns
+    /// [`DeviceError::Lost`] without reaching the driver, while every
+    /// `destroy_*` still frees what it is given. Drop everything and open a
+    /// new device.
+    fn is_lost(&self) -> bool;
 
     // External memory and semaphores (src/external.rs). Export: create the
     // resource with `Memory::External(ExternalMemory::export(..))`.

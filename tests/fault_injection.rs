@@ -1491,3 +1491,213 @@ fn external_paths(
     }
     assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
 }
+
+/// Device loss is remembered: after one `VK_ERROR_DEVICE_LOST` (injected as
+/// a lasting loss), every fallible call of the device, its queue and its
+/// encoders returns `Lost` without a single hooked call reaching the
+/// driver, `is_lost` says so, and every destroy still frees its object
+/// (the hal's counts and the Vulkan creates-minus-destroys balance).
+#[test]
+fn device_loss_is_remembered() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = env_logger::builder().is_test(true).try_init();
+    let desc = InstanceDescriptor {
+        name: "keel-hal device loss",
+        flags: InstanceFlags::VALIDATION | InstanceFlags::DEBUG,
+        ..Default::default()
+    };
+    // SAFETY: the system loader is trusted.
+    let instance = match unsafe { vulkan::Instance::init(&desc) } {
+        Ok(i) => i,
+        Err(e) => {
+            println!("skipped: {e}");
+            return;
+        }
+    };
+    // SAFETY: live instance.
+    let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
+        println!("skipped: no Vulkan 1.3 adapter");
+        return;
+    };
+    let validation = instance.validation_counter();
+    // SAFETY: every object below is destroyed before the device is dropped.
+    let open = unsafe { exposed.adapter.open(&DeviceDescriptor::default()) }.expect("open");
+    let (device, queue) = (open.device, open.queue);
+    use wgt::BufferUsages as U;
+    let buffer_desc = BufferDescriptor {
+        label: Some("before the loss"),
+        size: 256,
+        usage: U::MAP_WRITE | U::COPY_SRC | U::UNIFORM,
+        memory: Memory::Upload,
+    };
+    // Warm VMA's caches (it keeps one empty block per memory type), so
+    // that the creates-minus-destroys balance below counts objects only.
+    // SAFETY: made and destroyed at once.
+    unsafe {
+        let buffer = device.create_buffer(&buffer_desc).expect("buffer");
+        let texture = device.create_texture(&texture_desc()).expect("texture");
+        device.destroy_texture(texture);
+        device.destroy_buffer(buffer);
+    }
+    let start = device.live_counts();
+    let net_start = fault::net_creates();
+
+    // SAFETY: nothing is submitted before the loss; every object is
+    // destroyed below, on the lost device, before the device is dropped.
+    unsafe {
+        let buffer = device.create_buffer(&buffer_desc).expect("buffer");
+        let texture = device.create_texture(&texture_desc()).expect("texture");
+        let fence = device.create_fence().expect("fence");
+        let mut encoder = device
+            .create_command_encoder(&CommandEncoderDescriptor { label: None })
+            .expect("encoder");
+        let layout = create_layout(&device).expect("bind group layout");
+        let layouts = [&layout];
+        let pipeline_layout_desc = PipelineLayoutDescriptor::<vulkan::Api> {
+            label: None,
+            bind_group_layouts: &layouts,
+            push_constant_ranges: &[PushConstantRange {
+                stages: wgt::ShaderStages::COMPUTE,
+                range: 0..16,
+            }],
+        };
+        let pipeline_layout = device
+            .create_pipeline_layout(&pipeline_layout_desc)
+            .expect("pipeline layout");
+        let module = shader_module_path(&device, COMPUTE_WGSL).expect("module");
+        assert!(!device.is_lost());
+
+        // The loss: the next hooked call (vkCreateSemaphore) answers
+        // VK_ERROR_DEVICE_LOST, as a real driver would.
+        fault::arm_lasting(1, vk::Result::ERROR_DEVICE_LOST);
+        let lost = device.create_fence();
+        let report = fault::disarm();
+        assert!(report.fired, "the loss was not injected");
+        assert_eq!(lost.err(), Some(DeviceError::Lost));
+        assert!(device.is_lost());
+
+        // From now on: Lost, and the driver is not called. Arming a plan
+        // that never fires counts every hooked call.
+        fault::arm(u64::MAX, vk::Result::ERROR_DEVICE_LOST);
+        let lost_device = keel_hal::DeviceError::Lost;
+        assert_eq!(
+            device.create_buffer(&buffer_desc).err(),
+            Some(keel_hal::BufferError::Device(lost_device.clone()))
+        );
+        assert_eq!(
+            device.create_texture(&texture_desc()).err(),
+            Some(keel_hal::TextureError::Device(lost_device.clone()))
+        );
+        assert_eq!(
+            device.create_sampler(&SamplerDescriptor::default()).err(),
+            Some(keel_hal::SamplerError::Device(lost_device.clone()))
+        );
+        assert_eq!(device.create_fence().err(), Some(lost_device.clone()));
+        assert_eq!(
+            device
+                .create_command_encoder(&CommandEncoderDescriptor { label: None })
+                .err(),
+            Some(lost_device.clone())
+        );
+        assert_eq!(
+            device
+                .create_query_set(&QuerySetDescriptor {
+                    label: None,
+                    ty: wgt::QueryType::Occlusion,
+                    count: 4,
+                })
+                .err(),
+            Some(keel_hal::QuerySetError::Device(lost_device.clone()))
+        );
+        assert_eq!(
+            create_layout(&device).err().map(|o| format!("{o:?}")),
+            Some(format!("{:?}", Outcome::Device(lost_device.clone())))
+        );
+        assert_eq!(
+            compute_pipeline_path(&device, &pipeline_layout, &module)
+                .err()
+                .map(|o| format!("{o:?}")),
+            Some(format!("{:?}", Outcome::Device(lost_device.clone())))
+        );
+        assert_eq!(
+            device.map_buffer(&buffer).err(),
+            Some(keel_hal::MapError::Device(lost_device.clone()))
+        );
+        assert_eq!(
+            device.get_fence_value(&fence).err(),
+            Some(lost_device.clone())
+        );
+        assert_eq!(
+            device.wait(&fence, 1, Some(Duration::ZERO)).err(),
+            Some(lost_device.clone())
+        );
+        assert_eq!(device.wait_idle().err(), Some(lost_device.clone()));
+        assert_eq!(
+            encoder.begin_encoding(None).err(),
+            Some(lost_device.clone())
+        );
+        assert_eq!(encoder.end_encoding().err(), Some(lost_device.clone()));
+        assert_eq!(
+            queue.submit(&[], &[], &fence, 1).err(),
+            Some(lost_device.clone())
+        );
+        let report = fault::disarm();
+        assert_eq!(report.calls, 0, "calls on a lost device reached the driver");
+        assert!(device.is_lost(), "a lost device stays lost");
+
+        // Destroys still free everything.
+        device.destroy_shader_module(module);
+        device.destroy_pipeline_layout(pipeline_layout);
+        device.destroy_bind_group_layout(layout);
+        encoder.reset_all([]);
+        device.destroy_command_encoder(encoder);
+        device.destroy_fence(fence);
+        device.destroy_texture(texture);
+        device.destroy_buffer(buffer);
+    }
+    assert_eq!(
+        device.live_counts(),
+        start,
+        "live objects after the destroys"
+    );
+    assert_eq!(
+        fault::net_creates(),
+        net_start,
+        "Vulkan objects leaked on the lost device"
+    );
+    drop((device, queue, exposed.adapter, instance));
+    assert_eq!(validation.errors(), 0, "validation errors (see the log)");
+}
+
+/// An injected one-call `VK_ERROR_DEVICE_LOST` (`fault::arm`, what the
+/// sweep uses) is a failure of that call only: the device stays usable.
+#[test]
+fn one_call_device_lost_does_not_latch() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: the system loader is trusted.
+    let Ok(instance) = (unsafe { vulkan::Instance::init(&InstanceDescriptor::default()) }) else {
+        println!("skipped: no Vulkan");
+        return;
+    };
+    // SAFETY: live instance.
+    let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
+        println!("skipped: no Vulkan 1.3 adapter");
+        return;
+    };
+    // SAFETY: the fences are destroyed before the device is dropped.
+    unsafe {
+        let open = exposed
+            .adapter
+            .open(&DeviceDescriptor::default())
+            .expect("open");
+        fault::arm(1, vk::Result::ERROR_DEVICE_LOST);
+        assert_eq!(open.device.create_fence().err(), Some(DeviceError::Lost));
+        assert!(fault::disarm().fired);
+        assert!(!open.device.is_lost());
+        let fence = open
+            .device
+            .create_fence()
+            .expect("the device is still usable");
+        open.device.destroy_fence(fence);
+    }
+}

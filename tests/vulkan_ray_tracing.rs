@@ -99,7 +99,17 @@ struct Gpu {
     features: HalFeatures,
 }
 
+/// The first adapter's device with the tracing features it has.
 fn open() -> Option<Gpu> {
+    open_with(
+        HalFeatures::ACCELERATION_STRUCTURE
+            | HalFeatures::RAY_QUERY
+            | HalFeatures::RAY_TRACING_PIPELINE,
+    )
+}
+
+/// The first adapter's device with those of `wanted` it has.
+fn open_with(wanted: HalFeatures) -> Option<Gpu> {
     let _ = env_logger::builder().is_test(true).try_init();
     let desc = InstanceDescriptor {
         name: "keel-hal ray tracing",
@@ -119,9 +129,6 @@ fn open() -> Option<Gpu> {
         println!("skipped: no Vulkan 1.3 adapter");
         return None;
     };
-    let wanted = HalFeatures::ACCELERATION_STRUCTURE
-        | HalFeatures::RAY_QUERY
-        | HalFeatures::RAY_TRACING_PIPELINE;
     let features = exposed.capabilities.hal_features & wanted;
     if !features.contains(HalFeatures::ACCELERATION_STRUCTURE) {
         println!(
@@ -622,6 +629,28 @@ fn ray_query_and_pipeline_see_the_triangle() {
     } else {
         println!("ray-tracing pipeline skipped: the adapter has none");
     }
+    scene.destroy(&gpu);
+    gpu.finish();
+}
+
+/// A device with ray-tracing pipelines but without ray query (as NVIDIA
+/// drivers have them): the build → trace barrier must name no shader stage
+/// but ray tracing for its acceleration-structure reads
+/// (VUID-VkMemoryBarrier2-dstAccessMask-06256), which validation checks.
+#[test]
+fn ray_tracing_pipeline_without_ray_query() {
+    let Some(gpu) =
+        open_with(HalFeatures::ACCELERATION_STRUCTURE | HalFeatures::RAY_TRACING_PIPELINE)
+    else {
+        return;
+    };
+    if !gpu.features.contains(HalFeatures::RAY_TRACING_PIPELINE) {
+        println!("skipped: the adapter has no ray-tracing pipelines");
+        return;
+    }
+    assert!(!gpu.features.contains(HalFeatures::RAY_QUERY));
+    let scene = Scene::build(&gpu);
+    ray_tracing_pipeline(&gpu, &scene);
     scene.destroy(&gpu);
     gpu.finish();
 }

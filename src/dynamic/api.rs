@@ -405,6 +405,9 @@ impl Device for Box<dyn DynDevice> {
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)
     }
+    fn is_lost(&self) -> bool {
+        DynDevice::is_lost(&**self)
+    }
     unsafe fn import_buffer(
         &self,
         desc: &BufferDescriptor,

@@ -309,6 +309,8 @@ pub trait DynDevice: DynResource {
     unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>);
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
+    /// See [`Device::is_lost`].
+    fn is_lost(&self) -> bool;
     /// See [`Device::import_buffer`].
     ///
     /// # Safety
@@ -738,6 +740,9 @@ impl<D: Device> DynDevice for D {
     }
     fn live_counts(&self) -> LiveCounts {
         Device::live_counts(self)
+    }
+    fn is_lost(&self) -> bool {
+        Device::is_lost(self)
     }
     unsafe fn import_buffer(
         &self,

@@ -59,20 +59,22 @@ impl crate::Device for Device {
     type A = Api;
 
     unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Buffer, BufferError> {
-        check_buffer(desc, &self.shared.limits)?;
-        // Charge first, then allocate: if the allocation fails, dropping the
-        // charge returns the bytes to the budget.
-        let charge = self.shared.budget.charge(desc.size)?;
-        let bytes = external::new_bytes(&self.shared, desc.memory, desc.size)
-            .map_err(external::buffer_err)?;
-        let c = &self.shared.counters;
-        c.buffers.add();
-        c.memory_allocations.add();
-        Ok(Buffer {
-            bytes: Arc::new(bytes),
-            memory: desc.memory,
-            usage: desc.usage,
-            _charge: charge,
+        self.shared.lost.guard(|| {
+            check_buffer(desc, &self.shared.limits)?;
+            // Charge first, then allocate: if the allocation fails, dropping the
+            // charge returns the bytes to the budget.
+            let charge = self.shared.budget.charge(desc.size)?;
+            let bytes = external::new_bytes(&self.shared, desc.memory, desc.size)
+                .map_err(external::buffer_err)?;
+            let c = &self.shared.counters;
+            c.buffers.add();
+            c.memory_allocations.add();
+            Ok(Buffer {
+                bytes: Arc::new(bytes),
+                memory: desc.memory,
+                usage: desc.usage,
+                _charge: charge,
+            })
         })
     }
 
@@ -86,13 +88,15 @@ impl crate::Device for Device {
     }
 
     unsafe fn map_buffer(&self, buffer: &Buffer) -> Result<BufferMapping, MapError> {
-        if !buffer.memory.is_mappable() {
-            return Err(MapError::NotMappable(buffer.memory));
-        }
-        // The allocation never moves: every mapping returns the same pointer.
-        Ok(BufferMapping {
-            ptr: buffer.bytes.as_ptr(),
-            size: buffer.bytes.len(),
+        self.shared.lost.guard(|| {
+            if !buffer.memory.is_mappable() {
+                return Err(MapError::NotMappable(buffer.memory));
+            }
+            // The allocation never moves: every mapping returns the same pointer.
+            Ok(BufferMapping {
+                ptr: buffer.bytes.as_ptr(),
+                size: buffer.bytes.len(),
+            })
         })
     }
 
@@ -101,11 +105,13 @@ impl crate::Device for Device {
     }
 
     unsafe fn create_texture(&self, desc: &TextureDescriptor) -> Result<Texture, TextureError> {
-        let texture = new_texture(&self.shared, desc)?;
-        let c = &self.shared.counters;
-        c.textures.add();
-        c.memory_allocations.add();
-        Ok(texture)
+        self.shared.lost.guard(|| {
+            let texture = new_texture(&self.shared, desc)?;
+            let c = &self.shared.counters;
+            c.textures.add();
+            c.memory_allocations.add();
+            Ok(texture)
+        })
     }
 
     unsafe fn destroy_texture(&self, texture: Texture) {
@@ -120,9 +126,11 @@ impl crate::Device for Device {
         texture: &Texture,
         desc: &TextureViewDescriptor,
     ) -> Result<TextureView, TextureError> {
-        let view = resolve_view(texture, desc)?;
-        self.shared.counters.texture_views.add();
-        Ok(view)
+        self.shared.lost.guard(|| {
+            let view = resolve_view(texture, desc)?;
+            self.shared.counters.texture_views.add();
+            Ok(view)
+        })
     }
 
     unsafe fn destroy_texture_view(&self, _view: TextureView) {
@@ -131,10 +139,12 @@ impl crate::Device for Device {
     }
 
     unsafe fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, SamplerError> {
-        check_sampler(desc)?;
-        self.shared.counters.samplers.add();
-        Ok(Sampler {
-            facts: crate::validate::SamplerFacts::of(desc),
+        self.shared.lost.guard(|| {
+            check_sampler(desc)?;
+            self.shared.counters.samplers.add();
+            Ok(Sampler {
+                facts: crate::validate::SamplerFacts::of(desc),
+            })
         })
     }
 
@@ -147,8 +157,10 @@ impl crate::Device for Device {
         &self,
         _desc: &CommandEncoderDescriptor,
     ) -> Result<CommandEncoder, DeviceError> {
-        self.shared.counters.command_encoders.add();
-        Ok(CommandEncoder::new(&self.shared.limits))
+        self.shared.lost.guard(|| {
+            self.shared.counters.command_encoders.add();
+            Ok(CommandEncoder::new(&self.shared.limits))
+        })
     }
 
     unsafe fn destroy_command_encoder(&self, encoder: CommandEncoder) {
@@ -160,36 +172,38 @@ impl crate::Device for Device {
         &self,
         desc: &QuerySetDescriptor,
     ) -> Result<QuerySet, QuerySetError> {
-        if desc.count == 0 || desc.count > MAX_QUERIES {
-            return Err(QuerySetError::InvalidCount(desc.count));
-        }
-        let kind = match desc.ty {
-            wgt::QueryType::Occlusion => QueryKind::Occlusion,
-            wgt::QueryType::Timestamp => {
-                if !self
-                    .shared
-                    .features
-                    .contains(wgt::Features::TIMESTAMP_QUERY)
-                {
+        self.shared.lost.guard(|| {
+            if desc.count == 0 || desc.count > MAX_QUERIES {
+                return Err(QuerySetError::InvalidCount(desc.count));
+            }
+            let kind = match desc.ty {
+                wgt::QueryType::Occlusion => QueryKind::Occlusion,
+                wgt::QueryType::Timestamp => {
+                    if !self
+                        .shared
+                        .features
+                        .contains(wgt::Features::TIMESTAMP_QUERY)
+                    {
+                        return Err(QuerySetError::MissingFeature {
+                            feature: wgt::Features::TIMESTAMP_QUERY,
+                            enabled: self.shared.features,
+                        });
+                    }
+                    QueryKind::Timestamp
+                }
+                wgt::QueryType::PipelineStatistics(_) => {
                     return Err(QuerySetError::MissingFeature {
-                        feature: wgt::Features::TIMESTAMP_QUERY,
+                        feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
                         enabled: self.shared.features,
                     });
                 }
-                QueryKind::Timestamp
-            }
-            wgt::QueryType::PipelineStatistics(_) => {
-                return Err(QuerySetError::MissingFeature {
-                    feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
-                    enabled: self.shared.features,
-                });
-            }
-        };
-        let results = QueryResults::new(desc.count)?;
-        self.shared.counters.query_sets.add();
-        Ok(QuerySet {
-            kind,
-            results: Arc::new(results),
+            };
+            let results = QueryResults::new(desc.count)?;
+            self.shared.counters.query_sets.add();
+            Ok(QuerySet {
+                kind,
+                results: Arc::new(results),
+            })
         })
     }
 
@@ -199,8 +213,10 @@ impl crate::Device for Device {
     }
 
     unsafe fn create_fence(&self) -> Result<Fence, DeviceError> {
-        self.shared.counters.fences.add();
-        Ok(Fence::new())
+        self.shared.lost.guard(|| {
+            self.shared.counters.fences.add();
+            Ok(Fence::new())
+        })
     }
 
     unsafe fn destroy_fence(&self, _fence: Fence) {
@@ -209,7 +225,7 @@ impl crate::Device for Device {
     }
 
     unsafe fn get_fence_value(&self, fence: &Fence) -> Result<FenceValue, DeviceError> {
-        Ok(fence.value())
+        self.shared.lost.guard(|| Ok(fence.value()))
     }
 
     unsafe fn wait(
@@ -218,23 +234,27 @@ impl crate::Device for Device {
         value: FenceValue,
         timeout: Option<Duration>,
     ) -> Result<bool, DeviceError> {
-        Ok(fence.wait(value, timeout))
+        self.shared.lost.guard(|| Ok(fence.wait(value, timeout)))
     }
 
     unsafe fn wait_idle(&self) -> Result<(), DeviceError> {
-        // Submissions execute synchronously; taking the lock waits for one
-        // that another thread has in flight.
-        drop(self.shared.submit_lock.lock());
-        Ok(())
+        self.shared.lost.guard(|| {
+            // Submissions execute synchronously; taking the lock waits for one
+            // that another thread has in flight.
+            drop(self.shared.submit_lock.lock());
+            Ok(())
+        })
     }
 
     unsafe fn create_bind_group_layout(
         &self,
         desc: &BindGroupLayoutDescriptor,
     ) -> Result<BindGroupLayout, BindingError> {
-        let layout = binding::create_bind_group_layout(&self.shared, desc)?;
-        self.shared.counters.bind_group_layouts.add();
-        Ok(layout)
+        self.shared.lost.guard(|| {
+            let layout = binding::create_bind_group_layout(&self.shared, desc)?;
+            self.shared.counters.bind_group_layouts.add();
+            Ok(layout)
+        })
     }
 
     unsafe fn destroy_bind_group_layout(&self, layout: BindGroupLayout) {
@@ -246,9 +266,11 @@ impl crate::Device for Device {
         &self,
         desc: &BindGroupDescriptor<Api>,
     ) -> Result<BindGroup, BindingError> {
-        let group = binding::create_bind_group(&self.shared, desc)?;
-        self.shared.counters.bind_groups.add();
-        Ok(group)
+        self.shared.lost.guard(|| {
+            let group = binding::create_bind_group(&self.shared, desc)?;
+            self.shared.counters.bind_groups.add();
+            Ok(group)
+        })
     }
 
     unsafe fn destroy_bind_group(&self, group: BindGroup) {
@@ -260,9 +282,11 @@ impl crate::Device for Device {
         &self,
         desc: &PipelineLayoutDescriptor<Api>,
     ) -> Result<PipelineLayout, BindingError> {
-        let layout = binding::create_pipeline_layout(&self.shared, desc)?;
-        self.shared.counters.pipeline_layouts.add();
-        Ok(layout)
+        self.shared.lost.guard(|| {
+            let layout = binding::create_pipeline_layout(&self.shared, desc)?;
+            self.shared.counters.pipeline_layouts.add();
+            Ok(layout)
+        })
     }
 
     unsafe fn destroy_pipeline_layout(&self, layout: PipelineLayout) {
@@ -274,9 +298,11 @@ impl crate::Device for Device {
         &self,
         desc: &ShaderModuleDescriptor,
     ) -> Result<ShaderModule, ShaderError> {
-        let module = pipeline::create_shader_module(&self.shared, desc)?;
-        self.shared.counters.shader_modules.add();
-        Ok(module)
+        self.shared.lost.guard(|| {
+            let module = pipeline::create_shader_module(&self.shared, desc)?;
+            self.shared.counters.shader_modules.add();
+            Ok(module)
+        })
     }
 
     unsafe fn destroy_shader_module(&self, module: ShaderModule) {
@@ -288,9 +314,11 @@ impl crate::Device for Device {
         &self,
         desc: &RenderPipelineDescriptor<Api>,
     ) -> Result<RenderPipeline, PipelineError> {
-        let pipeline = pipeline::create_render_pipeline(&self.shared, desc)?;
-        self.shared.counters.render_pipelines.add();
-        Ok(pipeline)
+        self.shared.lost.guard(|| {
+            let pipeline = pipeline::create_render_pipeline(&self.shared, desc)?;
+            self.shared.counters.render_pipelines.add();
+            Ok(pipeline)
+        })
     }
 
     unsafe fn destroy_render_pipeline(&self, _pipeline: RenderPipeline) {
@@ -302,9 +330,11 @@ impl crate::Device for Device {
         &self,
         desc: &ComputePipelineDescriptor<Api>,
     ) -> Result<ComputePipeline, PipelineError> {
-        let pipeline = pipeline::create_compute_pipeline(&self.shared, desc)?;
-        self.shared.counters.compute_pipelines.add();
-        Ok(pipeline)
+        self.shared.lost.guard(|| {
+            let pipeline = pipeline::create_compute_pipeline(&self.shared, desc)?;
+            self.shared.counters.compute_pipelines.add();
+            Ok(pipeline)
+        })
     }
 
     unsafe fn destroy_compute_pipeline(&self, _pipeline: ComputePipeline) {
@@ -316,14 +346,18 @@ impl crate::Device for Device {
         &self,
         desc: &GetAccelerationStructureBuildSizesDescriptor<Api>,
     ) -> Result<AccelerationStructureBuildSizes, AccelerationStructureError> {
-        acceleration::build_sizes(&self.shared, desc)
+        self.shared
+            .lost
+            .guard(|| acceleration::build_sizes(&self.shared, desc))
     }
 
     unsafe fn create_acceleration_structure(
         &self,
         desc: &AccelerationStructureDescriptor<Api>,
     ) -> Result<AccelerationStructure, AccelerationStructureError> {
-        acceleration::create(&self.shared, desc)
+        self.shared
+            .lost
+            .guard(|| acceleration::create(&self.shared, desc))
     }
 
     unsafe fn destroy_acceleration_structure(&self, structure: AccelerationStructure) {
@@ -345,9 +379,12 @@ impl crate::Device for Device {
         &self,
         _desc: &RayTracingPipelineDescriptor<Api>,
     ) -> Result<RayTracingPipeline, PipelineError> {
-        Err(PipelineError::Unsupported(
-            "ray-tracing pipelines need HalFeatures::RAY_TRACING_PIPELINE, which noop lacks".into(),
-        ))
+        self.shared.lost.guard(|| {
+            Err(PipelineError::Unsupported(
+                "ray-tracing pipelines need HalFeatures::RAY_TRACING_PIPELINE, which noop lacks"
+                    .into(),
+            ))
+        })
     }
 
     unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: RayTracingPipeline) {
@@ -360,7 +397,7 @@ impl crate::Device for Device {
         pipeline: &RayTracingPipeline,
         _desc: &ShaderBindingTableDescriptor,
     ) -> Result<ShaderBindingTable<Buffer>, PipelineError> {
-        match *pipeline {}
+        self.shared.lost.guard(|| match *pipeline {})
     }
 
     unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Buffer>) {
@@ -373,6 +410,10 @@ impl crate::Device for Device {
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }
+
+    fn is_lost(&self) -> bool {
+        self.shared.lost.is_lost()
+    }
     // External memory and semaphores: shared files (external.rs).
 
     unsafe fn import_buffer(
@@ -380,32 +421,35 @@ impl crate::Device for Device {
         desc: &BufferDescriptor,
         handle: ExternalHandle,
     ) -> Result<Buffer, BufferError> {
-        // Checked as any buffer, but never as mappable. Every error drops
-        // (closes) the handle's fd.
-        check_buffer(
-            &BufferDescriptor {
-                memory: Memory::Device,
-                ..desc.clone()
-            },
-            &self.shared.limits,
-        )?;
-        // Host memory is the caller's: only imported fds cost budget.
-        let host = matches!(handle, ExternalHandle::HostPointer { .. });
-        let charge = self
-            .shared
-            .budget
-            .charge(if host { 0 } else { desc.size })?;
-        // SAFETY: forwarded contract (a host pointer stays valid).
-        let (bytes, memory) = unsafe { external::import_bytes(&self.shared, handle, desc.size) }
-            .map_err(external::buffer_err)?;
-        let c = &self.shared.counters;
-        c.buffers.add();
-        c.memory_allocations.add();
-        Ok(Buffer {
-            bytes: Arc::new(bytes),
-            memory,
-            usage: desc.usage,
-            _charge: charge,
+        self.shared.lost.guard(|| {
+            // Checked as any buffer, but never as mappable. Every error drops
+            // (closes) the handle's fd.
+            check_buffer(
+                &BufferDescriptor {
+                    memory: Memory::Device,
+                    ..desc.clone()
+                },
+                &self.shared.limits,
+            )?;
+            // Host memory is the caller's: only imported fds cost budget.
+            let host = matches!(handle, ExternalHandle::HostPointer { .. });
+            let charge = self
+                .shared
+                .budget
+                .charge(if host { 0 } else { desc.size })?;
+            // SAFETY: forwarded contract (a host pointer stays valid).
+            let (bytes, memory) =
+                unsafe { external::import_bytes(&self.shared, handle, desc.size) }
+                    .map_err(external::buffer_err)?;
+            let c = &self.shared.counters;
+            c.buffers.add();
+            c.memory_allocations.add();
+            Ok(Buffer {
+                bytes: Arc::new(bytes),
+                memory,
+                usage: desc.usage,
+                _charge: charge,
+            })
         })
     }
 
@@ -414,21 +458,23 @@ impl crate::Device for Device {
         desc: &TextureDescriptor,
         handle: ExternalHandle,
     ) -> Result<Texture, TextureError> {
-        if let ExternalHandle::HostPointer { .. } = handle {
-            return Err(TextureError::External(ExternalError::Unsupported {
-                handle: ExternalHandleType::HostAllocation.name(),
-                reason: "textures cannot be imported from host allocations",
-            }));
-        }
-        let texture = new_texture_with(&self.shared, desc, |len| {
-            // SAFETY: not a host pointer (checked above).
-            unsafe { external::import_bytes(&self.shared, handle, len) }
-                .map_err(external::texture_err)
-        })?;
-        let c = &self.shared.counters;
-        c.textures.add();
-        c.memory_allocations.add();
-        Ok(texture)
+        self.shared.lost.guard(|| {
+            if let ExternalHandle::HostPointer { .. } = handle {
+                return Err(TextureError::External(ExternalError::Unsupported {
+                    handle: ExternalHandleType::HostAllocation.name(),
+                    reason: "textures cannot be imported from host allocations",
+                }));
+            }
+            let texture = new_texture_with(&self.shared, desc, |len| {
+                // SAFETY: not a host pointer (checked above).
+                unsafe { external::import_bytes(&self.shared, handle, len) }
+                    .map_err(external::texture_err)
+            })?;
+            let c = &self.shared.counters;
+            c.textures.add();
+            c.memory_allocations.add();
+            Ok(texture)
+        })
     }
 
     unsafe fn export_buffer_memory(
@@ -436,7 +482,9 @@ impl crate::Device for Device {
         buffer: &Buffer,
         handle_type: ExternalHandleType,
     ) -> Result<ExportedMemory, ExternalError> {
-        external::export(&buffer.bytes, buffer.memory, handle_type)
+        self.shared
+            .lost
+            .guard(|| external::export(&buffer.bytes, buffer.memory, handle_type))
     }
 
     unsafe fn export_texture_memory(
@@ -444,14 +492,18 @@ impl crate::Device for Device {
         texture: &Texture,
         handle_type: ExternalHandleType,
     ) -> Result<ExportedMemory, ExternalError> {
-        external::export(&texture.bytes, texture.memory, handle_type)
+        self.shared
+            .lost
+            .guard(|| external::export(&texture.bytes, texture.memory, handle_type))
     }
 
     unsafe fn create_external_semaphore(
         &self,
         desc: &ExternalSemaphoreDescriptor,
     ) -> Result<ExternalSemaphore, ExternalError> {
-        external::create_semaphore(&self.shared, desc)
+        self.shared
+            .lost
+            .guard(|| external::create_semaphore(&self.shared, desc))
     }
 
     unsafe fn import_semaphore(
@@ -459,14 +511,18 @@ impl crate::Device for Device {
         desc: &ExternalSemaphoreDescriptor,
         fd: OwnedFd,
     ) -> Result<ExternalSemaphore, ExternalError> {
-        external::import_semaphore(&self.shared, desc, fd)
+        self.shared
+            .lost
+            .guard(|| external::import_semaphore(&self.shared, desc, fd))
     }
 
     unsafe fn export_semaphore(
         &self,
         semaphore: &ExternalSemaphore,
     ) -> Result<OwnedFd, ExternalError> {
-        external::export_semaphore(semaphore)
+        self.shared
+            .lost
+            .guard(|| external::export_semaphore(semaphore))
     }
 
     unsafe fn destroy_external_semaphore(&self, semaphore: ExternalSemaphore) {
@@ -477,7 +533,9 @@ impl crate::Device for Device {
         &self,
         semaphore: &ExternalSemaphore,
     ) -> Result<FenceValue, ExternalError> {
-        external::semaphore_value(semaphore)
+        self.shared
+            .lost
+            .guard(|| external::semaphore_value(semaphore))
     }
 
     unsafe fn signal_semaphore(
@@ -485,7 +543,9 @@ impl crate::Device for Device {
         semaphore: &ExternalSemaphore,
         value: FenceValue,
     ) -> Result<(), ExternalError> {
-        external::signal_semaphore(semaphore, value)
+        self.shared
+            .lost
+            .guard(|| external::signal_semaphore(semaphore, value))
     }
 
     unsafe fn wait_semaphore(
@@ -494,7 +554,9 @@ impl crate::Device for Device {
         value: FenceValue,
         timeout: Option<Duration>,
     ) -> Result<bool, ExternalError> {
-        external::wait_semaphore(semaphore, value, timeout)
+        self.shared
+            .lost
+            .guard(|| external::wait_semaphore(semaphore, value, timeout))
     }
 }
 

@@ -176,7 +176,15 @@ impl crate::Adapter for Adapter {
             clock: super::queue::Clock::new(),
             submit_lock: parking_lot::Mutex::new(()),
             next_address: super::acceleration::first_address(),
+            allow_no_shader_execution: desc.allow_no_shader_execution,
+            lost: Default::default(),
         });
+        if desc.allow_no_shader_execution {
+            log::info!(
+                "noop: device opened with allow_no_shader_execution: pipelines can be created, \
+                 but dispatches, draws and ray traces run no shaders"
+            );
+        }
         Ok(OpenDevice {
             device: Device {
                 shared: Arc::clone(&shared),

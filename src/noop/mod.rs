@@ -1,7 +1,11 @@
 //! The noop backend: the whole trait set on the CPU.
 //!
-//! It executes no shaders (it reports no [`crate::HalFeatures::SHADER_EXECUTION`]),
-//! but everything else is real: buffers and textures hold bytes in host
+//! It executes no shaders (it reports no [`crate::HalFeatures::SHADER_EXECUTION`]):
+//! pipeline creation returns [`crate::PipelineError::NoShaderExecution`]
+//! unless the device was opened with
+//! [`crate::DeviceDescriptor::allow_no_shader_execution`] set, for callers
+//! that only need pipelines to exist (their dispatches and draws then do
+//! nothing). Everything else is real: buffers and textures hold bytes in host
 //! memory, copies, clears and queries run on the CPU when a command buffer
 //! is submitted, fences are signalled at submit, mapping works, and an
 //! instance-wide memory budget makes out-of-memory testable. It is what CI
@@ -123,6 +127,13 @@ pub(crate) struct DeviceShared {
     pub(crate) submit_lock: parking_lot::Mutex<()>,
     /// The next fake device address handed to an acceleration structure.
     pub(crate) next_address: AtomicU64,
+    /// Whether the device was opened with
+    /// `DeviceDescriptor::allow_no_shader_execution` (pipelines may exist).
+    pub(crate) allow_no_shader_execution: bool,
+    /// Set when a call reports the device lost (an external-semaphore wait
+    /// that times out, see `external.rs`): from then on every fallible call
+    /// returns `DeviceError::Lost` (`crate::loss`).
+    pub(crate) lost: crate::loss::LossLatch,
 }
 
 /// A noop logical device.

@@ -4,7 +4,10 @@
 //! pipeline's entry points are found and checked against its layout. The
 //! noop backend runs no shaders, so nothing is translated.
 //!
-//! Pipeline checks, besides the shader interface: compute workgroup sizes
+//! Pipelines need the device to have been opened with
+//! `DeviceDescriptor::allow_no_shader_execution` (noop runs no shaders;
+//! [`crate::PipelineError::NoShaderExecution`] otherwise). Pipeline checks,
+//! besides the shader interface: compute workgroup sizes
 //! against the compute limits; render pipelines' vertex buffers, attributes
 //! and strides, colour target count and formats, depth/stencil format and
 //! sample count (`PipelineError::Unsupported`).
@@ -67,6 +70,7 @@ pub(crate) fn create_compute_pipeline(
     shared: &DeviceShared,
     desc: &ComputePipelineDescriptor<super::Api>,
 ) -> Result<ComputePipeline, PipelineError> {
+    crate::adapter::check_shader_execution(shared.hal_features, shared.allow_no_shader_execution)?;
     if let Some(interface) = check_stage(&desc.stage, naga::ShaderStage::Compute, desc.layout)? {
         let l = &shared.limits;
         let [x, y, z] = interface.workgroup_size;
@@ -89,6 +93,7 @@ pub(crate) fn create_render_pipeline(
     shared: &DeviceShared,
     desc: &RenderPipelineDescriptor<super::Api>,
 ) -> Result<RenderPipeline, PipelineError> {
+    crate::adapter::check_shader_execution(shared.hal_features, shared.allow_no_shader_execution)?;
     check_stage(&desc.vertex_stage, naga::ShaderStage::Vertex, desc.layout)?;
     if let Some(fragment) = &desc.fragment_stage {
         check_stage(fragment, naga::ShaderStage::Fragment, desc.layout)?;
@@ -165,4 +170,72 @@ fn check_fixed_function(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Device, Instance};
+    use crate::{
+        Adapter as _, ComputePipelineDescriptor, Device as _, DeviceDescriptor, Instance as _,
+        PipelineError, PipelineLayoutDescriptor, ProgrammableStage, ShaderModuleDescriptor,
+    };
+
+    fn open(allow_no_shader_execution: bool) -> Device {
+        // SAFETY: the noop backend loads nothing.
+        unsafe {
+            let instance = Instance::init(&Default::default()).unwrap();
+            let adapter = instance.enumerate_adapters().remove(0).adapter;
+            let desc = DeviceDescriptor {
+                allow_no_shader_execution,
+                ..Default::default()
+            };
+            adapter.open(&desc).unwrap().device
+        }
+    }
+
+    /// A compute pipeline on `device`, destroyed again; the creation's result.
+    fn compute_pipeline(device: &Device) -> Result<(), PipelineError> {
+        // SAFETY: everything is made and destroyed here.
+        unsafe {
+            let layout = device
+                .create_pipeline_layout(&PipelineLayoutDescriptor {
+                    label: None,
+                    bind_group_layouts: &[],
+                    push_constant_ranges: &[],
+                })
+                .unwrap();
+            let module = device
+                .create_shader_module(&ShaderModuleDescriptor::wgsl(
+                    "@compute @workgroup_size(1) fn main() {}",
+                ))
+                .unwrap();
+            let made = device.create_compute_pipeline(&ComputePipelineDescriptor {
+                label: None,
+                layout: &layout,
+                stage: ProgrammableStage {
+                    module: &module,
+                    entry_point: "main",
+                },
+            });
+            let result = made.map(|p| device.destroy_compute_pipeline(p));
+            device.destroy_shader_module(module);
+            device.destroy_pipeline_layout(layout);
+            result
+        }
+    }
+
+    /// Noop runs no shaders: a pipeline is a typed error unless the device
+    /// was opened knowing it.
+    #[test]
+    fn pipelines_need_the_no_shader_execution_opt_in() {
+        let device = open(false);
+        assert_eq!(
+            compute_pipeline(&device),
+            Err(PipelineError::NoShaderExecution)
+        );
+        assert_eq!(device.live_counts(), Default::default());
+        let device = open(true);
+        assert_eq!(compute_pipeline(&device), Ok(()));
+        assert_eq!(device.live_counts(), Default::default());
+    }
 }

@@ -29,11 +29,13 @@ impl crate::Queue for Queue {
         fence: &Fence,
         value: FenceValue,
     ) -> Result<(), DeviceError> {
-        // Commands run here and now: surface textures need no ordering.
-        let _in_flight = self.shared.submit_lock.lock();
-        run(command_buffers, &self.shared)?;
-        fence.signal(value);
-        Ok(())
+        self.shared.lost.guard(|| {
+            // Commands run here and now: surface textures need no ordering.
+            let _in_flight = self.shared.submit_lock.lock();
+            run(command_buffers, &self.shared)?;
+            fence.signal(value);
+            Ok(())
+        })
     }
 
     unsafe fn present(
@@ -41,9 +43,11 @@ impl crate::Queue for Queue {
         surface: &Surface,
         texture: SurfaceTexture,
     ) -> Result<(), SurfaceError> {
-        // The frame was written at submit; presenting only counts it.
-        surface.give_back(texture, true);
-        Ok(())
+        self.shared.lost.guard(|| {
+            // The frame was written at submit; presenting only counts it.
+            surface.give_back(texture, true);
+            Ok(())
+        })
     }
 
     fn timestamp_period(&self) -> f32 {
@@ -56,18 +60,20 @@ impl crate::Queue for Queue {
         &self,
         submission: &crate::ExternalSubmissionOf<'_, Api>,
     ) -> Result<(), DeviceError> {
-        let _in_flight = self.shared.submit_lock.lock();
-        for wait in submission.waits {
-            external::wait(wait.semaphore, wait.value)?;
-        }
-        run(submission.command_buffers, &self.shared)?;
-        for signal in submission.signals {
-            external::signal(signal.semaphore, signal.value)?;
-        }
-        if let Some((fence, value)) = submission.fence {
-            fence.signal(value);
-        }
-        Ok(())
+        self.shared.lost.guard(|| {
+            let _in_flight = self.shared.submit_lock.lock();
+            for wait in submission.waits {
+                external::wait(wait.semaphore, wait.value)?;
+            }
+            run(submission.command_buffers, &self.shared)?;
+            for signal in submission.signals {
+                external::signal(signal.semaphore, signal.value)?;
+            }
+            if let Some((fence, value)) = submission.fence {
+                fence.signal(value);
+            }
+            Ok(())
+        })
     }
 }
 

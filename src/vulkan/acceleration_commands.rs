@@ -23,6 +23,7 @@ use std::sync::atomic::Ordering;
 use ash::vk;
 
 use super::acceleration::{self, buffer_address, convert_entries, fns, query_sizes};
+use super::barrier;
 use super::query::SlotRange;
 use super::{AccelerationStructure, Buffer, CommandEncoder, DeviceShared};
 use crate::{
@@ -81,10 +82,13 @@ const AS_ACCESS: vk::AccessFlags2 = vk::AccessFlags2::from_raw(
 );
 
 /// Stage and access of one usage flag. `BUILD_OUTPUT` includes the scratch
-/// reads and writes of the build. `tracing` names the shader stages.
+/// reads and writes of the build. `readers` are the shader stages that may
+/// read acceleration structures on the device
+/// ([`barrier::acceleration_structure_read_stages`]); where there are none,
+/// `SHADER_INPUT` orders nothing (no access without a stage that does it).
 fn use_scope(
     flag: AccelerationStructureUses,
-    tracing: vk::PipelineStageFlags2,
+    readers: vk::PipelineStageFlags2,
 ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
     use vk::AccessFlags2 as A;
     use vk::PipelineStageFlags2 as S;
@@ -94,30 +98,29 @@ fn use_scope(
             A::ACCELERATION_STRUCTURE_READ_KHR,
         ),
         AccelerationStructureUses::BUILD_OUTPUT => (S::ACCELERATION_STRUCTURE_BUILD_KHR, AS_ACCESS),
-        AccelerationStructureUses::SHADER_INPUT => (tracing, A::ACCELERATION_STRUCTURE_READ_KHR),
+        AccelerationStructureUses::SHADER_INPUT if readers != S::NONE => {
+            (readers, A::ACCELERATION_STRUCTURE_READ_KHR)
+        }
         _ => (S::NONE, A::NONE),
     }
 }
 
-/// The union of the scopes of a usage's flags.
+/// The union of the scopes of a usage's flags; `readers` as for [`use_scope`].
 fn uses_scope(
     uses: AccelerationStructureUses,
-    tracing: vk::PipelineStageFlags2,
+    readers: vk::PipelineStageFlags2,
 ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
-    uses.iter().map(|f| use_scope(f, tracing)).fold(
+    uses.iter().map(|f| use_scope(f, readers)).fold(
         (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
         |acc, s| (acc.0 | s.0, acc.1 | s.1),
     )
 }
 
 impl CommandEncoder {
-    /// The stages that may trace rays on this device.
-    fn tracing_stages(&self) -> vk::PipelineStageFlags2 {
-        super::barrier::shader_stages(
-            self.device
-                .hal_features
-                .contains(crate::HalFeatures::RAY_TRACING_PIPELINE),
-        )
+    /// The shader stages that may read acceleration structures on this
+    /// device, from its enabled features.
+    fn as_reader_stages(&self) -> vk::PipelineStageFlags2 {
+        barrier::acceleration_structure_read_stages(self.device.hal_features)
     }
 
     /// Gives the compacted-size query slots of every recording since the
@@ -312,9 +315,9 @@ impl CommandEncoder {
         if from.is_empty() || !(from.intersects(write) || to.intersects(write)) {
             return;
         }
-        let tracing = self.tracing_stages();
-        let (src_stage, src_access) = uses_scope(from, tracing);
-        let (dst_stage, dst_access) = uses_scope(to, tracing);
+        let readers = self.as_reader_stages();
+        let (src_stage, src_access) = uses_scope(from, readers);
+        let (dst_stage, dst_access) = uses_scope(to, readers);
         let barriers = [vk::MemoryBarrier2::default()
             .src_stage_mask(src_stage)
             .src_access_mask(src_access & vk::AccessFlags2::ACCELERATION_STRUCTURE_WRITE_KHR)
@@ -532,18 +535,49 @@ mod tests {
     #[test]
     fn barrier_scopes_order_builds_copies_and_tracing() {
         use vk::PipelineStageFlags2 as S;
-        let tracing = S::COMPUTE_SHADER;
-        let (stage, access) = uses_scope(AccelerationStructureUses::BUILD_OUTPUT, tracing);
+        let readers = S::COMPUTE_SHADER;
+        let (stage, access) = uses_scope(AccelerationStructureUses::BUILD_OUTPUT, readers);
         assert_eq!(stage, S::ACCELERATION_STRUCTURE_BUILD_KHR);
         assert_eq!(access, AS_ACCESS);
         let (stage, access) = uses_scope(
             AccelerationStructureUses::SHADER_INPUT | AccelerationStructureUses::COPY_SRC,
-            tracing,
+            readers,
         );
         assert_eq!(
             stage,
             S::COMPUTE_SHADER | S::ACCELERATION_STRUCTURE_BUILD_KHR
         );
         assert_eq!(access, vk::AccessFlags2::ACCELERATION_STRUCTURE_READ_KHR);
+    }
+
+    /// A build → trace barrier on a device with ray-tracing pipelines but
+    /// no ray query (NVIDIA) waits in the ray-tracing stage alone
+    /// (VUID-VkMemoryBarrier2-dstAccessMask-06256); on one with neither,
+    /// shader reads order nothing.
+    #[test]
+    fn shader_reads_use_only_the_enabled_stages() {
+        use crate::HalFeatures as F;
+        use vk::PipelineStageFlags2 as S;
+        let shader_stages = S::PRE_RASTERIZATION_SHADERS
+            | S::VERTEX_SHADER
+            | S::FRAGMENT_SHADER
+            | S::COMPUTE_SHADER;
+        let pipelines_only = barrier::acceleration_structure_read_stages(
+            F::ACCELERATION_STRUCTURE | F::RAY_TRACING_PIPELINE,
+        );
+        let (stage, access) = uses_scope(AccelerationStructureUses::SHADER_INPUT, pipelines_only);
+        assert_eq!(stage, S::RAY_TRACING_SHADER_KHR);
+        assert!(!stage.intersects(shader_stages));
+        assert_eq!(access, vk::AccessFlags2::ACCELERATION_STRUCTURE_READ_KHR);
+
+        let neither = barrier::acceleration_structure_read_stages(F::ACCELERATION_STRUCTURE);
+        let (stage, access) = uses_scope(
+            AccelerationStructureUses::SHADER_INPUT | AccelerationStructureUses::BUILD_INPUT,
+            neither,
+        );
+        assert_eq!(stage, S::ACCELERATION_STRUCTURE_BUILD_KHR);
+        assert_eq!(access, vk::AccessFlags2::ACCELERATION_STRUCTURE_READ_KHR);
+        let (stage, access) = uses_scope(AccelerationStructureUses::SHADER_INPUT, neither);
+        assert_eq!((stage, access), (S::NONE, vk::AccessFlags2::NONE));
     }
 }

@@ -184,6 +184,8 @@ pub(crate) struct PhysicalInfo {
     /// The graphics + compute queue family used.
     pub(crate) queue_family_index: u32,
     pub(crate) timestamp_valid_bits: u32,
+    /// Known driver bugs keel-hal works around on it (`workarounds.rs`).
+    pub(crate) workarounds: super::workarounds::Workarounds,
 }
 
 impl PhysicalInfo {
@@ -448,6 +450,11 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         ray_limits,
         queue_family_index: family as u32,
         timestamp_valid_bits: family_props.timestamp_valid_bits,
+        workarounds: super::workarounds::Workarounds::for_driver(
+            driver.driver_id,
+            properties.vendor_id,
+            properties.driver_version,
+        ),
     })
 }
 
@@ -705,14 +712,19 @@ impl crate::Adapter for Adapter {
         // SAFETY: `self.raw` belongs to this instance; every pointer in
         // `create_info` outlives the call; features and extensions were
         // checked against the adapter.
-        let raw = unsafe { instance.raw.create_device(self.raw, &create_info, None) }.map_err(
-            |e| match e {
-                vk::Result::ERROR_EXTENSION_NOT_PRESENT | vk::Result::ERROR_FEATURE_NOT_PRESENT => {
-                    OpenError::Unsupported(format!("vkCreateDevice: {e:?}"))
-                }
-                other => OpenError::Device(super::map_err(other)),
-            },
-        )?;
+        let raw = {
+            // Some drivers deadlock creating a device beside a ray-tracing
+            // pipeline creation (`workarounds.rs`).
+            let _serial = self.info.workarounds.serialize_device_lifetime();
+            // SAFETY: as above.
+            unsafe { instance.raw.create_device(self.raw, &create_info, None) }
+        }
+        .map_err(|e| match e {
+            vk::Result::ERROR_EXTENSION_NOT_PRESENT | vk::Result::ERROR_FEATURE_NOT_PRESENT => {
+                OpenError::Unsupported(format!("vkCreateDevice: {e:?}"))
+            }
+            other => OpenError::Device(super::map_err(other)),
+        })?;
         #[cfg(feature = "fault-injection")]
         // SAFETY: `raw` was just created from this instance.
         let raw = unsafe { super::fault::wrap_device(instance, raw.handle()) };
@@ -732,6 +744,7 @@ impl crate::Adapter for Adapter {
         } {
             Ok(memory) => memory,
             Err(e) => {
+                let _serial = self.info.workarounds.serialize_device_lifetime();
                 // SAFETY: nothing was created from the device yet.
                 unsafe { raw.destroy_device(None) };
                 return Err(OpenError::Device(super::map_err(e)));
@@ -780,6 +793,7 @@ impl crate::Adapter for Adapter {
             descriptors: Default::default(),
             accel,
             compaction_pools: Default::default(),
+            lost: Default::default(),
         });
         if let Some(label) = desc.label {
             // SAFETY: the device handle is live.

@@ -19,13 +19,15 @@
 //! COMPUTE_SHADER` (valid without the geometry/tessellation/mesh
 //! features), plus `RAY_TRACING_SHADER_KHR` on a device with ray-tracing
 //! pipelines, where alone that stage is valid ([`shader_stages`]).
+//! Acceleration structures are read in shaders only in the stages the
+//! device's enabled features allow ([`acceleration_structure_read_stages`]).
 //! [`TextureUses::PRESENT`] maps to `PRESENT_SRC_KHR`, which is only valid on
 //! a device with `VK_KHR_swapchain` enabled; elsewhere (nobody can present
 //! there) it maps to `GENERAL`. Layout functions take that as `swapchain`.
 
 use ash::vk;
 
-use crate::{BufferUses, TextureUses};
+use crate::{BufferUses, HalFeatures, TextureUses};
 
 /// The shader stages of graphics and compute pipelines, as sync2 stage bits.
 const RASTER_AND_COMPUTE_SHADERS: vk::PipelineStageFlags2 = vk::PipelineStageFlags2::from_raw(
@@ -43,6 +45,27 @@ pub(super) fn shader_stages(ray_tracing: bool) -> vk::PipelineStageFlags2 {
     } else {
         RASTER_AND_COMPUTE_SHADERS
     }
+}
+
+/// The shader stages that may read acceleration structures
+/// (`ACCELERATION_STRUCTURE_READ_KHR`) on a device with the `enabled`
+/// features: ray-tracing shaders where ray-tracing pipelines are enabled,
+/// raster and compute shaders where ray queries are, nothing on a device
+/// with neither (no shader there can name an acceleration structure).
+///
+/// Without the `rayQuery` feature, no shader stage but
+/// `RAY_TRACING_SHADER_KHR` may go with that access
+/// (`VUID-VkMemoryBarrier2-dstAccessMask-06256`): NVIDIA drivers have
+/// ray-tracing pipelines without ray queries.
+pub(super) fn acceleration_structure_read_stages(enabled: HalFeatures) -> vk::PipelineStageFlags2 {
+    let mut stages = vk::PipelineStageFlags2::NONE;
+    if enabled.contains(HalFeatures::RAY_TRACING_PIPELINE) {
+        stages |= vk::PipelineStageFlags2::RAY_TRACING_SHADER_KHR;
+    }
+    if enabled.contains(HalFeatures::RAY_QUERY) {
+        stages |= RASTER_AND_COMPUTE_SHADERS;
+    }
+    stages
 }
 
 /// Depth/stencil tests happen in both fragment-test stages.
@@ -309,6 +332,33 @@ mod tests {
         assert!(stage.contains(rt));
         let (stage, _) = texture_scope(TextureUses::RESOURCE, shader_stages(false));
         assert_eq!(stage, RASTER_AND_COMPUTE_SHADERS);
+    }
+
+    #[test]
+    fn acceleration_structures_are_read_only_where_the_features_allow() {
+        use vk::PipelineStageFlags2 as S;
+        use HalFeatures as F;
+        let read = acceleration_structure_read_stages;
+        // NVIDIA: ray-tracing pipelines without ray queries.
+        assert_eq!(
+            read(F::ACCELERATION_STRUCTURE | F::RAY_TRACING_PIPELINE),
+            S::RAY_TRACING_SHADER_KHR
+        );
+        // Ray queries alone: every raster and compute shader stage.
+        assert_eq!(
+            read(F::ACCELERATION_STRUCTURE | F::RAY_QUERY),
+            RASTER_AND_COMPUTE_SHADERS
+        );
+        assert_eq!(
+            read(F::ACCELERATION_STRUCTURE | F::RAY_QUERY | F::RAY_TRACING_PIPELINE),
+            RASTER_AND_COMPUTE_SHADERS | S::RAY_TRACING_SHADER_KHR
+        );
+        // Neither: no shader reads acceleration structures.
+        assert_eq!(read(F::ACCELERATION_STRUCTURE), S::NONE);
+        assert_eq!(
+            read(F::all() - F::RAY_QUERY - F::RAY_TRACING_PIPELINE),
+            S::NONE
+        );
     }
 
     #[test]

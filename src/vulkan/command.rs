@@ -123,8 +123,8 @@ impl CommandEncoder {
         // SAFETY: `self.pool` is this device's live pool (the encoder owns
         // it until `destroy_command_encoder`), and `&self` reached through
         // the trait's `&mut self` methods serialises access to it.
-        let raws =
-            unsafe { self.device.raw.allocate_command_buffers(&info) }.map_err(super::map_err)?;
+        let raws = unsafe { self.device.raw.allocate_command_buffers(&info) }
+            .map_err(|e| self.device.check(e))?;
         let raw = raws.first().copied().ok_or(DeviceError::Unexpected)?;
         // Freed with the pool; reused after every `reset_all`.
         self.allocated.push(raw);
@@ -136,6 +136,8 @@ impl crate::CommandEncoder for CommandEncoder {
     type A = super::Api;
 
     unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError> {
+        // A lost device stays lost: the driver is not asked again.
+        self.device.lost.check::<DeviceError>()?;
         if self.active.take().is_some() {
             // It waits, like every buffer not on `free`, for the next pool reset.
             log::error!("keel-hal: begin_encoding during a recording; the old one is discarded");
@@ -153,7 +155,7 @@ impl crate::CommandEncoder for CommandEncoder {
         if let Err(err) = unsafe { self.device.raw.begin_command_buffer(raw, &info) } {
             // Its state after a failed begin is not specified: it is not put
             // back on `free`, so only the next pool reset makes it reusable.
-            return Err(super::map_err(err));
+            return Err(self.device.check(err));
         }
         self.active = Some(raw);
         self.temp.encoding_label_open = false;
@@ -179,6 +181,13 @@ impl crate::CommandEncoder for CommandEncoder {
     }
 
     unsafe fn end_encoding(&mut self) -> Result<CommandBuffer, DeviceError> {
+        // A lost device stays lost: the recording is dropped, to be reset
+        // with the pool.
+        if let Err(lost) = self.device.lost.check() {
+            self.active = None;
+            self.temp.encoding_label_open = false;
+            return Err(lost);
+        }
         let Some(raw) = self.recording() else {
             return Err(DeviceError::InvalidState(
                 "end_encoding without begin_encoding",
@@ -201,7 +210,7 @@ impl crate::CommandEncoder for CommandEncoder {
                 pool: self.pool,
             }),
             // Now invalid: only the next pool reset makes it usable again.
-            Err(err) => Err(super::map_err(err)),
+            Err(err) => Err(self.device.check(err)),
         }
     }
 

@@ -20,6 +20,9 @@ use crate::{
 
 impl Drop for DeviceShared {
     fn drop(&mut self) {
+        // Known driver bugs: some drivers must not destroy a device while
+        // another thread creates a ray-tracing pipeline (`workarounds.rs`).
+        let _serial = self.physical.workarounds.serialize_device_lifetime();
         // SAFETY: this is the last owner of the device: no encoder, queue or
         // device handle remains, and the caller destroyed every resource
         // (contract of `Device`). Descriptor pools of layouts the caller
@@ -104,41 +107,43 @@ impl crate::Device for super::Device {
     type A = super::Api;
 
     unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<super::Buffer, BufferError> {
-        let shared = &*self.shared;
-        let usage = buffer_usage(shared, desc)?;
-        let info = vk::BufferCreateInfo::default()
-            .size(desc.size)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
-        if let Memory::External(external) = desc.memory {
-            // Dedicated, exportable memory outside VMA (external.rs).
-            // SAFETY: `info` is valid, as below.
-            return unsafe { super::external::create_buffer(shared, desc, info, external) };
-        }
-        // SAFETY: `info` is valid: non-zero size within maxBufferSize, usage non-empty.
-        let created = unsafe {
-            shared
-                .memory
-                .create_buffer(&info, desc.memory, &shared.counters.memory_allocations)
-        };
-        let (raw, block, mapped) = created.map_err(|e| match e {
-            AllocError::NoSuitableMemory => BufferError::NoSuitableMemory {
+        self.shared.guard(|| {
+            let shared = &*self.shared;
+            let usage = buffer_usage(shared, desc)?;
+            let info = vk::BufferCreateInfo::default()
+                .size(desc.size)
+                .usage(usage)
+                .sharing_mode(vk::SharingMode::EXCLUSIVE);
+            if let Memory::External(external) = desc.memory {
+                // Dedicated, exportable memory outside VMA (external.rs).
+                // SAFETY: `info` is valid, as below.
+                return unsafe { super::external::create_buffer(shared, desc, info, external) };
+            }
+            // SAFETY: `info` is valid: non-zero size within maxBufferSize, usage non-empty.
+            let created = unsafe {
+                shared
+                    .memory
+                    .create_buffer(&info, desc.memory, &shared.counters.memory_allocations)
+            };
+            let (raw, block, mapped) = created.map_err(|e| match e {
+                AllocError::NoSuitableMemory => BufferError::NoSuitableMemory {
+                    memory: desc.memory,
+                },
+                AllocError::Device(d) => BufferError::Device(d),
+            })?;
+            shared.counters.buffers.add();
+            if let Some(label) = desc.label {
+                // SAFETY: `raw` is live.
+                unsafe { set_object_name(shared, raw, label) };
+            }
+            Ok(super::Buffer {
+                raw,
+                block,
+                size: desc.size,
+                usage: desc.usage,
                 memory: desc.memory,
-            },
-            AllocError::Device(d) => BufferError::Device(d),
-        })?;
-        shared.counters.buffers.add();
-        if let Some(label) = desc.label {
-            // SAFETY: `raw` is live.
-            unsafe { set_object_name(shared, raw, label) };
-        }
-        Ok(super::Buffer {
-            raw,
-            block,
-            size: desc.size,
-            usage: desc.usage,
-            memory: desc.memory,
-            mapped,
+                mapped,
+            })
         })
     }
 
@@ -156,13 +161,13 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn map_buffer(&self, buffer: &super::Buffer) -> Result<BufferMapping, MapError> {
-        match buffer.mapped {
+        self.shared.guard(|| match buffer.mapped {
             Some(ptr) => Ok(BufferMapping {
                 ptr,
                 size: buffer.size,
             }),
             None => Err(MapError::NotMappable(buffer.memory)),
-        }
+        })
     }
 
     unsafe fn unmap_buffer(&self, _buffer: &super::Buffer) {
@@ -173,44 +178,46 @@ impl crate::Device for super::Device {
         &self,
         desc: &TextureDescriptor,
     ) -> Result<super::Texture, TextureError> {
-        let shared = &*self.shared;
-        let external = match desc.memory {
-            Memory::Device => None,
-            Memory::External(external) => Some(external),
-            other => return Err(TextureError::UnsupportedMemory(other)),
-        };
-        // SAFETY: live device.
-        let plan = unsafe { texture_plan(shared, desc) }?;
-        if let Some(external) = external {
-            // Dedicated, exportable memory outside VMA (external.rs).
-            // SAFETY: the plan was checked against the format's image properties.
-            return unsafe {
-                super::external_texture::create_texture(shared, desc, &plan, external)
+        self.shared.guard(|| {
+            let shared = &*self.shared;
+            let external = match desc.memory {
+                Memory::Device => None,
+                Memory::External(external) => Some(external),
+                other => return Err(TextureError::UnsupportedMemory(other)),
             };
-        }
-        let mut list_info = vk::ImageFormatListCreateInfo::default();
-        let info = plan.info(vk::ImageTiling::OPTIMAL, &mut list_info);
-        // SAFETY: `info` was checked against the format's image properties.
-        let (raw, block) = unsafe {
-            shared
-                .memory
-                .create_image(&info, &shared.counters.memory_allocations)
-        }?;
-        shared.counters.textures.add();
-        if let Some(label) = desc.label {
-            // SAFETY: `raw` is live.
-            unsafe { set_object_name(shared, raw, label) };
-        }
-        Ok(super::Texture {
-            raw,
-            block,
-            format: desc.format,
-            dimension: desc.dimension,
-            size: desc.size,
-            mip_level_count: desc.mip_level_count,
-            sample_count: desc.sample_count,
-            usage: desc.usage,
-            view_formats: desc.view_formats.to_vec(),
+            // SAFETY: live device.
+            let plan = unsafe { texture_plan(shared, desc) }?;
+            if let Some(external) = external {
+                // Dedicated, exportable memory outside VMA (external.rs).
+                // SAFETY: the plan was checked against the format's image properties.
+                return unsafe {
+                    super::external_texture::create_texture(shared, desc, &plan, external)
+                };
+            }
+            let mut list_info = vk::ImageFormatListCreateInfo::default();
+            let info = plan.info(vk::ImageTiling::OPTIMAL, &mut list_info);
+            // SAFETY: `info` was checked against the format's image properties.
+            let (raw, block) = unsafe {
+                shared
+                    .memory
+                    .create_image(&info, &shared.counters.memory_allocations)
+            }?;
+            shared.counters.textures.add();
+            if let Some(label) = desc.label {
+                // SAFETY: `raw` is live.
+                unsafe { set_object_name(shared, raw, label) };
+            }
+            Ok(super::Texture {
+                raw,
+                block,
+                format: desc.format,
+                dimension: desc.dimension,
+                size: desc.size,
+                mip_level_count: desc.mip_level_count,
+                sample_count: desc.sample_count,
+                usage: desc.usage,
+                view_formats: desc.view_formats.to_vec(),
+            })
         })
     }
 
@@ -235,92 +242,94 @@ impl crate::Device for super::Device {
         texture: &super::Texture,
         desc: &TextureViewDescriptor,
     ) -> Result<super::TextureView, TextureError> {
-        let shared = &*self.shared;
-        let facts = crate::validate::TextureFacts {
-            format: texture.format,
-            dimension: texture.dimension,
-            size: texture.size,
-            mip_level_count: texture.mip_level_count,
-            sample_count: texture.sample_count,
-            usage: texture.usage,
-            view_formats: &texture.view_formats,
-        };
-        let cube_arrays = shared.physical.features.image_cube_array;
-        let view = crate::validate::view::check_view(&facts, desc, cube_arrays)?;
-        let aspect = conv::map_aspect(texture.format, desc.range.aspect);
-        let view_format = view.format;
-        // Set for a view in another format whose features lack some of the
-        // image's usages: the view is restricted to the usages it supports.
-        let mut restricted_usage = None;
-        let mut view_usages = texture.usage;
-        let vk_format = if view_format == texture.format
-            || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
-        {
-            // Depth or stencil views of a combined format use the combined format.
-            conv::map_texture_format(texture.format)
-        } else {
-            // One of the texture's view formats (checked above).
-            let vk_format = conv::map_texture_format(view_format);
-            let image_usage = conv::map_texture_usage(texture.usage, texture.format);
-            // SAFETY: the physical device belongs to this instance.
-            let features = unsafe {
-                shared.formats.format_properties(
-                    &shared.instance.raw,
-                    shared.physical_device,
-                    vk_format,
-                )
-            }
-            .optimal_tiling_features;
-            let usage = view_usage(image_usage, features);
-            if usage.is_empty() {
-                return Err(TextureError::IncompatibleView(
-                    "the view format supports none of the texture's usages",
-                ));
-            }
-            if usage != image_usage {
-                restricted_usage = Some(usage);
-                if !usage.contains(vk::ImageUsageFlags::STORAGE) {
-                    view_usages -= wgt::TextureUsages::STORAGE_BINDING;
+        self.shared.guard(|| {
+            let shared = &*self.shared;
+            let facts = crate::validate::TextureFacts {
+                format: texture.format,
+                dimension: texture.dimension,
+                size: texture.size,
+                mip_level_count: texture.mip_level_count,
+                sample_count: texture.sample_count,
+                usage: texture.usage,
+                view_formats: &texture.view_formats,
+            };
+            let cube_arrays = shared.physical.features.image_cube_array;
+            let view = crate::validate::view::check_view(&facts, desc, cube_arrays)?;
+            let aspect = conv::map_aspect(texture.format, desc.range.aspect);
+            let view_format = view.format;
+            // Set for a view in another format whose features lack some of the
+            // image's usages: the view is restricted to the usages it supports.
+            let mut restricted_usage = None;
+            let mut view_usages = texture.usage;
+            let vk_format = if view_format == texture.format
+                || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
+            {
+                // Depth or stencil views of a combined format use the combined format.
+                conv::map_texture_format(texture.format)
+            } else {
+                // One of the texture's view formats (checked above).
+                let vk_format = conv::map_texture_format(view_format);
+                let image_usage = conv::map_texture_usage(texture.usage, texture.format);
+                // SAFETY: the physical device belongs to this instance.
+                let features = unsafe {
+                    shared.formats.format_properties(
+                        &shared.instance.raw,
+                        shared.physical_device,
+                        vk_format,
+                    )
                 }
-                if !usage.contains(vk::ImageUsageFlags::SAMPLED) {
-                    view_usages -= wgt::TextureUsages::TEXTURE_BINDING;
+                .optimal_tiling_features;
+                let usage = view_usage(image_usage, features);
+                if usage.is_empty() {
+                    return Err(TextureError::IncompatibleView(
+                        "the view format supports none of the texture's usages",
+                    ));
                 }
+                if usage != image_usage {
+                    restricted_usage = Some(usage);
+                    if !usage.contains(vk::ImageUsageFlags::STORAGE) {
+                        view_usages -= wgt::TextureUsages::STORAGE_BINDING;
+                    }
+                    if !usage.contains(vk::ImageUsageFlags::SAMPLED) {
+                        view_usages -= wgt::TextureUsages::TEXTURE_BINDING;
+                    }
+                }
+                vk_format
+            };
+            let (base_mip, mips) = (desc.range.base_mip_level, view.mip_level_count);
+            let (base_layer, layers) = (desc.range.base_array_layer, view.array_layer_count);
+            let dimension = view.dimension;
+            let mut usage_info =
+                vk::ImageViewUsageCreateInfo::default().usage(restricted_usage.unwrap_or_default());
+            let mut info = vk::ImageViewCreateInfo::default()
+                .image(texture.raw)
+                .view_type(conv::map_view_dimension(dimension))
+                .format(vk_format)
+                .subresource_range(vk::ImageSubresourceRange {
+                    aspect_mask: aspect,
+                    base_mip_level: base_mip,
+                    level_count: mips,
+                    base_array_layer: base_layer,
+                    layer_count: layers,
+                });
+            if restricted_usage.is_some() {
+                info = info.push_next(&mut usage_info);
             }
-            vk_format
-        };
-        let (base_mip, mips) = (desc.range.base_mip_level, view.mip_level_count);
-        let (base_layer, layers) = (desc.range.base_array_layer, view.array_layer_count);
-        let dimension = view.dimension;
-        let mut usage_info =
-            vk::ImageViewUsageCreateInfo::default().usage(restricted_usage.unwrap_or_default());
-        let mut info = vk::ImageViewCreateInfo::default()
-            .image(texture.raw)
-            .view_type(conv::map_view_dimension(dimension))
-            .format(vk_format)
-            .subresource_range(vk::ImageSubresourceRange {
-                aspect_mask: aspect,
-                base_mip_level: base_mip,
-                level_count: mips,
-                base_array_layer: base_layer,
-                layer_count: layers,
-            });
-        if restricted_usage.is_some() {
-            info = info.push_next(&mut usage_info);
-        }
-        // SAFETY: the range, dimension, format and usage were checked against the texture.
-        let raw = unsafe { shared.raw.create_image_view(&info, None) }.map_err(map_err)?;
-        shared.counters.texture_views.add();
-        if let Some(label) = desc.label {
-            // SAFETY: `raw` is live.
-            unsafe { set_object_name(shared, raw, label) };
-        }
-        Ok(super::TextureView {
-            raw,
-            format: view_format,
-            range: view.range,
-            dimension,
-            sample_count: texture.sample_count,
-            usage: view_usages,
+            // SAFETY: the range, dimension, format and usage were checked against the texture.
+            let raw = unsafe { shared.raw.create_image_view(&info, None) }.map_err(map_err)?;
+            shared.counters.texture_views.add();
+            if let Some(label) = desc.label {
+                // SAFETY: `raw` is live.
+                unsafe { set_object_name(shared, raw, label) };
+            }
+            Ok(super::TextureView {
+                raw,
+                format: view_format,
+                range: view.range,
+                dimension,
+                sample_count: texture.sample_count,
+                usage: view_usages,
+            })
         })
     }
 
@@ -334,55 +343,57 @@ impl crate::Device for super::Device {
         &self,
         desc: &SamplerDescriptor,
     ) -> Result<super::Sampler, SamplerError> {
-        let shared = &*self.shared;
-        let lod = &desc.lod_clamp;
-        if !(lod.start >= 0.0 && lod.end >= lod.start) {
-            return Err(SamplerError::InvalidLodClamp);
-        }
-        let aniso = desc.anisotropy_clamp;
-        let all_linear = desc.mag_filter == wgt::FilterMode::Linear
-            && desc.min_filter == wgt::FilterMode::Linear
-            && desc.mipmap_filter == wgt::MipmapFilterMode::Linear;
-        if aniso == 0
-            || (aniso > 1 && (!all_linear || !shared.physical.features.sampler_anisotropy))
-        {
-            return Err(SamplerError::InvalidAnisotropy(aniso));
-        }
-        let max_aniso = shared.physical.properties.limits.max_sampler_anisotropy;
-        let [u, v, w] = desc.address_modes.map(conv::map_address_mode);
-        let mut info = vk::SamplerCreateInfo::default()
-            .mag_filter(conv::map_filter(desc.mag_filter))
-            .min_filter(conv::map_filter(desc.min_filter))
-            .mipmap_mode(conv::map_mipmap_filter(desc.mipmap_filter))
-            .address_mode_u(u)
-            .address_mode_v(v)
-            .address_mode_w(w)
-            .min_lod(lod.start)
-            .max_lod(lod.end)
-            .border_color(conv::map_border_color(
-                desc.border_color
-                    .unwrap_or(wgt::SamplerBorderColor::TransparentBlack),
-            ));
-        if aniso > 1 {
-            info = info
-                .anisotropy_enable(true)
-                .max_anisotropy(f32::from(aniso).min(max_aniso));
-        }
-        if let Some(compare) = desc.compare {
-            info = info
-                .compare_enable(true)
-                .compare_op(conv::map_compare_function(compare));
-        }
-        // SAFETY: the description was checked above.
-        let raw = unsafe { shared.raw.create_sampler(&info, None) }.map_err(map_err)?;
-        shared.counters.samplers.add();
-        if let Some(label) = desc.label {
-            // SAFETY: `raw` is live.
-            unsafe { set_object_name(shared, raw, label) };
-        }
-        Ok(super::Sampler {
-            raw,
-            facts: crate::validate::SamplerFacts::of(desc),
+        self.shared.guard(|| {
+            let shared = &*self.shared;
+            let lod = &desc.lod_clamp;
+            if !(lod.start >= 0.0 && lod.end >= lod.start) {
+                return Err(SamplerError::InvalidLodClamp);
+            }
+            let aniso = desc.anisotropy_clamp;
+            let all_linear = desc.mag_filter == wgt::FilterMode::Linear
+                && desc.min_filter == wgt::FilterMode::Linear
+                && desc.mipmap_filter == wgt::MipmapFilterMode::Linear;
+            if aniso == 0
+                || (aniso > 1 && (!all_linear || !shared.physical.features.sampler_anisotropy))
+            {
+                return Err(SamplerError::InvalidAnisotropy(aniso));
+            }
+            let max_aniso = shared.physical.properties.limits.max_sampler_anisotropy;
+            let [u, v, w] = desc.address_modes.map(conv::map_address_mode);
+            let mut info = vk::SamplerCreateInfo::default()
+                .mag_filter(conv::map_filter(desc.mag_filter))
+                .min_filter(conv::map_filter(desc.min_filter))
+                .mipmap_mode(conv::map_mipmap_filter(desc.mipmap_filter))
+                .address_mode_u(u)
+                .address_mode_v(v)
+                .address_mode_w(w)
+                .min_lod(lod.start)
+                .max_lod(lod.end)
+                .border_color(conv::map_border_color(
+                    desc.border_color
+                        .unwrap_or(wgt::SamplerBorderColor::TransparentBlack),
+                ));
+            if aniso > 1 {
+                info = info
+                    .anisotropy_enable(true)
+                    .max_anisotropy(f32::from(aniso).min(max_aniso));
+            }
+            if let Some(compare) = desc.compare {
+                info = info
+                    .compare_enable(true)
+                    .compare_op(conv::map_compare_function(compare));
+            }
+            // SAFETY: the description was checked above.
+            let raw = unsafe { shared.raw.create_sampler(&info, None) }.map_err(map_err)?;
+            shared.counters.samplers.add();
+            if let Some(label) = desc.label {
+                // SAFETY: `raw` is live.
+                unsafe { set_object_name(shared, raw, label) };
+            }
+            Ok(super::Sampler {
+                raw,
+                facts: crate::validate::SamplerFacts::of(desc),
+            })
         })
     }
 
@@ -396,27 +407,29 @@ impl crate::Device for super::Device {
         &self,
         desc: &CommandEncoderDescriptor,
     ) -> Result<super::CommandEncoder, DeviceError> {
-        let shared = &self.shared;
-        // Transient: command buffers are short-lived and recycled by resetting the pool.
-        let info = vk::CommandPoolCreateInfo::default()
-            .flags(vk::CommandPoolCreateFlags::TRANSIENT)
-            .queue_family_index(shared.queue_family_index);
-        // SAFETY: valid description for this device's queue family.
-        let pool = unsafe { shared.raw.create_command_pool(&info, None) }.map_err(map_err)?;
-        shared.counters.command_encoders.add();
-        if let Some(label) = desc.label {
-            // SAFETY: `pool` is live.
-            unsafe { set_object_name(shared, pool, label) };
-        }
-        Ok(super::CommandEncoder {
-            device: shared.clone(),
-            fns: shared.raw.clone(),
-            pool,
-            active: None,
-            free: Vec::new(),
-            allocated: Vec::new(),
-            temp: Default::default(),
-            compaction_slots: Vec::new(),
+        self.shared.guard(|| {
+            let shared = &self.shared;
+            // Transient: command buffers are short-lived and recycled by resetting the pool.
+            let info = vk::CommandPoolCreateInfo::default()
+                .flags(vk::CommandPoolCreateFlags::TRANSIENT)
+                .queue_family_index(shared.queue_family_index);
+            // SAFETY: valid description for this device's queue family.
+            let pool = unsafe { shared.raw.create_command_pool(&info, None) }.map_err(map_err)?;
+            shared.counters.command_encoders.add();
+            if let Some(label) = desc.label {
+                // SAFETY: `pool` is live.
+                unsafe { set_object_name(shared, pool, label) };
+            }
+            Ok(super::CommandEncoder {
+                device: shared.clone(),
+                fns: shared.raw.clone(),
+                pool,
+                active: None,
+                free: Vec::new(),
+                allocated: Vec::new(),
+                temp: Default::default(),
+                compaction_slots: Vec::new(),
+            })
         })
     }
 
@@ -433,42 +446,44 @@ impl crate::Device for super::Device {
         &self,
         desc: &QuerySetDescriptor,
     ) -> Result<super::QuerySet, QuerySetError> {
-        let shared = &*self.shared;
-        if desc.count == 0 || desc.count > crate::MAX_QUERIES {
-            return Err(QuerySetError::InvalidCount(desc.count));
-        }
-        let query_type = match desc.ty {
-            wgt::QueryType::Occlusion => vk::QueryType::OCCLUSION,
-            wgt::QueryType::Timestamp => {
-                if !shared.features.contains(wgt::Features::TIMESTAMP_QUERY) {
-                    return Err(QuerySetError::MissingFeature {
-                        feature: wgt::Features::TIMESTAMP_QUERY,
-                        enabled: shared.features,
-                    });
+        self.shared.guard(|| {
+            let shared = &*self.shared;
+            if desc.count == 0 || desc.count > crate::MAX_QUERIES {
+                return Err(QuerySetError::InvalidCount(desc.count));
+            }
+            let query_type = match desc.ty {
+                wgt::QueryType::Occlusion => vk::QueryType::OCCLUSION,
+                wgt::QueryType::Timestamp => {
+                    if !shared.features.contains(wgt::Features::TIMESTAMP_QUERY) {
+                        return Err(QuerySetError::MissingFeature {
+                            feature: wgt::Features::TIMESTAMP_QUERY,
+                            enabled: shared.features,
+                        });
+                    }
+                    vk::QueryType::TIMESTAMP
                 }
-                vk::QueryType::TIMESTAMP
+                wgt::QueryType::PipelineStatistics(_) => {
+                    return Err(QuerySetError::MissingFeature {
+                        feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
+                        enabled: shared.features,
+                    })
+                }
+            };
+            let info = vk::QueryPoolCreateInfo::default()
+                .query_type(query_type)
+                .query_count(desc.count);
+            // SAFETY: valid description; timestamp support was checked.
+            let raw = unsafe { shared.raw.create_query_pool(&info, None) }.map_err(map_err)?;
+            shared.counters.query_sets.add();
+            if let Some(label) = desc.label {
+                // SAFETY: `raw` is live.
+                unsafe { set_object_name(shared, raw, label) };
             }
-            wgt::QueryType::PipelineStatistics(_) => {
-                return Err(QuerySetError::MissingFeature {
-                    feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
-                    enabled: shared.features,
-                })
-            }
-        };
-        let info = vk::QueryPoolCreateInfo::default()
-            .query_type(query_type)
-            .query_count(desc.count);
-        // SAFETY: valid description; timestamp support was checked.
-        let raw = unsafe { shared.raw.create_query_pool(&info, None) }.map_err(map_err)?;
-        shared.counters.query_sets.add();
-        if let Some(label) = desc.label {
-            // SAFETY: `raw` is live.
-            unsafe { set_object_name(shared, raw, label) };
-        }
-        Ok(super::QuerySet {
-            raw,
-            ty: desc.ty,
-            count: desc.count,
+            Ok(super::QuerySet {
+                raw,
+                ty: desc.ty,
+                count: desc.count,
+            })
         })
     }
 
@@ -479,14 +494,16 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn create_fence(&self) -> Result<super::Fence, DeviceError> {
-        let mut ty = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(0);
-        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
-        // SAFETY: timeline semaphores are enabled on every keel-hal device.
-        let raw = unsafe { self.shared.raw.create_semaphore(&info, None) }.map_err(map_err)?;
-        self.shared.counters.fences.add();
-        Ok(super::Fence { raw })
+        self.shared.guard(|| {
+            let mut ty = vk::SemaphoreTypeCreateInfo::default()
+                .semaphore_type(vk::SemaphoreType::TIMELINE)
+                .initial_value(0);
+            let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+            // SAFETY: timeline semaphores are enabled on every keel-hal device.
+            let raw = unsafe { self.shared.raw.create_semaphore(&info, None) }.map_err(map_err)?;
+            self.shared.counters.fences.add();
+            Ok(super::Fence { raw })
+        })
     }
 
     unsafe fn destroy_fence(&self, fence: super::Fence) {
@@ -496,8 +513,10 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn get_fence_value(&self, fence: &super::Fence) -> Result<FenceValue, DeviceError> {
-        // SAFETY: the fence is a timeline semaphore of this device.
-        unsafe { self.shared.raw.get_semaphore_counter_value(fence.raw) }.map_err(map_err)
+        self.shared.guard(|| {
+            // SAFETY: the fence is a timeline semaphore of this device.
+            unsafe { self.shared.raw.get_semaphore_counter_value(fence.raw) }.map_err(map_err)
+        })
     }
 
     unsafe fn wait(
@@ -506,27 +525,31 @@ impl crate::Device for super::Device {
         value: FenceValue,
         timeout: Option<Duration>,
     ) -> Result<bool, DeviceError> {
-        let timeout_ns = timeout.map_or(u64::MAX, |d| {
-            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-        });
-        let semaphores = [fence.raw];
-        let values = [value];
-        let info = vk::SemaphoreWaitInfo::default()
-            .semaphores(&semaphores)
-            .values(&values);
-        // SAFETY: the fence is a timeline semaphore of this device.
-        match unsafe { self.shared.raw.wait_semaphores(&info, timeout_ns) } {
-            Ok(()) => Ok(true),
-            Err(vk::Result::TIMEOUT) => Ok(false),
-            Err(e) => Err(map_err(e)),
-        }
+        self.shared.guard(|| {
+            let timeout_ns = timeout.map_or(u64::MAX, |d| {
+                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+            });
+            let semaphores = [fence.raw];
+            let values = [value];
+            let info = vk::SemaphoreWaitInfo::default()
+                .semaphores(&semaphores)
+                .values(&values);
+            // SAFETY: the fence is a timeline semaphore of this device.
+            match unsafe { self.shared.raw.wait_semaphores(&info, timeout_ns) } {
+                Ok(()) => Ok(true),
+                Err(vk::Result::TIMEOUT) => Ok(false),
+                Err(e) => Err(map_err(e)),
+            }
+        })
     }
 
     unsafe fn wait_idle(&self) -> Result<(), DeviceError> {
-        // vkDeviceWaitIdle needs the queue externally synchronised.
-        let _queue = self.shared.queue_lock.lock();
-        // SAFETY: live device; the queue lock is held.
-        unsafe { self.shared.raw.device_wait_idle() }.map_err(map_err)
+        self.shared.guard(|| {
+            // vkDeviceWaitIdle needs the queue externally synchronised.
+            let _queue = self.shared.queue_lock.lock();
+            // SAFETY: live device; the queue lock is held.
+            unsafe { self.shared.raw.device_wait_idle() }.map_err(map_err)
+        })
     }
 
     // Bindings live in binding.rs, shaders and pipelines in pipeline.rs.
@@ -535,8 +558,10 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::BindGroupLayoutDescriptor,
     ) -> Result<super::BindGroupLayout, crate::BindingError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::binding::create_bind_group_layout(self, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::binding::create_bind_group_layout(self, desc) }
+        })
     }
 
     unsafe fn destroy_bind_group_layout(&self, layout: super::BindGroupLayout) {
@@ -548,8 +573,10 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::BindGroupDescriptor<super::Api>,
     ) -> Result<super::BindGroup, crate::BindingError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::binding::create_bind_group(self, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::binding::create_bind_group(self, desc) }
+        })
     }
 
     unsafe fn destroy_bind_group(&self, group: super::BindGroup) {
@@ -561,8 +588,10 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::PipelineLayoutDescriptor<super::Api>,
     ) -> Result<super::PipelineLayout, crate::BindingError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::binding::create_pipeline_layout(self, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::binding::create_pipeline_layout(self, desc) }
+        })
     }
 
     unsafe fn destroy_pipeline_layout(&self, layout: super::PipelineLayout) {
@@ -574,8 +603,10 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::ShaderModuleDescriptor,
     ) -> Result<super::ShaderModule, crate::ShaderError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::pipeline::create_shader_module(self, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::pipeline::create_shader_module(self, desc) }
+        })
     }
 
     unsafe fn destroy_shader_module(&self, module: super::ShaderModule) {
@@ -587,8 +618,11 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::RenderPipelineDescriptor<super::Api>,
     ) -> Result<super::RenderPipeline, crate::PipelineError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::pipeline::create_render_pipeline(self, desc) }
+        self.shared.guard(|| {
+            crate::adapter::check_shader_execution(self.shared.hal_features, false)?;
+            // SAFETY: forwarded contract.
+            unsafe { super::pipeline::create_render_pipeline(self, desc) }
+        })
     }
 
     unsafe fn destroy_render_pipeline(&self, pipeline: super::RenderPipeline) {
@@ -600,8 +634,11 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::ComputePipelineDescriptor<super::Api>,
     ) -> Result<super::ComputePipeline, crate::PipelineError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::pipeline::create_compute_pipeline(self, desc) }
+        self.shared.guard(|| {
+            crate::adapter::check_shader_execution(self.shared.hal_features, false)?;
+            // SAFETY: forwarded contract.
+            unsafe { super::pipeline::create_compute_pipeline(self, desc) }
+        })
     }
 
     unsafe fn destroy_compute_pipeline(&self, pipeline: super::ComputePipeline) {
@@ -615,16 +652,20 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::GetAccelerationStructureBuildSizesDescriptor<super::Api>,
     ) -> Result<crate::AccelerationStructureBuildSizes, crate::AccelerationStructureError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::acceleration::build_sizes(self, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::acceleration::build_sizes(self, desc) }
+        })
     }
 
     unsafe fn create_acceleration_structure(
         &self,
         desc: &crate::AccelerationStructureDescriptor<super::Api>,
     ) -> Result<super::AccelerationStructure, crate::AccelerationStructureError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::acceleration::create(self, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::acceleration::create(self, desc) }
+        })
     }
 
     unsafe fn destroy_acceleration_structure(&self, structure: super::AccelerationStructure) {
@@ -652,8 +693,11 @@ impl crate::Device for super::Device {
         &self,
         desc: &crate::RayTracingPipelineDescriptor<super::Api>,
     ) -> Result<super::RayTracingPipeline, crate::PipelineError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::ray_tracing::create_pipeline(self, desc) }
+        self.shared.guard(|| {
+            crate::adapter::check_shader_execution(self.shared.hal_features, false)?;
+            // SAFETY: forwarded contract.
+            unsafe { super::ray_tracing::create_pipeline(self, desc) }
+        })
     }
 
     unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: super::RayTracingPipeline) {
@@ -666,8 +710,10 @@ impl crate::Device for super::Device {
         pipeline: &super::RayTracingPipeline,
         desc: &crate::ShaderBindingTableDescriptor,
     ) -> Result<crate::ShaderBindingTable<super::Buffer>, crate::PipelineError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::ray_tracing::create_shader_binding_table(self, pipeline, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::ray_tracing::create_shader_binding_table(self, pipeline, desc) }
+        })
     }
 
     unsafe fn destroy_shader_binding_table(&self, table: crate::ShaderBindingTable<super::Buffer>) {
@@ -678,6 +724,10 @@ impl crate::Device for super::Device {
     fn live_counts(&self) -> LiveCounts {
         self.shared.counters.snapshot()
     }
+
+    fn is_lost(&self) -> bool {
+        self.shared.lost.is_lost()
+    }
     // External memory and semaphores: external.rs, external_texture.rs, external_sync.rs.
 
     unsafe fn import_buffer(
@@ -685,8 +735,10 @@ impl crate::Device for super::Device {
         desc: &BufferDescriptor,
         handle: crate::ExternalHandle,
     ) -> Result<super::Buffer, BufferError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external::import_buffer(&self.shared, desc, handle) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external::import_buffer(&self.shared, desc, handle) }
+        })
     }
 
     unsafe fn import_texture(
@@ -694,8 +746,10 @@ impl crate::Device for super::Device {
         desc: &TextureDescriptor,
         handle: crate::ExternalHandle,
     ) -> Result<super::Texture, TextureError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_texture::import_texture(&self.shared, desc, handle) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_texture::import_texture(&self.shared, desc, handle) }
+        })
     }
 
     unsafe fn export_buffer_memory(
@@ -703,8 +757,10 @@ impl crate::Device for super::Device {
         buffer: &super::Buffer,
         handle_type: crate::ExternalHandleType,
     ) -> Result<crate::ExportedMemory, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external::export_buffer(&self.shared, buffer, handle_type) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external::export_buffer(&self.shared, buffer, handle_type) }
+        })
     }
 
     unsafe fn export_texture_memory(
@@ -712,16 +768,20 @@ impl crate::Device for super::Device {
         texture: &super::Texture,
         handle_type: crate::ExternalHandleType,
     ) -> Result<crate::ExportedMemory, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_texture::export_texture(&self.shared, texture, handle_type) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_texture::export_texture(&self.shared, texture, handle_type) }
+        })
     }
 
     unsafe fn create_external_semaphore(
         &self,
         desc: &crate::ExternalSemaphoreDescriptor,
     ) -> Result<super::ExternalSemaphore, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::create_semaphore(&self.shared, desc) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::create_semaphore(&self.shared, desc) }
+        })
     }
 
     unsafe fn import_semaphore(
@@ -729,16 +789,20 @@ impl crate::Device for super::Device {
         desc: &crate::ExternalSemaphoreDescriptor,
         fd: std::os::fd::OwnedFd,
     ) -> Result<super::ExternalSemaphore, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::import_semaphore(&self.shared, desc, fd) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::import_semaphore(&self.shared, desc, fd) }
+        })
     }
 
     unsafe fn export_semaphore(
         &self,
         semaphore: &super::ExternalSemaphore,
     ) -> Result<std::os::fd::OwnedFd, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::export_semaphore(&self.shared, semaphore) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::export_semaphore(&self.shared, semaphore) }
+        })
     }
 
     unsafe fn destroy_external_semaphore(&self, semaphore: super::ExternalSemaphore) {
@@ -750,8 +814,10 @@ impl crate::Device for super::Device {
         &self,
         semaphore: &super::ExternalSemaphore,
     ) -> Result<FenceValue, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::semaphore_value(&self.shared, semaphore) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::semaphore_value(&self.shared, semaphore) }
+        })
     }
 
     unsafe fn signal_semaphore(
@@ -759,8 +825,10 @@ impl crate::Device for super::Device {
         semaphore: &super::ExternalSemaphore,
         value: FenceValue,
     ) -> Result<(), crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::signal_semaphore(&self.shared, semaphore, value) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::signal_semaphore(&self.shared, semaphore, value) }
+        })
     }
 
     unsafe fn wait_semaphore(
@@ -769,8 +837,10 @@ impl crate::Device for super::Device {
         value: FenceValue,
         timeout: Option<Duration>,
     ) -> Result<bool, crate::ExternalError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::wait_semaphore(&self.shared, semaphore, value, timeout) }
+        self.shared.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::wait_semaphore(&self.shared, semaphore, value, timeout) }
+        })
     }
 }
 

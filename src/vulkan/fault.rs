@@ -61,12 +61,28 @@ struct Plan {
     result: vk::Result,
     calls: u64,
     fired: bool,
+    /// Whether an injected `ERROR_DEVICE_LOST` latches the device lost
+    /// ([`arm_lasting`]) or is a one-call failure ([`arm`]).
+    lasting: bool,
 }
 
 thread_local! {
     static PLAN: Cell<Option<Plan>> = const { Cell::new(None) };
     /// Creates minus destroys of Vulkan objects and memory on this thread.
     static NET: Cell<i64> = const { Cell::new(0) };
+    /// An `ERROR_DEVICE_LOST` injected by a one-call plan, not yet seen by
+    /// the device's loss latch.
+    static TRANSIENT_LOSS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the device loss being latched on this thread was injected by a
+/// one-call plan ([`arm`]); consumes the mark. The loss latch
+/// (`crate::loss`) then leaves the device usable: the sweep's premise is
+/// that one call failed, not that the device is gone.
+pub(crate) fn take_transient_loss() -> bool {
+    TRANSIENT_LOSS
+        .try_with(|t| t.replace(false))
+        .unwrap_or(false)
 }
 
 /// Successful creates minus destroys of Vulkan objects and memory made on
@@ -82,19 +98,36 @@ pub(crate) fn note(delta: i64) {
 
 /// Makes the `fail_at`-th hooked call on this thread (counting from 1)
 /// return `result`. Later calls succeed again. Replaces any armed plan.
+///
+/// An injected `ERROR_DEVICE_LOST` is a failure of that one call: the
+/// device is not latched lost (see [`arm_lasting`] for a real-looking loss).
 pub fn arm(fail_at: u64, result: vk::Result) {
+    set_plan(fail_at, result, false);
+}
+
+/// Like [`arm`], but an injected `ERROR_DEVICE_LOST` is what a real loss
+/// is: the device stays lost, and every later fallible call returns
+/// `DeviceError::Lost` without reaching the driver.
+pub fn arm_lasting(fail_at: u64, result: vk::Result) {
+    set_plan(fail_at, result, true);
+}
+
+fn set_plan(fail_at: u64, result: vk::Result, lasting: bool) {
+    let _ = TRANSIENT_LOSS.try_with(|t| t.set(false));
     PLAN.with(|p| {
         p.set(Some(Plan {
             fail_at,
             result,
             calls: 0,
             fired: false,
+            lasting,
         }))
     });
 }
 
 /// Ends this thread's plan and reports what happened.
 pub fn disarm() -> FaultReport {
+    let _ = TRANSIENT_LOSS.try_with(|t| t.set(false));
     PLAN.with(|p| p.take())
         .map_or(FaultReport::default(), |p| FaultReport {
             calls: p.calls,
@@ -111,6 +144,9 @@ pub(crate) fn intercept() -> Option<vk::Result> {
         let fire = plan.calls == plan.fail_at;
         plan.fired |= fire;
         p.set(Some(plan));
+        if fire && plan.result == vk::Result::ERROR_DEVICE_LOST && !plan.lasting {
+            let _ = TRANSIENT_LOSS.try_with(|t| t.set(true));
+        }
         fire.then_some(plan.result)
     })
     .ok()

@@ -35,6 +35,7 @@
 //! | `acceleration.rs` | acceleration structures: sizes, creation, geometry conversion |
 //! | `acceleration_commands.rs` | AS builds, barriers, copies, compacted-size reads |
 //! | `query.rs` | the shared compacted-size query pools |
+//! | `workarounds.rs` | known driver bugs the hal absorbs, decided per adapter |
 //!
 //! Every object exposes its raw handle (`raw()`); the device exposes its
 //! `ash::Device`, physical device, `ash::Instance` and queue family, the
@@ -73,6 +74,7 @@ mod ray_tracing;
 mod surface;
 mod swapchain;
 mod texture_checks;
+mod workarounds;
 
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -154,6 +156,31 @@ pub(crate) struct DeviceShared {
     pub(crate) accel: Option<acceleration::AccelerationFns>,
     /// The shared compacted-size query pools (`query.rs`).
     pub(crate) compaction_pools: parking_lot::Mutex<query::CompactionPools>,
+    /// Set at the first `VK_ERROR_DEVICE_LOST`: from then on every fallible
+    /// call returns `DeviceError::Lost` without reaching the driver
+    /// (`crate::loss`).
+    pub(crate) lost: crate::loss::LossLatch,
+}
+
+impl DeviceShared {
+    /// Maps a failed Vulkan call's result like [`map_err`], latching the
+    /// device lost on `VK_ERROR_DEVICE_LOST`.
+    pub(crate) fn check(&self, result: vk::Result) -> crate::DeviceError {
+        let error = map_err(result);
+        if error == crate::DeviceError::Lost {
+            self.lost.latch();
+        }
+        error
+    }
+
+    /// Runs a fallible entry point through the device's loss latch
+    /// ([`crate::loss::LossLatch::guard`]).
+    pub(crate) fn guard<T, E: crate::loss::LostError>(
+        &self,
+        call: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.lost.guard(call)
+    }
 }
 
 impl std::fmt::Debug for DeviceShared {

@@ -157,17 +157,19 @@ impl crate::Queue for super::Queue {
         fence: &super::Fence,
         value: FenceValue,
     ) -> Result<(), DeviceError> {
-        let info = |cb: &&super::CommandBuffer| {
-            vk::CommandBufferSubmitInfo::default().command_buffer(cb.raw)
-        };
-        if command_buffers.len() <= INLINE_COMMAND_BUFFERS {
-            let infos: ArrayVec<_, INLINE_COMMAND_BUFFERS> =
-                command_buffers.iter().map(info).collect();
-            self.submit_with_surfaces(&infos, surface_textures, fence, value)
-        } else {
-            let infos: Vec<_> = command_buffers.iter().map(info).collect();
-            self.submit_with_surfaces(&infos, surface_textures, fence, value)
-        }
+        self.device.guard(|| {
+            let info = |cb: &&super::CommandBuffer| {
+                vk::CommandBufferSubmitInfo::default().command_buffer(cb.raw)
+            };
+            if command_buffers.len() <= INLINE_COMMAND_BUFFERS {
+                let infos: ArrayVec<_, INLINE_COMMAND_BUFFERS> =
+                    command_buffers.iter().map(info).collect();
+                self.submit_with_surfaces(&infos, surface_textures, fence, value)
+            } else {
+                let infos: Vec<_> = command_buffers.iter().map(info).collect();
+                self.submit_with_surfaces(&infos, surface_textures, fence, value)
+            }
+        })
     }
 
     unsafe fn present(
@@ -175,17 +177,19 @@ impl crate::Queue for super::Queue {
         surface: &super::Surface,
         texture: super::SurfaceTexture,
     ) -> Result<(), SurfaceError> {
-        let mut slot = surface.swapchain.lock();
-        match slot.as_mut() {
-            // SAFETY: the surface lock is held; the caller's contract makes
-            // the texture this swapchain's, written by submits that named it.
-            Some(swapchain) if swapchain.raw == texture.sync.swapchain => unsafe {
-                swapchain.present(self.raw, texture.sync)
-            },
-            // Reconfigured or unconfigured since the acquire: the image and
-            // its semaphores are gone.
-            _ => Err(SurfaceError::Outdated),
-        }
+        self.device.guard(|| {
+            let mut slot = surface.swapchain.lock();
+            match slot.as_mut() {
+                // SAFETY: the surface lock is held; the caller's contract makes
+                // the texture this swapchain's, written by submits that named it.
+                Some(swapchain) if swapchain.raw == texture.sync.swapchain => unsafe {
+                    swapchain.present(self.raw, texture.sync)
+                },
+                // Reconfigured or unconfigured since the acquire: the image and
+                // its semaphores are gone.
+                _ => Err(SurfaceError::Outdated),
+            }
+        })
     }
 
     fn timestamp_period(&self) -> f32 {
@@ -195,7 +199,9 @@ impl crate::Queue for super::Queue {
         &self,
         submission: &crate::ExternalSubmissionOf<'_, super::Api>,
     ) -> Result<(), DeviceError> {
-        // SAFETY: forwarded contract.
-        unsafe { super::external_sync::submit_external(self, submission) }
+        self.device.guard(|| {
+            // SAFETY: forwarded contract.
+            unsafe { super::external_sync::submit_external(self, submission) }
+        })
     }
 }

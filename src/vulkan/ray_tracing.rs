@@ -409,7 +409,13 @@ pub(super) unsafe fn create_pipeline(
     // against the adapter, each naga stage's interface against the layout;
     // the layout came from this device; every pointer in `info` outlives
     // the call.
-    let result = unsafe { fns.create_pipeline(&info) };
+    let result = {
+        // Some drivers deadlock creating a ray-tracing pipeline beside a
+        // device's creation or destruction (`workarounds.rs`).
+        let _serial = shared.physical.workarounds.serialize_device_lifetime();
+        // SAFETY: as above.
+        unsafe { fns.create_pipeline(&info) }
+    };
     drop(stages);
     drop(modules);
     let raw = single_pipeline(result)?;

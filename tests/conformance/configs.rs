@@ -204,6 +204,8 @@ mod vulkan {
         /// static TLS block runs out: "cannot allocate memory in static TLS
         /// block", then no driver at all).
         _keepalive: keel_hal::vulkan::Instance,
+        /// The loaded validation layer's version (`specVersion`), or `None`.
+        pub validation_layer: Option<u32>,
     }
 
     /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
@@ -241,6 +243,7 @@ mod vulkan {
         Ok(VulkanSetup {
             flags,
             adapters,
+            validation_layer: instance.validation_layer_version(),
             _keepalive: instance,
         })
     }

@@ -22,7 +22,7 @@ use crate::ray_tracing_scene::{
     Rt, Tlas, MISS, PLACEMENTS, SIDE, TRIANGLE,
 };
 
-exclusive_conformance_tests!(
+ray_tracing_conformance_tests!(
     compacted_sizes_never_exceed_build_sizes,
     compacted_copy_traces_the_same_picture,
     thousand_compactable_blases_share_a_few_query_pools,
