@@ -383,6 +383,9 @@ def texture_part(gpu, cuda, args):
         staging = gpu.cupy.empty((n,), dtype=gpu.cupy.uint8)
         kind = rt.cudaMemcpyKind.cudaMemcpyDeviceToDevice
         cuda.call("cudaMemcpy2DFromArray", staging.data.ptr, row, level0, 0, 0, row, args.height, kind)
+        # The copy ran on the legacy default stream, which the kernel's
+        # non-blocking stream does not wait for.
+        cuda.call("cudaDeviceSynchronize")
         bad = gpu.check_and_write(staging, 11, 12)
         gpu.sync()
         bad = int(bad.get()[0])
@@ -470,7 +473,12 @@ def main():
         cuda = Cuda()
         cupy = load_cupy()
         if args.probe:
-            count = cuda.call("cudaGetDeviceCount")
+            try:
+                count = cuda.call("cudaGetDeviceCount")
+            except Fail as e:
+                raise Skip(f"CUDA is not usable here: {e}") from None
+            if not count:
+                raise Skip("CUDA sees no device")
             say("OK", f"{count} CUDA device(s), CuPy {cupy.__version__}")
             return 0
         device, source = pick_device(cuda, cupy, args.device_uuid)
