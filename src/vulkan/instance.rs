@@ -236,7 +236,11 @@ impl Instance {
     /// validation layer this instance enabled; `None` without validation.
     /// Callers use it to work around bugs of particular layer versions.
     pub fn validation_layer_version(&self) -> Option<u32> {
-        let version = self.shared.messenger_state.layer_version.load(Ordering::Relaxed);
+        let version = self
+            .shared
+            .messenger_state
+            .layer_version
+            .load(Ordering::Relaxed);
         (self.shared.validation && version != 0).then_some(version)
     }
 
@@ -656,8 +660,7 @@ unsafe extern "system" fn debug_callback(
             .map(|o| (o.object_type, o.object_handle))
             .collect()
     };
-    if let Some(entry) = is_ignored(&id_name, data.message_id_number, &message, &objects, state)
-    {
+    if let Some(entry) = is_ignored(&id_name, data.message_id_number, &message, &objects, state) {
         log::debug!(
             "[vulkan, ignored] {types:?} {id_name}: {message} (allow-listed: {})",
             entry.reason
@@ -689,7 +692,10 @@ mod tests {
     const COPY_VUID: &str = "VUID-vkCmdCopyBufferToImage-pRegions-00173";
 
     fn names_image(image: u64) -> Vec<(vk::ObjectType, u64)> {
-        vec![(vk::ObjectType::COMMAND_BUFFER, 1), (vk::ObjectType::IMAGE, image)]
+        vec![
+            (vk::ObjectType::COMMAND_BUFFER, 1),
+            (vk::ObjectType::IMAGE, image),
+        ]
     }
 
     #[test]
