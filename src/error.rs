@@ -425,6 +425,13 @@ pub enum ShaderError {
     /// SPIR-V that fails the structural check.
     #[error("invalid SPIR-V: {0}")]
     InvalidSpirV(&'static str),
+    /// SPIR-V that naga's SPIR-V front end cannot read: malformed (e.g. an
+    /// `OpEntryPoint` naming no function), or using something the front end
+    /// does not support (e.g. ray-tracing stages, a capability it does not
+    /// know). SPIR-V the caller vouches for can be passed as
+    /// [`ShaderSource::SpirVUnchecked`](crate::ShaderSource::SpirVUnchecked).
+    #[error("SPIR-V not accepted by naga's front end: {0}")]
+    SpirVParse(String),
     /// The backend cannot use this kind of source.
     #[error("unsupported shader source: {0}")]
     Unsupported(&'static str),
@@ -458,6 +465,20 @@ pub enum PipelineError {
         group: u32,
         /// What is wrong.
         reason: &'static str,
+    },
+    /// An entry point needs a device feature the device does not have (or
+    /// was not opened with), e.g. a fragment shader that writes a storage
+    /// buffer on a device without `fragmentStoresAndAtomics`.
+    #[error("{stage:?} entry point {name:?}: {what} needs the device feature {feature}, which this device lacks")]
+    MissingShaderFeature {
+        /// The entry point's stage.
+        stage: naga::ShaderStage,
+        /// The entry point's name.
+        name: String,
+        /// What in the shader needs the feature.
+        what: String,
+        /// The feature, by its Vulkan name.
+        feature: &'static str,
     },
     /// A compute, render or ray-tracing pipeline was asked of an adapter
     /// that executes no shaders (the noop backend), on a device not opened

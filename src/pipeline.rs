@@ -14,9 +14,66 @@ pub enum ShaderSource<'a> {
     Wgsl(Cow<'a, str>),
     /// A naga module, validated with naga.
     Naga(Cow<'a, naga::Module>),
-    /// SPIR-V words, passed through after a structural check. The hal cannot
-    /// check such a shader's interface against pipeline layouts.
+    /// SPIR-V words, checked before any reaches the driver: a structural
+    /// check, then naga's SPIR-V front end and its validator with the
+    /// device's capabilities (failures are [`ShaderError::InvalidSpirV`],
+    /// [`ShaderError::SpirVParse`] and [`ShaderError::Validation`]). The
+    /// words reach the driver as given; the module naga read is used to find
+    /// entry points and check them against pipeline layouts, as for WGSL.
+    ///
+    /// naga's front end does not read every valid module (ray-tracing
+    /// stages, capabilities it does not know): pass SPIR-V you vouch for as
+    /// [`ShaderSource::SpirVUnchecked`].
+    ///
+    /// [`ShaderError::InvalidSpirV`]: crate::ShaderError::InvalidSpirV
+    /// [`ShaderError::SpirVParse`]: crate::ShaderError::SpirVParse
+    /// [`ShaderError::Validation`]: crate::ShaderError::Validation
     SpirV(Cow<'a, [u32]>),
+    /// SPIR-V the caller vouches for (made only through the `unsafe`
+    /// [`UncheckedSpirV::new`]): only the structural check runs, and
+    /// pipelines check no more than that the entry point exists; its
+    /// interface is not checked against pipeline layouts.
+    SpirVUnchecked(UncheckedSpirV<'a>),
+}
+
+/// SPIR-V words whose validity the caller guarantees: see
+/// [`UncheckedSpirV::new`]. Only `unsafe` code can make one.
+#[derive(Clone, Debug)]
+pub struct UncheckedSpirV<'a> {
+    words: Cow<'a, [u32]>,
+}
+
+impl<'a> UncheckedSpirV<'a> {
+    /// Wraps SPIR-V words the hal will hand to the driver without reading
+    /// them with naga (only the structural check runs: magic number,
+    /// header, instruction lengths, an `OpEntryPoint`).
+    ///
+    /// # Safety
+    /// `words` must be a SPIR-V module that is valid per the SPIR-V
+    /// specification and the Vulkan environment for SPIR-V (the Vulkan
+    /// specification's appendix "Vulkan Environment for SPIR-V") for every
+    /// device it is used on, with the features that device was opened with:
+    /// every capability and extension it declares is supported and enabled
+    /// there. Every pipeline made from it must also meet what the hal does
+    /// not check for such modules: each entry point's resources and push
+    /// constants are provided by the pipeline layout, with compatible types
+    /// and visibility, and its workgroup size is within the device's limits.
+    /// Backends that run no shaders (noop) read nothing but the structure.
+    pub unsafe fn new(words: impl Into<Cow<'a, [u32]>>) -> Self {
+        Self {
+            words: words.into(),
+        }
+    }
+
+    /// The words.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// The words, by value.
+    pub fn into_words(self) -> Cow<'a, [u32]> {
+        self.words
+    }
 }
 
 /// Describes a shader module.

@@ -2,11 +2,15 @@
 //!
 //! Both backends turn a [`ShaderSource`] into a [`ShaderInput`] here: WGSL is
 //! parsed and validated with naga, naga modules are validated, SPIR-V gets a
-//! structural check and passes through. A validated module can then be
-//! translated to SPIR-V for Vulkan ([`to_spirv`]), and an entry point's
-//! interface can be read and checked against a pipeline layout (the
-//! [`interface`] submodule: [`interface::find_entry_point`],
-//! [`interface::check_layout`]).
+//! structural check and is then read with naga's SPIR-V front end and
+//! validated (its words pass through to the driver unchanged), and
+//! [`UncheckedSpirV`](crate::UncheckedSpirV) gets the structural check only.
+//! A validated module can then be translated to SPIR-V for Vulkan
+//! ([`to_spirv`], with the pipeline layout's [`interface::binding_map`]),
+//! and an entry point's interface can be read and checked against a
+//! pipeline layout and the device's stage rules (the [`interface`]
+//! submodule: [`interface::find_entry_point`], [`interface::check_layout`],
+//! [`interface::check_stage_stores`]).
 //!
 //! Nothing here panics on bad input: every failure is a [`ShaderError`] or
 //! a [`PipelineError`](crate::PipelineError) with a message that says where
@@ -25,7 +29,9 @@ use crate::ShaderSource;
 /// What shaders may use on a device opened with `features` and
 /// `hal_features`, the same for every backend so that naga accepts and
 /// rejects the same modules everywhere. Always: immediates (push constants)
-/// and early depth tests; cube-array textures when `cube_arrays`; ray
+/// and early depth tests; atomics on storage textures (32-bit; Vulkan
+/// requires `STORAGE_IMAGE_ATOMIC` on R32Uint/R32Sint, and layouts check the
+/// format); cube-array textures when `cube_arrays`; ray
 /// queries and ray-tracing stages with their hal features. Never: what needs
 /// a feature keel-hal does not enable (multiview, clip distances,
 /// sample-rate shading, subgroups, dual-source blending, …).
@@ -37,7 +43,7 @@ pub(crate) fn capabilities(
     use crate::HalFeatures as H;
     use naga::valid::Capabilities as C;
     use wgt::Features as F;
-    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST;
+    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::TEXTURE_ATOMIC;
     let pairs = [
         (F::SHADER_F64, C::FLOAT64),
         (F::SHADER_INT64, C::SHADER_INT64),
@@ -79,6 +85,18 @@ pub(crate) fn capabilities(
     caps
 }
 
+/// Which stages outside compute may write storage buffers and textures
+/// (and use atomics on them): Vulkan's `vertexPipelineStoresAndAtomics` and
+/// `fragmentStoresAndAtomics`. Each backend says what its device has;
+/// [`interface::check_stage_stores`] holds entry points to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StageStores {
+    /// Vertex shaders may write storage.
+    pub vertex: bool,
+    /// Fragment shaders may write storage.
+    pub fragment: bool,
+}
+
 /// A shader module's code once the front end has accepted it: what a
 /// backend's shader module keeps.
 #[derive(Clone, Debug)]
@@ -86,25 +104,63 @@ pub(crate) enum ShaderInput<'a> {
     /// Validated naga IR (from WGSL or a naga module): its interface can be
     /// reflected and it can be translated for the backend.
     Naga(Box<ValidatedModule>),
-    /// SPIR-V that passed [`check_spirv`]. Its interface is not known to the
-    /// hal, so pipelines built from it are not checked against their layout.
-    SpirV(Cow<'a, [u32]>),
+    /// SPIR-V that passed [`check_spirv`], handed to the driver as it is.
+    SpirV {
+        /// The words.
+        words: Cow<'a, [u32]>,
+        /// What naga's front end read from them, validated: the interface
+        /// that pipelines check against their layout. `None` for
+        /// [`UncheckedSpirV`](crate::UncheckedSpirV), whose interface the
+        /// hal does not know.
+        module: Option<Box<ValidatedModule>>,
+    },
 }
 
 impl<'a> ShaderInput<'a> {
-    /// Runs the front end on `source`: [`parse_and_validate`] for WGSL and
-    /// naga modules (with `capabilities`), [`check_spirv`] for SPIR-V.
+    /// Runs the front end on `source`: [`parse_and_validate`] for WGSL,
+    /// naga modules and SPIR-V (with `capabilities`; SPIR-V after
+    /// [`check_spirv`]), [`check_spirv`] alone for unchecked SPIR-V.
     pub(crate) fn new(
         source: ShaderSource<'a>,
         capabilities: naga::valid::Capabilities,
     ) -> Result<Self, ShaderError> {
         match source {
             ShaderSource::SpirV(words) => {
+                let module = parse_spirv(&words, capabilities)?;
+                Ok(Self::SpirV {
+                    words,
+                    module: Some(Box::new(module)),
+                })
+            }
+            ShaderSource::SpirVUnchecked(unchecked) => {
+                let words = unchecked.into_words();
                 check_spirv(&words)?;
-                Ok(Self::SpirV(words))
+                Ok(Self::SpirV {
+                    words,
+                    module: None,
+                })
             }
             other => parse_and_validate(other, capabilities).map(|m| Self::Naga(Box::new(m))),
         }
+    }
+
+    /// The same input owning its words (what a shader module keeps); out
+    /// of memory is an error, not an abort.
+    pub(crate) fn into_static(self) -> Result<ShaderInput<'static>, crate::DeviceError> {
+        Ok(match self {
+            Self::Naga(module) => ShaderInput::Naga(module),
+            Self::SpirV { words, module } => {
+                let mut owned = Vec::new();
+                owned
+                    .try_reserve_exact(words.len())
+                    .map_err(|_| crate::DeviceError::OutOfMemory)?;
+                owned.extend_from_slice(&words);
+                ShaderInput::SpirV {
+                    words: Cow::Owned(owned),
+                    module,
+                }
+            }
+        })
     }
 }
 
@@ -137,12 +193,12 @@ impl ValidatedModule {
     }
 }
 
-/// Parses (WGSL) and validates (WGSL and naga modules) with naga.
+/// Parses (WGSL, SPIR-V) and validates (all but unchecked SPIR-V) with naga.
 ///
 /// `capabilities` are what the device allows; WGSL `enable` directives for
 /// anything else fail to parse, and a module that uses anything else fails
-/// validation. SPIR-V is not parsed (naga's `spv-in` is not built): it
-/// returns [`ShaderError::Unsupported`]; use [`ShaderInput::new`] for it.
+/// validation. SPIR-V goes through [`parse_spirv`]. Unchecked SPIR-V is not
+/// read: it returns [`ShaderError::Unsupported`]; use [`ShaderInput::new`].
 pub(crate) fn parse_and_validate(
     source: ShaderSource<'_>,
     capabilities: naga::valid::Capabilities,
@@ -165,10 +221,99 @@ pub(crate) fn parse_and_validate(
                 wgsl: None,
             })
         }
-        ShaderSource::SpirV(_) => Err(ShaderError::Unsupported(
-            "SPIR-V is checked and passed through, not parsed into naga IR",
+        ShaderSource::SpirV(words) => parse_spirv(&words, capabilities),
+        ShaderSource::SpirVUnchecked(_) => Err(ShaderError::Unsupported(
+            "unchecked SPIR-V is passed through, not read into naga IR",
         )),
     }
+}
+
+/// Reads SPIR-V with naga's front end and validates what it read with
+/// `capabilities`, after the structural check ([`check_spirv`]).
+///
+/// The front end runs with strict capabilities: a module declaring a
+/// capability naga does not know is refused rather than half-understood.
+/// Its failures (and a panic inside it, should naga have such a bug) are
+/// [`ShaderError::SpirVParse`] with naga's message; validation failures are
+/// [`ShaderError::Validation`] at 0:0.
+pub(crate) fn parse_spirv(
+    words: &[u32],
+    capabilities: naga::valid::Capabilities,
+) -> Result<ValidatedModule, ShaderError> {
+    check_spirv(words)?;
+    let options = naga::front::spv::Options {
+        // The words go to the driver unchanged; the IR is only reflected.
+        adjust_coordinate_space: false,
+        strict_capabilities: true,
+        block_ctx_dump_prefix: None,
+    };
+    let parsed = std::panic::catch_unwind(|| {
+        naga::front::spv::Frontend::new(words.iter().copied(), &options).parse()
+    });
+    let module = match parsed {
+        Ok(Ok(module)) => module,
+        Ok(Err(err)) => return Err(ShaderError::SpirVParse(error_chain(&err))),
+        Err(_) => {
+            return Err(ShaderError::SpirVParse(
+                "naga's SPIR-V front end panicked on this module".into(),
+            ))
+        }
+    };
+    check_spirv_entry_points(words, &module)?;
+    let info = validate(&module, capabilities, None)?;
+    Ok(ValidatedModule {
+        module,
+        info,
+        wgsl: None,
+    })
+}
+
+/// Fails unless every `OpEntryPoint` of `words` is an entry point of the
+/// module naga read from them: naga's front end drops one whose function
+/// it never met (as in a module of a lone `OpEntryPoint`), which the driver
+/// would be handed all the same.
+fn check_spirv_entry_points(words: &[u32], module: &naga::Module) -> Result<(), ShaderError> {
+    let mut at = SPIRV_HEADER_WORDS;
+    while let Some(&first) = words.get(at) {
+        let count = ((first >> 16) as usize).max(1);
+        let instruction = words.get(at..at + count).unwrap_or_default();
+        at += count;
+        if first & 0xffff != OP_ENTRY_POINT {
+            continue;
+        }
+        let model = instruction.get(1).copied().unwrap_or(u32::MAX);
+        let name = spirv_literal(instruction.get(3..).unwrap_or_default());
+        let stage = match model {
+            0 => Some(naga::ShaderStage::Vertex),
+            4 => Some(naga::ShaderStage::Fragment),
+            5 => Some(naga::ShaderStage::Compute),
+            _ => None,
+        };
+        let found = stage.is_some_and(|stage| {
+            module
+                .entry_points
+                .iter()
+                .any(|ep| ep.stage == stage && ep.name == name)
+        });
+        if !found {
+            return Err(ShaderError::SpirVParse(format!(
+                "OpEntryPoint {name:?} (execution model {model}) did not become an entry point: \
+                 its function is missing, or naga does not read its execution model"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A SPIR-V literal string: UTF-8 bytes, lowest byte of each word first,
+/// up to the first NUL (lossy where it is not UTF-8).
+fn spirv_literal(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .take_while(|&b| b != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// Parses WGSL. Errors carry the 1-based line and column of naga's first
@@ -316,6 +461,48 @@ pub(crate) fn check_spirv(words: &[u32]) -> Result<(), ShaderError> {
     Ok(())
 }
 
+/// Whether SPIR-V `words` (which passed the structural check) declare an
+/// `OpEntryPoint` of `stage`'s execution model named `name`. Its interface
+/// is not read, but a misspelt entry point is caught here rather than by
+/// the driver.
+pub(crate) fn spirv_has_entry_point(words: &[u32], stage: naga::ShaderStage, name: &str) -> bool {
+    let model = match stage {
+        naga::ShaderStage::Vertex => 0,
+        naga::ShaderStage::Fragment => 4,
+        naga::ShaderStage::Compute => 5,
+        _ => return false,
+    };
+    spirv_has_entry_point_model(words, model, name)
+}
+
+/// Whether SPIR-V `words` (which passed the structural check) declare an
+/// `OpEntryPoint` of execution model `model` (the SPIR-V enumerant, e.g.
+/// 5313 for `RayGenerationKHR`) named `name`.
+pub(crate) fn spirv_has_entry_point_model(words: &[u32], model: u32, name: &str) -> bool {
+    const OP_ENTRY_POINT: u32 = 15;
+    // The name is a literal string: UTF-8 bytes, lowest byte of each word
+    // first, NUL-terminated, padded with NULs to a whole word.
+    let matches = |literal: &[u32]| {
+        let mut bytes = literal.iter().flat_map(|w| w.to_le_bytes());
+        name.bytes().all(|b| bytes.next() == Some(b)) && bytes.next() == Some(0)
+    };
+    let mut at = 5;
+    while let Some(&first) = words.get(at) {
+        let count = (first >> 16) as usize;
+        let Some(instruction) = words.get(at..at + count.max(1)) else {
+            return false;
+        };
+        if first & 0xffff == OP_ENTRY_POINT
+            && instruction.get(1) == Some(&model)
+            && instruction.get(3..).is_some_and(matches)
+        {
+            return true;
+        }
+        at += count.max(1);
+    }
+    false
+}
+
 /// The SPIR-V version generated for Vulkan (1.5: Vulkan 1.2 and later).
 pub(crate) const SPIRV_VERSION: (u8, u8) = (1, 5);
 
@@ -324,6 +511,15 @@ pub(crate) const SPIRV_VERSION: (u8, u8) = (1, 5);
 pub(crate) struct SpirvOptions<'a> {
     /// Emit only this entry point (and what it reaches); `None`: all of them.
     pub entry_point: Option<(naga::ShaderStage, &'a str)>,
+    /// Where bindings go (from the pipeline layout, see
+    /// [`interface::binding_map`]): gives each binding array its layout's
+    /// element count. Bindings not in the map keep group g / binding b as
+    /// set g / binding b. A `binding_array<T>` without a size must be in it.
+    pub binding_map: Option<&'a naga::back::spv::BindingMap>,
+    /// Use `StorageInputOutput16` for `f16` entry-point inputs and outputs
+    /// (only where the device enabled `storageInputOutput16`); otherwise
+    /// naga passes them as `f32` and converts.
+    pub storage_input_output_16: bool,
     /// Values for the module's `override` declarations, by name or id.
     /// Overrides without a value use their default; one without either is
     /// an error.
@@ -345,6 +541,8 @@ impl Default for SpirvOptions<'_> {
     fn default() -> Self {
         Self {
             entry_point: None,
+            binding_map: None,
+            storage_input_output_16: false,
             constants: None,
             debug_file_name: None,
             adjust_coordinate_space: false,
@@ -383,7 +581,11 @@ pub(crate) fn resolve_overrides<'m>(
 
 /// Translates a validated module to SPIR-V 1.5 for Vulkan.
 ///
-/// Bind group `g`, binding `b` becomes descriptor set `g`, binding `b`;
+/// Bind group `g`, binding `b` becomes descriptor set `g`, binding `b`, with
+/// binding arrays sized by `options.binding_map`; a `binding_array<T>`
+/// without a size that the entry point uses and the map does not size is a
+/// [`ShaderError::Translation`] (naga would emit a runtime array without the
+/// `RuntimeDescriptorArray` capability);
 /// immediates (`var<immediate>`) become a push-constant block at offset 0.
 /// Every SPIR-V capability the module needs is allowed: the validator has
 /// already held the module to the device's capabilities (ray queries
@@ -400,6 +602,7 @@ pub(crate) fn to_spirv(
         options.entry_point,
         options.constants.unwrap_or(&empty),
     )?;
+    check_array_sizes(&resolved, options)?;
     let mut flags = spv::WriterFlags::LABEL_VARYINGS;
     flags.set(spv::WriterFlags::DEBUG, options.debug_file_name.is_some());
     flags.set(
@@ -420,9 +623,10 @@ pub(crate) fn to_spirv(
     let spv_options = spv::Options {
         lang_version: SPIRV_VERSION,
         flags,
-        // No binding map: group g / binding b map to set g / binding b.
+        // Bindings outside the map: group g / binding b map to set g / binding b.
         fake_missing_bindings: true,
-        binding_map: spv::BindingMap::default(),
+        binding_map: options.binding_map.cloned().unwrap_or_default(),
+        use_storage_input_output_16: options.storage_input_output_16,
         capabilities: None,
         bounds_check_policies: options.bounds_checks,
         zero_initialize_workgroup_memory: options.zero_initialize_workgroup_memory,
@@ -442,4 +646,47 @@ pub(crate) fn to_spirv(
         pipeline_options.as_ref(),
     )
     .map_err(|err| ShaderError::Translation(error_chain(&err)))
+}
+
+/// Fails when a `binding_array<T>` without a size, used by the entry point
+/// (or by any, when all are emitted), gets no size from the binding map.
+fn check_array_sizes(
+    module: &ValidatedModule,
+    options: &SpirvOptions<'_>,
+) -> Result<(), ShaderError> {
+    let ir = &module.module;
+    let entry = options.entry_point.and_then(|(stage, name)| {
+        let index = ir
+            .entry_points
+            .iter()
+            .position(|ep| ep.stage == stage && ep.name == name)?;
+        Some(module.info.get_entry_point(index))
+    });
+    for (handle, var) in ir.global_variables.iter() {
+        let unbounded = matches!(
+            ir.types[var.ty].inner,
+            naga::TypeInner::BindingArray {
+                size: naga::ArraySize::Dynamic,
+                ..
+            }
+        );
+        let (Some(rb), true) = (var.binding.as_ref(), unbounded) else {
+            continue;
+        };
+        if entry.is_some_and(|uses| uses[handle].is_empty()) {
+            continue;
+        }
+        let sized = options
+            .binding_map
+            .and_then(|map| map.get(rb))
+            .is_some_and(|info| info.binding_array_size.is_some());
+        if !sized {
+            return Err(ShaderError::Translation(format!(
+                "group {} binding {}: binding_array without a size needs its element count \
+                 from the pipeline layout",
+                rb.group, rb.binding
+            )));
+        }
+    }
+    Ok(())
 }

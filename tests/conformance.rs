@@ -67,6 +67,8 @@ mod render;
 mod samplers;
 #[path = "conformance/shader_errors.rs"]
 mod shader_errors;
+#[path = "conformance/shader_features.rs"]
+mod shader_features;
 #[path = "conformance/shared_checks.rs"]
 mod shared_checks;
 #[path = "conformance/sync.rs"]

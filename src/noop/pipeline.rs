@@ -1,8 +1,9 @@
 //! Shader modules and pipelines on noop, through the backend-independent
-//! shader front end (`crate::shader`): WGSL and naga modules are validated
-//! exactly as on Vulkan, SPIR-V gets the same structural check, and a
-//! pipeline's entry points are found and checked against its layout. The
-//! noop backend runs no shaders, so nothing is translated.
+//! shader front end (`crate::shader`): WGSL, naga modules and SPIR-V are
+//! read and validated exactly as on Vulkan (unchecked SPIR-V gets the same
+//! structural check), and a pipeline's entry points are found and checked
+//! against its layout and the stage rules ([`stage_stores`]). The noop
+//! backend runs no shaders, so nothing is translated.
 //!
 //! Pipelines need the device to have been opened with
 //! `DeviceDescriptor::allow_no_shader_execution` (noop runs no shaders;
@@ -12,14 +13,14 @@
 //! and strides, colour target count and formats, depth/stencil format and
 //! sample count (`PipelineError::Unsupported`).
 
-use std::borrow::Cow;
-
 use super::{ComputePipeline, DeviceShared, RenderPipeline, ShaderModule};
-use crate::shader::interface::{check_layout, find_entry_point, EntryPointInterface};
-use crate::shader::ShaderInput;
+use crate::shader::interface::{
+    check_layout, check_stage_stores, find_entry_point, EntryPointInterface,
+};
+use crate::shader::{spirv_has_entry_point, ShaderInput, StageStores};
 use crate::{
-    ComputePipelineDescriptor, DeviceError, PipelineError, ProgrammableStage,
-    RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
+    ComputePipelineDescriptor, PipelineError, ProgrammableStage, RenderPipelineDescriptor,
+    ShaderError, ShaderModuleDescriptor,
 };
 
 /// What shaders may use on a noop device: the rule every backend shares
@@ -29,40 +30,57 @@ pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilit
     crate::shader::capabilities(shared.features, shared.hal_features, true)
 }
 
+/// Which stages may write storage on a noop device: all of them. It runs
+/// no shaders, so it has no such limit (Vulkan's comes from
+/// `vertexPipelineStoresAndAtomics` / `fragmentStoresAndAtomics`); the
+/// check itself is the shared one.
+pub(crate) fn stage_stores() -> StageStores {
+    StageStores {
+        vertex: true,
+        fragment: true,
+    }
+}
+
 /// Runs the front end on the module's source and keeps the result.
 pub(crate) fn create_shader_module(
     shared: &DeviceShared,
     desc: &ShaderModuleDescriptor,
 ) -> Result<ShaderModule, ShaderError> {
-    let input = match ShaderInput::new(desc.source.clone(), naga_capabilities(shared))? {
-        ShaderInput::Naga(module) => ShaderInput::Naga(module),
-        ShaderInput::SpirV(words) => {
-            let mut owned = Vec::new();
-            owned
-                .try_reserve_exact(words.len())
-                .map_err(|_| DeviceError::OutOfMemory)?;
-            owned.extend_from_slice(&words);
-            ShaderInput::SpirV(Cow::Owned(owned))
-        }
-    };
+    let input = ShaderInput::new(desc.source.clone(), naga_capabilities(shared))?.into_static()?;
     Ok(ShaderModule { input })
 }
 
-/// Finds a stage's entry point and checks it against the layout; `None`
-/// for SPIR-V modules, whose interface the hal does not know.
+/// Finds a stage's entry point and checks it against the layout and the
+/// stage rules; `None` for unchecked SPIR-V, whose interface the hal does
+/// not know (its entry point is still looked up, as on Vulkan).
 fn check_stage(
     stage: &ProgrammableStage<'_, super::Api>,
     naga_stage: naga::ShaderStage,
     layout: &super::PipelineLayout,
 ) -> Result<Option<EntryPointInterface>, PipelineError> {
-    match &stage.module.input {
-        ShaderInput::Naga(module) => {
-            let interface = find_entry_point(module, stage.entry_point, naga_stage)?;
-            check_layout(&interface, layout)?;
-            Ok(Some(interface))
+    let module = match &stage.module.input {
+        ShaderInput::SpirV {
+            words,
+            module: None,
+        } => {
+            if !spirv_has_entry_point(words, naga_stage, stage.entry_point) {
+                return Err(PipelineError::EntryPoint {
+                    stage: naga_stage,
+                    name: stage.entry_point.to_owned(),
+                });
+            }
+            return Ok(None);
         }
-        ShaderInput::SpirV(_) => Ok(None),
-    }
+        ShaderInput::SpirV {
+            module: Some(module),
+            ..
+        }
+        | ShaderInput::Naga(module) => module,
+    };
+    let interface = find_entry_point(module, stage.entry_point, naga_stage)?;
+    check_layout(&interface, layout)?;
+    check_stage_stores(&interface, stage_stores())?;
+    Ok(Some(interface))
 }
 
 /// Checks a compute pipeline's stage and workgroup size.

@@ -10,7 +10,7 @@
 use std::num::NonZeroU32;
 use std::ops::Range;
 
-use super::ValidatedModule;
+use super::{StageStores, ValidatedModule};
 use crate::PipelineError;
 
 /// How a sampled texture's texels read in the shader.
@@ -403,6 +403,74 @@ pub(crate) fn check_layout<L: LayoutView + ?Sized>(
         )));
     }
     Ok(())
+}
+
+/// Holds an entry point to the device's [`StageStores`]: a vertex or
+/// fragment entry point that uses a storage buffer declared `read_write`
+/// or a storage texture that is not read-only needs
+/// `vertexPipelineStoresAndAtomics` / `fragmentStoresAndAtomics`. The
+/// declaration decides, not the use: SPIR-V for such a binding lacks
+/// `NonWritable`, which those features' absence forbids in these stages.
+/// Fails with [`PipelineError::MissingShaderFeature`] naming the first such
+/// binding.
+pub(crate) fn check_stage_stores(
+    interface: &EntryPointInterface,
+    stores: StageStores,
+) -> Result<(), PipelineError> {
+    let feature = match interface.stage {
+        naga::ShaderStage::Vertex if !stores.vertex => "vertexPipelineStoresAndAtomics",
+        naga::ShaderStage::Fragment if !stores.fragment => "fragmentStoresAndAtomics",
+        _ => return Ok(()),
+    };
+    let writable = interface.bindings.iter().find(|b| match b.kind {
+        BindingKind::StorageBuffer { read_only, .. } => !read_only,
+        BindingKind::StorageTexture { access, .. } => access != wgt::StorageTextureAccess::ReadOnly,
+        _ => false,
+    });
+    match writable {
+        Some(b) => Err(PipelineError::MissingShaderFeature {
+            stage: interface.stage,
+            name: interface.name.clone(),
+            what: format!(
+                "{} at group {} binding {}",
+                describe_kind(&b.kind),
+                b.group,
+                b.binding
+            ),
+            feature,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The SPIR-V binding map of a pipeline layout: every array binding, at
+/// set = group and binding = binding, with the layout's element count, so
+/// that `binding_array<T>` (and `binding_array<T, N>`) is translated as an
+/// array of exactly the descriptors the layout has. Single bindings are
+/// left out (they keep set = group, binding = binding).
+pub(crate) fn binding_map<L: LayoutView + ?Sized>(layout: &L) -> naga::back::spv::BindingMap {
+    let mut map = naga::back::spv::BindingMap::new();
+    for group in 0..layout.bind_group_count() {
+        let Ok(group) = u32::try_from(group) else {
+            break;
+        };
+        for entry in layout.bind_group_entries(group).unwrap_or_default() {
+            if let Some(count) = entry.count {
+                map.insert(
+                    naga::ResourceBinding {
+                        group,
+                        binding: entry.binding,
+                    },
+                    naga::back::spv::BindingInfo {
+                        descriptor_set: group,
+                        binding: entry.binding,
+                        binding_array_size: Some(count.get()),
+                    },
+                );
+            }
+        }
+    }
+    map
 }
 
 fn check_binding<L: LayoutView + ?Sized>(

@@ -407,23 +407,285 @@ fn spirv_structural_check() {
 
 #[test]
 fn shader_input_routes_by_source() {
-    let spirv = minimal_spirv();
+    // naga's own SPIR-V of COMPUTE: read back and validated, words kept.
+    let spirv = to_spirv(&valid(COMPUTE), &SpirvOptions::default()).expect("translates");
     match ShaderInput::new(ShaderSource::SpirV(Cow::Borrowed(&spirv)), caps()) {
-        Ok(ShaderInput::SpirV(words)) => assert_eq!(&*words, &spirv[..]),
-        other => panic!("expected SPIR-V, got {other:?}"),
+        Ok(ShaderInput::SpirV {
+            words,
+            module: Some(module),
+        }) => {
+            assert_eq!(&*words, &spirv[..]);
+            let interface = find_entry_point(&module, "main", naga::ShaderStage::Compute)
+                .expect("the entry point is reflected");
+            assert_eq!(interface.workgroup_size, [64, 1, 1]);
+            assert_eq!(interface.bindings.len(), 1);
+        }
+        other => panic!("expected checked SPIR-V, got {other:?}"),
     }
     assert!(matches!(
         ShaderInput::new(ShaderSource::SpirV(Cow::Borrowed(&[1, 2])), caps()),
+        Err(ShaderError::InvalidSpirV(_))
+    ));
+    // SAFETY: not handed to any driver; only routed.
+    let unchecked = unsafe { crate::UncheckedSpirV::new(minimal_spirv()) };
+    match ShaderInput::new(ShaderSource::SpirVUnchecked(unchecked), caps()) {
+        Ok(ShaderInput::SpirV {
+            words,
+            module: None,
+        }) => assert_eq!(&*words, &minimal_spirv()[..]),
+        other => panic!("expected unchecked SPIR-V, got {other:?}"),
+    }
+    // SAFETY: as above.
+    let bad = unsafe { crate::UncheckedSpirV::new(vec![1, 2]) };
+    assert!(matches!(
+        ShaderInput::new(ShaderSource::SpirVUnchecked(bad), caps()),
         Err(ShaderError::InvalidSpirV(_))
     ));
     match ShaderInput::new(ShaderSource::Wgsl(Cow::Borrowed(COMPUTE)), caps()) {
         Ok(ShaderInput::Naga(module)) => assert_eq!(module.wgsl(), Some(COMPUTE)),
         other => panic!("expected naga IR, got {other:?}"),
     }
+    // SAFETY: as above.
+    let unchecked = unsafe { crate::UncheckedSpirV::new(minimal_spirv()) };
     assert!(matches!(
-        parse_and_validate(ShaderSource::SpirV(Cow::Borrowed(&spirv)), caps()),
+        parse_and_validate(ShaderSource::SpirVUnchecked(unchecked), caps()),
         Err(ShaderError::Unsupported(_))
     ));
+}
+
+/// A header and a lone `OpEntryPoint` (naming no function) pass the
+/// structural check but not naga's front end: a typed error, not a driver
+/// crash.
+#[test]
+fn lone_entry_point_spirv_is_a_parse_error() {
+    check_spirv(&minimal_spirv()).expect("structurally fine");
+    match parse_spirv(&minimal_spirv(), caps()) {
+        Err(ShaderError::SpirVParse(message)) => assert!(!message.is_empty()),
+        other => panic!("expected SpirVParse, got {other:?}"),
+    }
+}
+
+/// SPIR-V is validated with the device's capabilities: f16 needs
+/// SHADER_FLOAT16.
+#[test]
+fn spirv_is_validated_with_the_capabilities() {
+    let f16 = "enable f16;
+@group(0) @binding(0) var<storage, read_write> data: array<f16>;
+@compute @workgroup_size(1) fn main() { data[0] = data[1] * 2.0h; }
+";
+    let with = caps() | Capabilities::SHADER_FLOAT16;
+    let module = parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(f16)), with).expect("valid");
+    let words = to_spirv(&module, &SpirvOptions::default()).expect("translates");
+    parse_spirv(&words, with).expect("accepted with SHADER_FLOAT16");
+    assert!(matches!(
+        parse_spirv(&words, caps()),
+        Err(ShaderError::Validation { .. })
+    ));
+}
+
+/// Capabilities declared by `words`' `OpCapability` instructions.
+fn declared_capabilities(words: &[u32]) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut at = 5;
+    while let Some(&first) = words.get(at) {
+        let count = (first >> 16) as usize;
+        if first & 0xffff == 17 {
+            out.push(words[at + 1]);
+        }
+        at += count.max(1);
+    }
+    out
+}
+
+/// The instructions of `words` with `opcode`, operands only.
+fn instructions(words: &[u32], opcode: u32) -> Vec<&[u32]> {
+    let mut out = Vec::new();
+    let mut at = 5;
+    while let Some(&first) = words.get(at) {
+        let count = ((first >> 16) as usize).max(1);
+        if first & 0xffff == opcode {
+            out.push(&words[at + 1..at + count]);
+        }
+        at += count;
+    }
+    out
+}
+
+/// f16 entry-point I/O uses `StorageInputOutput16` only when asked (the
+/// device enabled it); otherwise naga passes it as f32.
+#[test]
+fn f16_io_needs_storage_input_output_16_only_when_enabled() {
+    const STORAGE_INPUT_OUTPUT_16: u32 = 4436;
+    const STORAGE_BUFFER_16BIT: u32 = 4433;
+    let text = "enable f16;
+@fragment fn fs(@location(0) v: f16) -> @location(0) vec4<f32> { return vec4<f32>(f32(v)); }
+";
+    let with = caps() | Capabilities::SHADER_FLOAT16;
+    let module = parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(text)), with).expect("valid");
+    let translate = |native| {
+        let options = SpirvOptions {
+            entry_point: Some((naga::ShaderStage::Fragment, "fs")),
+            storage_input_output_16: native,
+            ..SpirvOptions::default()
+        };
+        declared_capabilities(&to_spirv(&module, &options).expect("translates"))
+    };
+    let polyfilled = translate(false);
+    assert!(
+        !polyfilled.contains(&STORAGE_INPUT_OUTPUT_16),
+        "{polyfilled:?}"
+    );
+    assert!(polyfilled.contains(&STORAGE_BUFFER_16BIT));
+    assert!(translate(true).contains(&STORAGE_INPUT_OUTPUT_16));
+}
+
+/// `binding_array<T>` gets the layout's element count from the binding
+/// map; without one it is an error, never a runtime array without the
+/// `RuntimeDescriptorArray` capability.
+#[test]
+fn unbounded_binding_arrays_take_the_layout_size() {
+    const OP_TYPE_IMAGE: u32 = 25;
+    const OP_TYPE_ARRAY: u32 = 28;
+    const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+    const OP_TYPE_POINTER: u32 = 32;
+    let text = "enable wgpu_binding_array;
+@group(0) @binding(0) var textures: binding_array<texture_2d<f32>>;
+@group(0) @binding(1) var<storage, read_write> out: array<vec4<f32>>;
+@compute @workgroup_size(1) fn main() {
+    out[0] = textureLoad(textures[1], vec2<u32>(0u), 0);
+}
+";
+    let with = caps() | Capabilities::TEXTURE_AND_SAMPLER_BINDING_ARRAY;
+    let module = parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(text)), with).expect("valid");
+    let entry_point = Some((naga::ShaderStage::Compute, "main"));
+    let no_map = SpirvOptions {
+        entry_point,
+        ..SpirvOptions::default()
+    };
+    match to_spirv(&module, &no_map) {
+        Err(ShaderError::Translation(message)) => {
+            assert!(message.contains("group 0 binding 0"), "{message}")
+        }
+        other => panic!("expected a translation error, got {other:?}"),
+    }
+    let texture = BindGroupLayoutEntry {
+        binding: 0,
+        visibility: ShaderStages::COMPUTE,
+        ty: BindingType::Texture {
+            sample_type: wgt::TextureSampleType::Float { filterable: true },
+            view_dimension: wgt::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: NonZeroU32::new(4),
+    };
+    let out = entry(1, ShaderStages::COMPUTE, storage(false));
+    let group = [texture, out];
+    let layout = LayoutSlices {
+        bind_groups: &[&group],
+        push_constant_ranges: &[],
+    };
+    let map = binding_map(&layout);
+    assert_eq!(map.len(), 1, "only the array is mapped");
+    let sized = SpirvOptions {
+        entry_point,
+        binding_map: Some(&map),
+        ..SpirvOptions::default()
+    };
+    let words = to_spirv(&module, &sized).expect("translates");
+    check_spirv(&words).expect("passes");
+    // The variable's pointer type: to an array of images, not a runtime
+    // array (which would need RuntimeDescriptorArray). naga may still
+    // declare the unsized type, unused.
+    let images: Vec<u32> = instructions(&words, OP_TYPE_IMAGE)
+        .iter()
+        .map(|i| i[0])
+        .collect();
+    let arrays_of_images = |opcode| -> Vec<u32> {
+        instructions(&words, opcode)
+            .into_iter()
+            .filter(|i| images.contains(&i[1]))
+            .map(|i| i[0])
+            .collect()
+    };
+    let (sized, runtime) = (
+        arrays_of_images(OP_TYPE_ARRAY),
+        arrays_of_images(OP_TYPE_RUNTIME_ARRAY),
+    );
+    let pointees: Vec<u32> = instructions(&words, OP_TYPE_POINTER)
+        .iter()
+        .map(|i| i[2])
+        .collect();
+    assert!(
+        pointees.iter().any(|p| sized.contains(p)),
+        "a pointer to the sized array"
+    );
+    assert!(
+        !pointees.iter().any(|p| runtime.contains(p)),
+        "no pointer to a runtime array"
+    );
+}
+
+/// Vertex and fragment entry points that may write storage need the
+/// stage's stores feature; compute never does, read-only storage never does.
+#[test]
+fn stage_stores_need_the_stage_feature() {
+    let text = "
+@group(0) @binding(0) var<storage, read_write> hits: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read> input: array<f32>;
+@fragment fn writes() -> @location(0) vec4<f32> {
+    atomicAdd(&hits[0], 1u);
+    return vec4<f32>(1.0);
+}
+@fragment fn reads() -> @location(0) vec4<f32> { return vec4<f32>(input[0]); }
+@vertex fn vs() -> @builtin(position) vec4<f32> {
+    atomicAdd(&hits[0], 1u);
+    return vec4<f32>(0.0);
+}
+@compute @workgroup_size(1) fn cs() { atomicAdd(&hits[0], 1u); }
+";
+    let module = valid(text);
+    let all = StageStores {
+        vertex: true,
+        fragment: true,
+    };
+    let none = StageStores {
+        vertex: false,
+        fragment: false,
+    };
+    let interface = |name, stage| find_entry_point(&module, name, stage).expect("entry point");
+    use naga::ShaderStage as S;
+    let writes = interface("writes", S::Fragment);
+    check_stage_stores(&writes, all).expect("supported");
+    match check_stage_stores(&writes, none) {
+        Err(PipelineError::MissingShaderFeature {
+            stage: S::Fragment,
+            name,
+            what,
+            feature: "fragmentStoresAndAtomics",
+        }) => {
+            assert_eq!(name, "writes");
+            assert!(what.contains("group 0 binding 0"), "{what}");
+        }
+        other => panic!("expected MissingShaderFeature, got {other:?}"),
+    }
+    check_stage_stores(&interface("reads", S::Fragment), none).expect("read-only storage");
+    let vs = interface("vs", S::Vertex);
+    assert!(matches!(
+        check_stage_stores(&vs, none),
+        Err(PipelineError::MissingShaderFeature {
+            feature: "vertexPipelineStoresAndAtomics",
+            ..
+        })
+    ));
+    check_stage_stores(
+        &vs,
+        StageStores {
+            vertex: true,
+            fragment: false,
+        },
+    )
+    .expect("vertex stores supported");
+    check_stage_stores(&interface("cs", S::Compute), none).expect("compute always may");
 }
 
 const RESOURCES: &str = "\
@@ -774,4 +1036,31 @@ fn main() { textureStore(img, vec2<i32>(0), vec4<f32>(1.0)); }
         "{message}"
     );
     mismatch(run(&layout_with(A::WriteOnly, F::Rgba16Float)));
+}
+
+#[test]
+fn spirv_entry_points_are_found_by_model_and_name() {
+    // Header, then `OpEntryPoint GLCompute %1 "main"` and
+    // `OpEntryPoint Vertex %2 "vs_main_long"`.
+    let name = |s: &str| {
+        let mut bytes = s.as_bytes().to_vec();
+        bytes.resize((s.len() / 4 + 1) * 4, 0);
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect::<Vec<_>>()
+    };
+    let mut words = vec![SPIRV_MAGIC, 0x0001_0500, 0, 8, 0];
+    for (model, id, entry) in [(5u32, 1u32, "main"), (0, 2, "vs_main_long")] {
+        let literal = name(entry);
+        words.push(((3 + literal.len() as u32) << 16) | 15);
+        words.extend([model, id]);
+        words.extend(literal);
+    }
+    use naga::ShaderStage as S;
+    assert!(spirv_has_entry_point(&words, S::Compute, "main"));
+    assert!(spirv_has_entry_point(&words, S::Vertex, "vs_main_long"));
+    assert!(!spirv_has_entry_point(&words, S::Vertex, "main"));
+    assert!(!spirv_has_entry_point(&words, S::Compute, "mai"));
+    assert!(!spirv_has_entry_point(&words, S::Vertex, "vs_main_longer"));
 }

@@ -45,6 +45,73 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) independent_blend: bool,
     pub(crate) multi_draw_indirect: bool,
     pub(crate) draw_indirect_first_instance: bool,
+    /// Storage writes and atomics in vertex / fragment shaders; enabled
+    /// whenever supported (`pipeline::stage_stores` holds shaders to them).
+    pub(crate) vertex_pipeline_stores_and_atomics: bool,
+    pub(crate) fragment_stores_and_atomics: bool,
+    /// 16-bit storage (`VkPhysicalDevice16BitStorageFeatures`, core 1.1),
+    /// which naga's SPIR-V declares for any 16-bit type.
+    pub(crate) storage_buffer_16bit_access: bool,
+    pub(crate) uniform_and_storage_buffer_16bit_access: bool,
+    pub(crate) storage_input_output16: bool,
+}
+
+impl PhysicalFeatures {
+    /// Whether 16-bit types may be offered (`SHADER_F16` with
+    /// `shaderFloat16`, `SHADER_I16` with `shaderInt16`): naga's SPIR-V
+    /// declares `StorageBuffer16BitAccess` and
+    /// `UniformAndStorageBuffer16BitAccess` for any 16-bit type.
+    /// `storageInputOutput16` is not needed: where the device lacks it,
+    /// naga passes `f16` entry-point inputs and outputs as `f32`.
+    pub(crate) fn storage_16bit(&self) -> bool {
+        self.storage_buffer_16bit_access && self.uniform_and_storage_buffer_16bit_access
+    }
+
+    /// Whether a device opened with `features` enables 16-bit storage:
+    /// with `SHADER_F16` or `SHADER_I16` (each needs [`Self::storage_16bit`]).
+    pub(crate) fn storage_16bit_enabled(&self, features: wgt::Features) -> bool {
+        features.intersects(wgt::Features::SHADER_F16 | wgt::Features::SHADER_I16)
+            && self.storage_16bit()
+    }
+
+    /// The core features a device opened with `features` enables (before
+    /// descriptor indexing, `DescriptorIndexing::enable`): what pipelines
+    /// and draws use, and the stage stores, wherever supported; the rest
+    /// as requested.
+    fn enabled_core(&self, features: wgt::Features) -> vk::PhysicalDeviceFeatures {
+        use wgt::Features as F;
+        vk::PhysicalDeviceFeatures::default()
+            .sampler_anisotropy(self.sampler_anisotropy)
+            .image_cube_array(self.image_cube_array)
+            .fill_mode_non_solid(self.fill_mode_non_solid)
+            .depth_clamp(self.depth_clamp)
+            .depth_bias_clamp(self.depth_bias_clamp)
+            .independent_blend(self.independent_blend)
+            .multi_draw_indirect(self.multi_draw_indirect)
+            .draw_indirect_first_instance(self.draw_indirect_first_instance)
+            .vertex_pipeline_stores_and_atomics(self.vertex_pipeline_stores_and_atomics)
+            .fragment_stores_and_atomics(self.fragment_stores_and_atomics)
+            .texture_compression_bc(features.contains(F::TEXTURE_COMPRESSION_BC))
+            .texture_compression_etc2(features.contains(F::TEXTURE_COMPRESSION_ETC2))
+            .texture_compression_astc_ldr(features.contains(F::TEXTURE_COMPRESSION_ASTC))
+            .shader_float64(features.contains(F::SHADER_F64))
+            .shader_int16(features.contains(F::SHADER_I16))
+            .shader_int64(features.contains(F::SHADER_INT64))
+    }
+
+    /// The 16-bit storage features a device opened with `features` enables:
+    /// with [`Self::storage_16bit_enabled`], both buffer kinds, and
+    /// `storageInputOutput16` where supported (`pipeline.rs` tells naga).
+    fn enabled_16bit_storage(
+        &self,
+        features: wgt::Features,
+    ) -> vk::PhysicalDeviceVulkan11Features<'static> {
+        let on = self.storage_16bit_enabled(features);
+        vk::PhysicalDeviceVulkan11Features::default()
+            .storage_buffer16_bit_access(on)
+            .uniform_and_storage_buffer16_bit_access(on)
+            .storage_input_output16(on && self.storage_input_output16)
+    }
 }
 
 /// Descriptor-indexing support: array indexing in shaders (core dynamic,
@@ -262,7 +329,7 @@ pub(super) unsafe fn expose(
     let capabilities = Capabilities {
         features: conv::map_features(&info, |f| {
             // SAFETY: `pd` belongs to this instance.
-            unsafe { format_supported(&instance.raw, pd, f) }
+            unsafe { optimal_format_features(&instance.raw, pd, f) }
         }),
         hal_features: hal_features(&info),
         limits: conv::map_limits(&info),
@@ -367,12 +434,14 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
 
     // Features.
+    let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
     let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
     let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
     let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
     let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
     let mut rt_f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut f11)
         .push_next(&mut f12)
         .push_next(&mut f13);
     if has_as {
@@ -415,6 +484,11 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         independent_blend: b(core.independent_blend),
         multi_draw_indirect: b(core.multi_draw_indirect),
         draw_indirect_first_instance: b(core.draw_indirect_first_instance),
+        vertex_pipeline_stores_and_atomics: b(core.vertex_pipeline_stores_and_atomics),
+        fragment_stores_and_atomics: b(core.fragment_stores_and_atomics),
+        storage_buffer_16bit_access: b(f11.storage_buffer16_bit_access),
+        uniform_and_storage_buffer_16bit_access: b(f11.uniform_and_storage_buffer16_bit_access),
+        storage_input_output16: b(f11.storage_input_output16),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -494,24 +568,23 @@ fn hal_features(info: &PhysicalInfo) -> HalFeatures {
     f
 }
 
-/// Whether a format can be sampled with optimal tiling (used for feature reporting).
+/// A format's features with optimal tiling (empty for a format without a
+/// Vulkan equivalent), for the format probes of `conv::map_features`.
 ///
 /// # Safety
 /// `pd` belongs to `instance`.
-unsafe fn format_supported(
+unsafe fn optimal_format_features(
     instance: &ash::Instance,
     pd: vk::PhysicalDevice,
     format: wgt::TextureFormat,
-) -> bool {
+) -> vk::FormatFeatureFlags {
     let vk_format = conv::map_texture_format(format);
     if vk_format == vk::Format::UNDEFINED {
-        return false;
+        return vk::FormatFeatureFlags::empty();
     }
     // SAFETY: forwarded contract.
     let props = unsafe { instance.get_physical_device_format_properties(pd, vk_format) };
-    props
-        .optimal_tiling_features
-        .contains(vk::FormatFeatureFlags::SAMPLED_IMAGE)
+    props.optimal_tiling_features
 }
 
 /// Device extensions needed for the requested features, in enable order.
@@ -653,23 +726,8 @@ impl crate::Adapter for Adapter {
         let enabled_rt = extensions.contains(&ash::khr::ray_tracing_pipeline::NAME);
         let pf = &self.info.features;
 
-        let core = vk::PhysicalDeviceFeatures::default()
-            .sampler_anisotropy(pf.sampler_anisotropy)
-            .image_cube_array(pf.image_cube_array)
-            .fill_mode_non_solid(pf.fill_mode_non_solid)
-            .depth_clamp(pf.depth_clamp)
-            .depth_bias_clamp(pf.depth_bias_clamp)
-            .independent_blend(pf.independent_blend)
-            .multi_draw_indirect(pf.multi_draw_indirect)
-            .draw_indirect_first_instance(pf.draw_indirect_first_instance)
-            .texture_compression_bc(features.contains(wgt::Features::TEXTURE_COMPRESSION_BC))
-            .texture_compression_etc2(features.contains(wgt::Features::TEXTURE_COMPRESSION_ETC2))
-            .texture_compression_astc_ldr(
-                features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC),
-            )
-            .shader_float64(features.contains(wgt::Features::SHADER_F64))
-            .shader_int16(features.contains(wgt::Features::SHADER_I16))
-            .shader_int64(features.contains(wgt::Features::SHADER_INT64));
+        let core = pf.enabled_core(features);
+        let mut f11 = pf.enabled_16bit_storage(features);
         let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)
@@ -696,6 +754,7 @@ impl crate::Adapter for Adapter {
             .queue_create_infos(&queue_info)
             .enabled_extension_names(&ext_ptrs)
             .enabled_features(&core)
+            .push_next(&mut f11)
             .push_next(&mut f12)
             .push_next(&mut f13);
         if enabled_as {
@@ -904,6 +963,46 @@ pub(super) unsafe fn texture_format_features(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stage_stores_are_enabled_wherever_supported() {
+        let none = PhysicalFeatures::default().enabled_core(wgt::Features::empty());
+        assert_eq!(none.vertex_pipeline_stores_and_atomics, vk::FALSE);
+        assert_eq!(none.fragment_stores_and_atomics, vk::FALSE);
+        let pf = PhysicalFeatures {
+            vertex_pipeline_stores_and_atomics: true,
+            fragment_stores_and_atomics: true,
+            ..Default::default()
+        };
+        let core = pf.enabled_core(wgt::Features::empty());
+        assert_eq!(core.vertex_pipeline_stores_and_atomics, vk::TRUE);
+        assert_eq!(core.fragment_stores_and_atomics, vk::TRUE);
+    }
+
+    #[test]
+    fn sixteen_bit_types_need_and_enable_16bit_storage() {
+        use wgt::Features as F;
+        let mut pf = PhysicalFeatures {
+            shader_float16: true,
+            shader_int16: true,
+            ..Default::default()
+        };
+        assert!(!pf.storage_16bit(), "no 16-bit storage: no SHADER_F16/I16");
+        pf.storage_buffer_16bit_access = true;
+        pf.uniform_and_storage_buffer_16bit_access = true;
+        assert!(pf.storage_16bit());
+        let off = pf.enabled_16bit_storage(F::empty());
+        assert_eq!(off.storage_buffer16_bit_access, vk::FALSE);
+        for feature in [F::SHADER_F16, F::SHADER_I16] {
+            let on = pf.enabled_16bit_storage(feature);
+            assert_eq!(on.storage_buffer16_bit_access, vk::TRUE);
+            assert_eq!(on.uniform_and_storage_buffer16_bit_access, vk::TRUE);
+            assert_eq!(on.storage_input_output16, vk::FALSE, "not supported");
+        }
+        pf.storage_input_output16 = true;
+        let io = pf.enabled_16bit_storage(F::SHADER_F16);
+        assert_eq!(io.storage_input_output16, vk::TRUE);
+    }
 
     #[test]
     fn ray_query_enables_acceleration_structures() {

@@ -646,11 +646,69 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
     limits
 }
 
+/// A feature that stands for format support: the formats it exposes, and
+/// the optimal-tiling features each of them must have.
+type FormatProbe = (
+    wgt::Features,
+    &'static [wgt::TextureFormat],
+    vk::FormatFeatureFlags,
+);
+
+/// The format probes, wgpu-hal's rules: `DEPTH32FLOAT_STENCIL8` needs
+/// D32_SFLOAT_S8_UINT as a sampled depth-stencil attachment;
+/// `TEXTURE_FORMAT_16BIT_NORM` needs every 16-bit norm format it exposes
+/// sampled, as storage, and as copy source and destination;
+/// `TEXTURE_ATOMIC` needs storage-image atomics on R32Uint and R32Sint.
+pub(super) fn format_probes() -> [FormatProbe; 3] {
+    use vk::FormatFeatureFlags as V;
+    use wgt::TextureFormat as T;
+    [
+        (
+            wgt::Features::DEPTH32FLOAT_STENCIL8,
+            &[T::Depth32FloatStencil8],
+            V::SAMPLED_IMAGE | V::DEPTH_STENCIL_ATTACHMENT,
+        ),
+        (
+            wgt::Features::TEXTURE_FORMAT_16BIT_NORM,
+            &[
+                T::R16Unorm,
+                T::R16Snorm,
+                T::Rg16Unorm,
+                T::Rg16Snorm,
+                T::Rgba16Unorm,
+                T::Rgba16Snorm,
+            ],
+            V::SAMPLED_IMAGE | V::STORAGE_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST,
+        ),
+        (
+            wgt::Features::TEXTURE_ATOMIC,
+            &[T::R32Uint, T::R32Sint],
+            V::STORAGE_IMAGE | V::STORAGE_IMAGE_ATOMIC,
+        ),
+    ]
+}
+
+/// The features of [`format_probes`] whose formats all have what they need;
+/// `format_features` gives a format's optimal-tiling features.
+pub(super) fn probed_format_features(
+    format_features: impl Fn(wgt::TextureFormat) -> vk::FormatFeatureFlags,
+) -> wgt::Features {
+    format_probes()
+        .into_iter()
+        .filter(|(_, formats, needed)| {
+            formats
+                .iter()
+                .all(|&f| format_features(f).contains(*needed))
+        })
+        .fold(wgt::Features::empty(), |acc, (feature, _, _)| acc | feature)
+}
+
 /// The `wgpu-types` features the adapter supports (those keel-hal can enable).
-/// `sampled` says whether a format can be sampled.
+/// `format_features` gives a format's optimal-tiling features (for
+/// [`probed_format_features`]).
 pub(super) fn map_features(
     info: &super::adapter::PhysicalInfo,
-    sampled: impl Fn(wgt::TextureFormat) -> bool,
+    format_features: impl Fn(wgt::TextureFormat) -> vk::FormatFeatureFlags,
 ) -> wgt::Features {
     use wgt::Features as F;
     let pf = &info.features;
@@ -667,18 +725,11 @@ pub(super) fn map_features(
         F::TEXTURE_COMPRESSION_ASTC_HDR,
         pf.texture_compression_astc_hdr,
     );
-    f.set(
-        F::DEPTH32FLOAT_STENCIL8,
-        sampled(wgt::TextureFormat::Depth32FloatStencil8),
-    );
-    f.set(
-        F::TEXTURE_FORMAT_16BIT_NORM,
-        sampled(wgt::TextureFormat::R16Unorm) && sampled(wgt::TextureFormat::Rgba16Snorm),
-    );
+    f |= probed_format_features(format_features);
     f.set(F::SHADER_F64, pf.shader_float64);
-    f.set(F::SHADER_I16, pf.shader_int16);
+    f.set(F::SHADER_I16, pf.shader_int16 && pf.storage_16bit());
     f.set(F::SHADER_INT64, pf.shader_int64);
-    f.set(F::SHADER_F16, pf.shader_float16);
+    f.set(F::SHADER_F16, pf.shader_float16 && pf.storage_16bit());
     let ix = &pf.indexing;
     f.set(F::TEXTURE_BINDING_ARRAY, ix.sampled_image_dynamic);
     f.set(F::BUFFER_BINDING_ARRAY, ix.storage_buffer_dynamic);
@@ -837,6 +888,53 @@ mod tests {
             z: 0,
         });
         assert_eq!((o.x, o.y, o.z), (1, i32::MAX, 0));
+    }
+
+    #[test]
+    fn format_probes_need_every_format_feature() {
+        use vk::FormatFeatureFlags as V;
+        use wgt::Features as F;
+        let all = |_: T| V::from_raw(u32::MAX);
+        let probed = probed_format_features(all);
+        assert!(probed
+            .contains(F::DEPTH32FLOAT_STENCIL8 | F::TEXTURE_FORMAT_16BIT_NORM | F::TEXTURE_ATOMIC));
+        // D32S8 sampled but not a depth-stencil attachment: not reported.
+        let sampled_only = |f: T| match f {
+            T::Depth32FloatStencil8 => V::SAMPLED_IMAGE,
+            _ => V::from_raw(u32::MAX),
+        };
+        assert!(!probed_format_features(sampled_only).contains(F::DEPTH32FLOAT_STENCIL8));
+        let attachment = |f: T| match f {
+            T::Depth32FloatStencil8 => V::SAMPLED_IMAGE | V::DEPTH_STENCIL_ATTACHMENT,
+            _ => V::empty(),
+        };
+        assert_eq!(probed_format_features(attachment), F::DEPTH32FLOAT_STENCIL8);
+        // Every 16-bit norm format counts, not just R16Unorm and Rgba16Snorm.
+        for missing in [
+            T::R16Unorm,
+            T::R16Snorm,
+            T::Rg16Unorm,
+            T::Rg16Snorm,
+            T::Rgba16Unorm,
+            T::Rgba16Snorm,
+        ] {
+            let without = |f: T| {
+                if f == missing {
+                    V::SAMPLED_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST
+                } else {
+                    V::from_raw(u32::MAX)
+                }
+            };
+            assert!(
+                !probed_format_features(without).contains(F::TEXTURE_FORMAT_16BIT_NORM),
+                "{missing:?} without storage"
+            );
+        }
+        let no_atomics = |f: T| match f {
+            T::R32Sint => V::STORAGE_IMAGE,
+            _ => V::from_raw(u32::MAX),
+        };
+        assert!(!probed_format_features(no_atomics).contains(F::TEXTURE_ATOMIC));
     }
 
     #[test]

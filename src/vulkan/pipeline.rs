@@ -1,13 +1,17 @@
 //! Shader modules and compute/render pipelines.
 //!
 //! A [`ShaderModule`] is the shader front end's output (`crate::shader`):
-//! validated naga IR (from WGSL or a naga module) or SPIR-V that passed the
+//! validated naga IR (from WGSL or a naga module), SPIR-V with the validated
+//! naga IR its front end read, or unchecked SPIR-V that passed the
 //! structural check. It owns no Vulkan object. A pipeline, for each stage:
 //! - naga IR: finds the entry point, checks its interface against the
-//!   pipeline layout (bindings and push constants), translates just that
-//!   entry point to SPIR-V;
-//! - SPIR-V: takes the words as they are (its interface is unknown to the
-//!   hal, so nothing is checked against the layout);
+//!   pipeline layout (bindings and push constants) and the device's stage
+//!   rules ([`stage_stores`]), translates just that entry point to SPIR-V
+//!   with the layout's binding map (binding arrays get the layout's sizes);
+//! - checked SPIR-V: the same checks on the IR read from it, then the words
+//!   as they are;
+//! - unchecked SPIR-V: the words as they are, once the entry point is found
+//!   (the caller vouched for the rest);
 //!
 //! then makes a `VkShaderModule` from the words, creates the pipeline, and
 //! destroys the module right after, on success and on every error path
@@ -29,8 +33,11 @@ use ash::vk;
 use super::device::set_object_name;
 use super::pipeline_state::{FixedState, DYNAMIC_STATES};
 use super::{map_err, ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
-use crate::shader::interface::{check_layout, find_entry_point};
-use crate::shader::{to_spirv, ShaderInput, SpirvOptions};
+use crate::shader::interface::{
+    binding_map, check_layout, check_stage_stores, find_entry_point, EntryPointInterface,
+};
+pub(super) use crate::shader::spirv_has_entry_point_model;
+use crate::shader::{spirv_has_entry_point, to_spirv, ShaderInput, SpirvOptions, StageStores};
 use crate::{
     ComputePipelineDescriptor, DeviceError, PipelineError, ProgrammableStage,
     RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
@@ -47,6 +54,25 @@ pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabil
     )
 }
 
+/// Which stages may write storage: those whose feature the device has
+/// (`open` enables `vertexPipelineStoresAndAtomics` and
+/// `fragmentStoresAndAtomics` wherever supported).
+pub(super) fn stage_stores(shared: &DeviceShared) -> StageStores {
+    let f = &shared.physical.features;
+    StageStores {
+        vertex: f.vertex_pipeline_stores_and_atomics,
+        fragment: f.fragment_stores_and_atomics,
+    }
+}
+
+/// Whether naga may use `StorageInputOutput16` for `f16` entry-point
+/// inputs and outputs: the device enabled `storageInputOutput16` (see
+/// [`super::adapter::PhysicalFeatures::storage_16bit_enabled`]).
+pub(super) fn storage_input_output_16(shared: &DeviceShared) -> bool {
+    let f = &shared.physical.features;
+    f.storage_16bit_enabled(shared.features) && f.storage_input_output16
+}
+
 /// Creates a shader module: runs the front end, keeps its result. The
 /// label names nothing (no Vulkan object exists for the module).
 ///
@@ -57,10 +83,8 @@ pub(super) unsafe fn create_shader_module(
     desc: &ShaderModuleDescriptor,
 ) -> Result<ShaderModule, ShaderError> {
     let shared = &*device.shared;
-    let input = match ShaderInput::new(desc.source.clone(), shader_capabilities(shared))? {
-        ShaderInput::Naga(module) => ShaderInput::Naga(module),
-        ShaderInput::SpirV(words) => ShaderInput::SpirV(Cow::Owned(words.into_owned())),
-    };
+    let input =
+        ShaderInput::new(desc.source.clone(), shader_capabilities(shared))?.into_static()?;
     shared.counters.shader_modules.add();
     Ok(ShaderModule { input })
 }
@@ -111,8 +135,46 @@ pub(super) fn translation_error(err: ShaderError) -> PipelineError {
 }
 
 /// What a checked stage leaves besides its module: the entry point's
-/// workgroup size (zeros for SPIR-V, whose interface is not read).
+/// workgroup size (zeros for unchecked SPIR-V, whose interface is not read).
 type Checked<'d> = (StageModule<'d>, [u32; 3]);
+
+/// Finds the entry point in a validated module and checks it against the
+/// layout and the device's stage rules.
+pub(super) fn check_entry_point(
+    shared: &DeviceShared,
+    module: &crate::shader::ValidatedModule,
+    name: &str,
+    naga_stage: naga::ShaderStage,
+    layout: &PipelineLayout,
+) -> Result<EntryPointInterface, PipelineError> {
+    let interface = find_entry_point(module, name, naga_stage)?;
+    check_layout(&interface, layout)?;
+    check_stage_stores(&interface, stage_stores(shared))?;
+    Ok(interface)
+}
+
+/// Translates a checked entry point of naga IR to SPIR-V for `layout`.
+pub(super) fn translate(
+    shared: &DeviceShared,
+    module: &crate::shader::ValidatedModule,
+    name: &str,
+    naga_stage: naga::ShaderStage,
+    layout: &PipelineLayout,
+    point_list: bool,
+) -> Result<Vec<u32>, PipelineError> {
+    let binding_map = binding_map(layout);
+    // No debug info: naga marks its source as WGSL (source
+    // language 10), which validation layers before SPIR-V 1.6's
+    // revision with WGSL (e.g. 1.3.239) reject as invalid SPIR-V.
+    let options = SpirvOptions {
+        entry_point: Some((naga_stage, name)),
+        binding_map: Some(&binding_map),
+        storage_input_output_16: storage_input_output_16(shared),
+        force_point_size: point_list,
+        ..Default::default()
+    };
+    to_spirv(module, &options).map_err(translation_error)
+}
 
 /// Checks a stage against the layout (naga IR) and makes its module.
 ///
@@ -130,23 +192,25 @@ unsafe fn stage_module<'d>(
         name: stage.entry_point.to_owned(),
     })?;
     let module = stage.module;
+    let name = stage.entry_point;
     let (words, workgroup_size) = match &module.input {
         ShaderInput::Naga(validated) => {
-            let interface = find_entry_point(validated, stage.entry_point, naga_stage)?;
-            check_layout(&interface, layout)?;
-            // No debug info: naga marks its source as WGSL (source
-            // language 10), which validation layers before SPIR-V 1.6's
-            // revision with WGSL (e.g. 1.3.239) reject as invalid SPIR-V.
-            let options = SpirvOptions {
-                entry_point: Some((naga_stage, stage.entry_point)),
-                force_point_size: point_list,
-                ..Default::default()
-            };
-            let words = to_spirv(validated, &options).map_err(translation_error)?;
+            let interface = check_entry_point(shared, validated, name, naga_stage, layout)?;
+            let words = translate(shared, validated, name, naga_stage, layout, point_list)?;
             (Cow::Owned(words), interface.workgroup_size)
         }
-        ShaderInput::SpirV(words) => {
-            if !spirv_has_entry_point(words, naga_stage, stage.entry_point) {
+        ShaderInput::SpirV {
+            words,
+            module: Some(validated),
+        } => {
+            let interface = check_entry_point(shared, validated, name, naga_stage, layout)?;
+            (Cow::Borrowed(&words[..]), interface.workgroup_size)
+        }
+        ShaderInput::SpirV {
+            words,
+            module: None,
+        } => {
+            if !spirv_has_entry_point(words, naga_stage, name) {
                 return Err(PipelineError::EntryPoint {
                     stage: naga_stage,
                     name: stage.entry_point.to_owned(),
@@ -156,8 +220,11 @@ unsafe fn stage_module<'d>(
         }
     };
     let info = vk::ShaderModuleCreateInfo::default().code(&words);
-    // SAFETY: `words` is SPIR-V from naga's writer or one that passed the
-    // structural check (so the driver reads no further than its end).
+    // SAFETY: `words` is SPIR-V from naga's writer, SPIR-V that naga's
+    // front end read and its validator accepted with this device's
+    // capabilities, or SPIR-V the caller vouched for (`UncheckedSpirV`);
+    // all passed the structural check, so the driver reads no further than
+    // their end.
     let raw = unsafe { shared.raw.create_shader_module(&info, None) }.map_err(map_err)?;
     let stage = match naga_stage {
         naga::ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
@@ -173,48 +240,6 @@ unsafe fn stage_module<'d>(
         },
         workgroup_size,
     ))
-}
-
-/// Whether SPIR-V `words` (which passed the structural check) declare an
-/// `OpEntryPoint` of `stage`'s execution model named `name`. Its interface
-/// is not read, but a misspelt entry point is caught here rather than by
-/// the driver.
-fn spirv_has_entry_point(words: &[u32], stage: naga::ShaderStage, name: &str) -> bool {
-    let model = match stage {
-        naga::ShaderStage::Vertex => 0,
-        naga::ShaderStage::Fragment => 4,
-        naga::ShaderStage::Compute => 5,
-        _ => return false,
-    };
-    spirv_has_entry_point_model(words, model, name)
-}
-
-/// Whether SPIR-V `words` (which passed the structural check) declare an
-/// `OpEntryPoint` of execution model `model` (the SPIR-V enumerant, e.g.
-/// 5313 for `RayGenerationKHR`) named `name`.
-pub(super) fn spirv_has_entry_point_model(words: &[u32], model: u32, name: &str) -> bool {
-    const OP_ENTRY_POINT: u32 = 15;
-    // The name is a literal string: UTF-8 bytes, lowest byte of each word
-    // first, NUL-terminated, padded with NULs to a whole word.
-    let matches = |literal: &[u32]| {
-        let mut bytes = literal.iter().flat_map(|w| w.to_le_bytes());
-        name.bytes().all(|b| bytes.next() == Some(b)) && bytes.next() == Some(0)
-    };
-    let mut at = 5;
-    while let Some(&first) = words.get(at) {
-        let count = (first >> 16) as usize;
-        let Some(instruction) = words.get(at..at + count.max(1)) else {
-            return false;
-        };
-        if first & 0xffff == OP_ENTRY_POINT
-            && instruction.get(1) == Some(&model)
-            && instruction.get(3..).is_some_and(matches)
-        {
-            return true;
-        }
-        at += count.max(1);
-    }
-    false
 }
 
 /// Takes the one pipeline out of a `vkCreate*Pipelines` answer for one
@@ -403,33 +428,6 @@ fn check_workgroup_size(limits: &wgt::Limits, size: [u32; 3]) -> Result<(), Pipe
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn spirv_entry_points_are_found_by_model_and_name() {
-        // Header, then `OpEntryPoint GLCompute %1 "main"` and
-        // `OpEntryPoint Vertex %2 "vs_main_long"`.
-        let name = |s: &str| {
-            let mut bytes = s.as_bytes().to_vec();
-            bytes.resize((s.len() / 4 + 1) * 4, 0);
-            bytes
-                .chunks(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect::<Vec<_>>()
-        };
-        let mut words = vec![crate::shader::SPIRV_MAGIC, 0x0001_0500, 0, 8, 0];
-        for (model, id, entry) in [(5u32, 1u32, "main"), (0, 2, "vs_main_long")] {
-            let literal = name(entry);
-            words.push(((3 + literal.len() as u32) << 16) | 15);
-            words.extend([model, id]);
-            words.extend(literal);
-        }
-        use naga::ShaderStage as S;
-        assert!(spirv_has_entry_point(&words, S::Compute, "main"));
-        assert!(spirv_has_entry_point(&words, S::Vertex, "vs_main_long"));
-        assert!(!spirv_has_entry_point(&words, S::Vertex, "main"));
-        assert!(!spirv_has_entry_point(&words, S::Compute, "mai"));
-        assert!(!spirv_has_entry_point(&words, S::Vertex, "vs_main_longer"));
-    }
 
     #[test]
     fn workgroup_sizes_respect_each_limit() {

@@ -33,11 +33,10 @@ use ash::vk;
 use super::device::set_object_name;
 use super::memory::AllocError;
 use super::pipeline::{
-    single_pipeline, spirv_has_entry_point_model, translation_error, StageModule,
+    check_entry_point, single_pipeline, spirv_has_entry_point_model, translate, StageModule,
 };
 use super::{map_err, Buffer, DeviceShared, PipelineLayout, RayTracingPipeline};
-use crate::shader::interface::{check_layout, find_entry_point};
-use crate::shader::{to_spirv, ShaderInput, SpirvOptions};
+use crate::shader::ShaderInput;
 use crate::{
     HalFeatures, Memory, PipelineError, RayTracingPipelineDescriptor, RayTracingStage,
     RayTracingStageKind, ShaderBindingTable, ShaderBindingTableDescriptor,
@@ -339,25 +338,32 @@ unsafe fn stage_module<'d>(
                     "intersection shaders come from SPIR-V modules (WGSL has none)".into(),
                 ));
             };
-            let interface = find_entry_point(validated, name, naga_stage)?;
-            check_layout(&interface, layout)?;
-            let options = SpirvOptions {
-                entry_point: Some((naga_stage, name)),
-                force_point_size: false,
-                ..Default::default()
-            };
-            Cow::Owned(to_spirv(validated, &options).map_err(translation_error)?)
+            check_entry_point(shared, validated, name, naga_stage, layout)?;
+            Cow::Owned(translate(
+                shared, validated, name, naga_stage, layout, false,
+            )?)
         }
-        ShaderInput::SpirV(words) => {
-            if !spirv_has_entry_point_model(words, model, name) {
-                return Err(missing());
+        ShaderInput::SpirV { words, module } => {
+            match (module, naga_stage) {
+                // SPIR-V naga's front end read: its interface is checked
+                // (naga has no intersection stage).
+                (Some(validated), Some(naga_stage)) => {
+                    check_entry_point(shared, validated, name, naga_stage, layout)?;
+                }
+                _ => {
+                    if !spirv_has_entry_point_model(words, model, name) {
+                        return Err(missing());
+                    }
+                }
             }
             Cow::Borrowed(&words[..])
         }
     };
     let info = vk::ShaderModuleCreateInfo::default().code(&words);
-    // SAFETY: `words` is SPIR-V from naga's writer or one that passed the
-    // structural check (so the driver reads no further than its end).
+    // SAFETY: `words` is SPIR-V from naga's writer, SPIR-V that naga's
+    // front end read and validated, or SPIR-V the caller vouched for
+    // (`UncheckedSpirV`); all passed the structural check (so the driver
+    // reads no further than its end).
     let raw = unsafe { shared.raw.create_shader_module(&info, None) }.map_err(map_err)?;
     Ok(StageModule {
         device: &shared.raw,

@@ -1,14 +1,16 @@
-//! Bad shaders and pipelines: a WGSL syntax error, invalid SPIR-V, a
-//! missing entry point and a shader interface that does not match the
-//! pipeline layout are typed errors, create nothing, and keep validation
-//! silent. Runs everywhere (nothing executes).
+//! Bad shaders and pipelines: a WGSL syntax error, invalid SPIR-V (by
+//! structure or by naga's front end), a missing entry point and a shader
+//! interface that does not match the pipeline layout are typed errors,
+//! create nothing, and keep validation silent; checked SPIR-V is reflected
+//! like WGSL, and unchecked SPIR-V is taken as vouched for. Runs
+//! everywhere (nothing executes).
 
 use std::borrow::Cow;
 
 use keel_hal::wgt;
 use keel_hal::{
     Api, ComputePipelineDescriptor, Device, PipelineError, ProgrammableStage, ShaderError,
-    ShaderModuleDescriptor, ShaderSource,
+    ShaderModuleDescriptor, ShaderSource, UncheckedSpirV,
 };
 
 use crate::harness::{Ctx, Failure, Outcome, TestResult};
@@ -17,6 +19,9 @@ use crate::pipelines::{entry, storage, uniform, wgsl, Layouts};
 conformance_tests!(
     wgsl_syntax_error_has_its_position,
     invalid_spirv_is_rejected,
+    lone_entry_point_spirv_is_a_typed_error,
+    checked_spirv_is_reflected,
+    unchecked_spirv_is_vouched_for,
     missing_entry_point,
     interface_mismatches_the_layout,
 );
@@ -80,6 +85,121 @@ fn invalid_spirv_is_rejected<A: Api>(ctx: &Ctx<A>) -> TestResult {
             "{what}: expected InvalidSpirV, got {e:?}"
         );
     }
+    Ok(Outcome::Pass)
+}
+
+/// A header and a lone `OpEntryPoint GLCompute %1 "m"` naming no
+/// function: structurally fine, and once crashed lavapipe's compute
+/// pipeline creation. naga's front end refuses it at module creation.
+fn lone_entry_point_spirv_is_a_typed_error<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const MAGIC: u32 = 0x0723_0203;
+    let words = vec![
+        MAGIC,
+        0x0001_0500,
+        0,
+        2,
+        0,
+        (4 << 16) | 15,
+        5,
+        1,
+        u32::from(b'm'),
+    ];
+    let e = expect_shader_error(ctx, ShaderSource::SpirV(Cow::Owned(words)))?;
+    check!(
+        matches!(e, ShaderError::SpirVParse(_)),
+        "expected SpirVParse, got {e:?}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// `STORE` as SPIR-V from naga's writer (SPIR-V 1.0, set g / binding b).
+fn store_spirv() -> Result<Vec<u32>, Failure> {
+    let module = naga::front::wgsl::parse_str(STORE)?;
+    let info =
+        naga::valid::Validator::new(Default::default(), Default::default()).validate(&module)?;
+    Ok(naga::back::spv::write_vec(
+        &module,
+        &info,
+        &Default::default(),
+        None,
+    )?)
+}
+
+/// Creates a module from `source` and a compute pipeline of its `main` on
+/// a layout of one group of `entries`; returns the pipeline's result.
+fn spirv_pipeline<A: Api>(
+    ctx: &Ctx<A>,
+    source: ShaderSource<'_>,
+    entries: &[wgt::BindGroupLayoutEntry],
+) -> Result<Result<(), PipelineError>, Failure> {
+    let before = ctx.device.live_counts();
+    // SAFETY: every object is destroyed below; nothing is submitted.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(entries), &[])?;
+        let desc = ShaderModuleDescriptor {
+            label: Some("spir-v"),
+            source,
+        };
+        let module = match ctx.device.create_shader_module(&desc) {
+            Ok(module) => module,
+            Err(e) => {
+                layouts.destroy(ctx);
+                return Err(e.into());
+            }
+        };
+        let made = ctx
+            .device
+            .create_compute_pipeline(&ComputePipelineDescriptor {
+                label: Some("spir-v"),
+                layout: &layouts.pipeline,
+                stage: ProgrammableStage {
+                    module: &module,
+                    entry_point: "main",
+                },
+            });
+        let result = made.map(|pipeline| ctx.device.destroy_compute_pipeline(pipeline));
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        check_eq!(ctx.device.live_counts(), before, "live counts");
+        Ok(result)
+    }
+}
+
+/// Checked SPIR-V is read by naga: its pipeline is made on a matching
+/// layout, and its interface is checked against a layout that does not
+/// match (a uniform buffer where it writes a storage buffer).
+fn checked_spirv_is_reflected<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let compute = wgt::ShaderStages::COMPUTE;
+    let words = store_spirv()?;
+    let good = [entry(0, compute, storage(false, false))];
+    spirv_pipeline(ctx, ShaderSource::SpirV(Cow::Borrowed(&words)), &good)??;
+    let bad = [entry(0, compute, uniform())];
+    match spirv_pipeline(ctx, ShaderSource::SpirV(Cow::Borrowed(&words)), &bad)? {
+        Err(PipelineError::InterfaceMismatch(_)) => Ok(Outcome::Pass),
+        other => Err(format!("expected InterfaceMismatch, got {other:?}").into()),
+    }
+}
+
+/// Valid SPIR-V naga's front end does not read (it declares the core
+/// `InputAttachment` capability, unknown to naga) is a typed error when
+/// checked, and is taken, pipeline and all, when the caller vouches for it.
+fn unchecked_spirv_is_vouched_for<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const OP_CAPABILITY: u32 = 17;
+    const INPUT_ATTACHMENT: u32 = 40;
+    let mut words = store_spirv()?;
+    words.splice(5..5, [(2 << 16) | OP_CAPABILITY, INPUT_ATTACHMENT]);
+    let e = expect_shader_error(ctx, ShaderSource::SpirV(Cow::Borrowed(&words)))?;
+    check!(
+        matches!(e, ShaderError::SpirVParse(_)),
+        "checked: expected SpirVParse, got {e:?}"
+    );
+    let good = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    // SAFETY: naga's own SPIR-V for STORE, valid for Vulkan 1.3 with no
+    // feature, plus a capability core Vulkan supports; its one binding
+    // (set 0, binding 0, a storage buffer it writes) is in `good`, and its
+    // workgroup size is 1.
+    let unchecked = unsafe { UncheckedSpirV::new(words.as_slice()) };
+    spirv_pipeline(ctx, ShaderSource::SpirVUnchecked(unchecked), &good)??;
     Ok(Outcome::Pass)
 }
 

@@ -1,0 +1,440 @@
+//! Shaders that need a device feature the hal must enable (or refuse):
+//! storage writes from vertex and fragment shaders, `f16`, binding arrays
+//! (sized, unbounded, update-after-bind), atomics on storage textures; and
+//! the features that stand for format support. Pipelines are created, not
+//! run: what counts is the typed result and a silent validation layer.
+
+use std::num::NonZeroU32;
+
+use keel_hal::wgt;
+use keel_hal::{
+    Adapter, Api, Backend, BindGroupLayoutDescriptor, BindGroupLayoutFlags,
+    ComputePipelineDescriptor, Device, DeviceDescriptor, PipelineError, PipelineLayoutDescriptor,
+    ProgrammableStage, RenderPipelineDescriptor, ShaderModuleDescriptor,
+};
+
+use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
+use crate::pipelines::{entry, storage};
+
+conformance_tests!(
+    fragment_shader_writes_storage,
+    vertex_shader_writes_storage,
+    f16_pipelines,
+    binding_array_pipelines,
+    storage_texture_atomics,
+    format_features_match_their_probes,
+);
+
+/// What a pipeline test made on a device: its layouts and module.
+struct Objects<A: Api> {
+    group: A::BindGroupLayout,
+    layout: A::PipelineLayout,
+    module: A::ShaderModule,
+}
+
+impl<A: Api> Objects<A> {
+    /// One bind group layout of `entries` (with `flags`), a pipeline layout
+    /// of it, and a module from `wgsl`; what was made is destroyed on failure.
+    ///
+    /// # Safety
+    /// `device` is live; the caller calls [`Self::destroy`].
+    unsafe fn new(
+        device: &A::Device,
+        entries: &[wgt::BindGroupLayoutEntry],
+        flags: BindGroupLayoutFlags,
+        wgsl: &str,
+    ) -> Result<Self, Failure> {
+        let desc = BindGroupLayoutDescriptor {
+            label: Some("shader features"),
+            flags,
+            entries,
+        };
+        // SAFETY: live device.
+        let group = unsafe { device.create_bind_group_layout(&desc) }?;
+        let desc = PipelineLayoutDescriptor {
+            label: Some("shader features"),
+            bind_group_layouts: &[&group],
+            push_constant_ranges: &[],
+        };
+        // SAFETY: the group layout came from this device.
+        let layout = match unsafe { device.create_pipeline_layout(&desc) } {
+            Ok(layout) => layout,
+            Err(e) => {
+                // SAFETY: unused.
+                unsafe { device.destroy_bind_group_layout(group) };
+                return Err(e.into());
+            }
+        };
+        // SAFETY: live device.
+        match unsafe { device.create_shader_module(&ShaderModuleDescriptor::wgsl(wgsl)) } {
+            Ok(module) => Ok(Self {
+                group,
+                layout,
+                module,
+            }),
+            Err(e) => {
+                // SAFETY: unused.
+                unsafe {
+                    device.destroy_pipeline_layout(layout);
+                    device.destroy_bind_group_layout(group);
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Creates and destroys a compute pipeline of entry point `name`.
+    ///
+    /// # Safety
+    /// `device` made `self`.
+    unsafe fn compute(&self, device: &A::Device, name: &str) -> Result<(), PipelineError> {
+        let desc = ComputePipelineDescriptor {
+            label: Some("shader features"),
+            layout: &self.layout,
+            stage: ProgrammableStage {
+                module: &self.module,
+                entry_point: name,
+            },
+        };
+        // SAFETY: every object came from `device`; the pipeline is unused.
+        unsafe {
+            let pipeline = device.create_compute_pipeline(&desc)?;
+            device.destroy_compute_pipeline(pipeline);
+        }
+        Ok(())
+    }
+
+    /// Creates and destroys a render pipeline of entry points `vs` and `fs`
+    /// drawing points into one Rgba8Unorm target.
+    ///
+    /// # Safety
+    /// `device` made `self`.
+    unsafe fn render(&self, device: &A::Device) -> Result<(), PipelineError> {
+        let targets = [Some(wgt::ColorTargetState {
+            format: wgt::TextureFormat::Rgba8Unorm,
+            blend: None,
+            write_mask: wgt::ColorWrites::ALL,
+        })];
+        let desc = RenderPipelineDescriptor {
+            label: Some("shader features"),
+            layout: &self.layout,
+            vertex_buffers: &[],
+            vertex_stage: ProgrammableStage {
+                module: &self.module,
+                entry_point: "vs",
+            },
+            primitive: wgt::PrimitiveState {
+                topology: wgt::PrimitiveTopology::PointList,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: wgt::MultisampleState::default(),
+            fragment_stage: Some(ProgrammableStage {
+                module: &self.module,
+                entry_point: "fs",
+            }),
+            color_targets: &targets,
+        };
+        // SAFETY: every object came from `device`; the pipeline is unused.
+        unsafe {
+            let pipeline = device.create_render_pipeline(&desc)?;
+            device.destroy_render_pipeline(pipeline);
+        }
+        Ok(())
+    }
+
+    /// Destroys the objects.
+    ///
+    /// # Safety
+    /// No pipeline of them is alive.
+    unsafe fn destroy(self, device: &A::Device) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            device.destroy_shader_module(self.module);
+            device.destroy_pipeline_layout(self.layout);
+            device.destroy_bind_group_layout(self.group);
+        }
+    }
+}
+
+/// Makes [`Objects`], runs `body` on them, destroys them, and checks that
+/// the device's live counts are back.
+fn with_objects<A: Api, T>(
+    device: &A::Device,
+    entries: &[wgt::BindGroupLayoutEntry],
+    flags: BindGroupLayoutFlags,
+    wgsl: &str,
+    body: impl FnOnce(&Objects<A>) -> T,
+) -> Result<T, Failure> {
+    let before = device.live_counts();
+    // SAFETY: live device; destroyed below.
+    let objects = unsafe { Objects::<A>::new(device, entries, flags, wgsl) }?;
+    let out = body(&objects);
+    // SAFETY: the body destroys the pipelines it makes.
+    unsafe { objects.destroy(device) };
+    check_eq!(device.live_counts(), before, "live counts");
+    Ok(out)
+}
+
+/// A render pipeline whose `stage` writes storage is made, or refused with
+/// [`PipelineError::MissingShaderFeature`] naming `feature` (only where a
+/// Vulkan adapter lacks it; lavapipe has both features).
+fn stage_writes_storage<A: Api>(
+    ctx: &Ctx<A>,
+    visibility: wgt::ShaderStages,
+    wgsl: &str,
+    feature: &str,
+) -> TestResult {
+    let entries = [entry(0, visibility, storage(false, false))];
+    let result = with_objects::<A, _>(
+        &ctx.device,
+        &entries,
+        BindGroupLayoutFlags::empty(),
+        wgsl,
+        // SAFETY: the objects came from this device.
+        |objects| unsafe { objects.render(&ctx.device) },
+    )?;
+    match result {
+        Ok(()) => Ok(Outcome::Pass),
+        Err(PipelineError::MissingShaderFeature { feature: f, .. })
+            if f == feature && ctx.backend == Backend::Vulkan =>
+        {
+            ctx.note(format!("refused: the adapter lacks {feature}"));
+            Ok(Outcome::Pass)
+        }
+        Err(e) => Err(format!("expected the pipeline or a missing {feature}, got {e:?}").into()),
+    }
+}
+
+/// A fragment shader that counts its fragments in a storage buffer.
+fn fragment_shader_writes_storage<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let wgsl = "
+@group(0) @binding(0) var<storage, read_write> hits: array<atomic<u32>>;
+@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4<f32>(0.0, 0.0, 0.0, 1.0); }
+@fragment fn fs() -> @location(0) vec4<f32> {
+    atomicAdd(&hits[0], 1u);
+    return vec4<f32>(1.0);
+}
+";
+    stage_writes_storage(
+        ctx,
+        wgt::ShaderStages::FRAGMENT,
+        wgsl,
+        "fragmentStoresAndAtomics",
+    )
+}
+
+/// A vertex shader that writes its index to a storage buffer.
+fn vertex_shader_writes_storage<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let wgsl = "
+@group(0) @binding(0) var<storage, read_write> seen: array<u32>;
+@vertex fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
+    seen[i] = i;
+    return vec4<f32>(0.0, 0.0, 0.0, 1.0);
+}
+@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+";
+    stage_writes_storage(
+        ctx,
+        wgt::ShaderStages::VERTEX,
+        wgsl,
+        "vertexPipelineStoresAndAtomics",
+    )
+}
+
+/// A second device of the test's adapter opened with `features`; `None`
+/// where the adapter lacks one of them.
+fn open_with<A: Api>(
+    ctx: &Ctx<A>,
+    features: wgt::Features,
+) -> Result<Option<keel_hal::OpenDevice<A>>, Failure> {
+    if !ctx.caps.features.contains(features) {
+        return Ok(None);
+    }
+    let desc = DeviceDescriptor {
+        label: Some("conformance shader features"),
+        required_features: features,
+        // Pipelines are made, not run (noop runs no shaders).
+        allow_no_shader_execution: true,
+        ..Default::default()
+    };
+    // SAFETY: the adapter is live; the caller drops the device.
+    Ok(Some(unsafe { ctx.adapter.open(&desc) }?))
+}
+
+/// With `SHADER_F16`: a compute shader doing f16 arithmetic in a storage
+/// buffer, and a render pipeline passing an f16 varying (naga passes it as
+/// f32 where the device has no `storageInputOutput16`).
+fn f16_pipelines<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let Some(open) = open_with(ctx, wgt::Features::SHADER_F16)? else {
+        return skip("no SHADER_F16");
+    };
+    let wgsl = "
+enable f16;
+@group(0) @binding(0) var<storage, read_write> data: array<f16>;
+@compute @workgroup_size(1) fn main() { data[0] = data[1] * 2.0h + f16(1); }
+
+struct Varyings { @builtin(position) position: vec4<f32>, @location(0) shade: f16 }
+@vertex fn vs() -> Varyings { return Varyings(vec4<f32>(0.0, 0.0, 0.0, 1.0), 0.5h); }
+@fragment fn fs(v: Varyings) -> @location(0) vec4<f32> { return vec4<f32>(f32(v.shade)); }
+";
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    let device = &open.device;
+    with_objects::<A, _>(
+        device,
+        &entries,
+        BindGroupLayoutFlags::empty(),
+        wgsl,
+        // SAFETY: the objects came from this device.
+        |objects| unsafe {
+            objects.compute(device, "main")?;
+            objects.render(device)
+        },
+    )??;
+    Ok(Outcome::Pass)
+}
+
+/// With `TEXTURE_BINDING_ARRAY`: compute pipelines reading a layout's
+/// array of 4 textures through `binding_array<T, 4>` and through
+/// `binding_array<T>` (given the layout's size); with
+/// `PARTIALLY_BOUND_BINDING_ARRAY` too, the same on an update-after-bind
+/// layout (whose arrays may be partially bound).
+fn binding_array_pipelines<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let partial = wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY;
+    let has_partial = ctx.caps.features.contains(partial);
+    let features = if has_partial {
+        wgt::Features::TEXTURE_BINDING_ARRAY | partial
+    } else {
+        wgt::Features::TEXTURE_BINDING_ARRAY
+    };
+    let Some(open) = open_with(ctx, features)? else {
+        return skip("no TEXTURE_BINDING_ARRAY");
+    };
+    let textures = wgt::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgt::ShaderStages::COMPUTE,
+        ty: wgt::BindingType::Texture {
+            sample_type: wgt::TextureSampleType::Float { filterable: false },
+            view_dimension: wgt::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: NonZeroU32::new(4),
+    };
+    let out = entry(1, wgt::ShaderStages::COMPUTE, storage(false, false));
+    let entries = [textures, out];
+    let shader = |array: &str| {
+        format!(
+            "enable wgpu_binding_array;
+@group(0) @binding(0) var textures: {array};
+@group(0) @binding(1) var<storage, read_write> out: array<vec4<f32>>;
+@compute @workgroup_size(1) fn main() {{
+    out[0] = textureLoad(textures[0], vec2<u32>(0u), 0) + textureLoad(textures[3], vec2<u32>(0u), 0);
+}}
+"
+        )
+    };
+    let mut flag_sets = vec![BindGroupLayoutFlags::empty()];
+    if has_partial {
+        flag_sets.push(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
+    }
+    let device = &open.device;
+    for flags in flag_sets {
+        for array in [
+            "binding_array<texture_2d<f32>, 4>",
+            "binding_array<texture_2d<f32>>",
+        ] {
+            with_objects::<A, _>(
+                device,
+                &entries,
+                flags,
+                &shader(array),
+                // SAFETY: the objects came from this device.
+                |objects| unsafe { objects.compute(device, "main") },
+            )?
+            .map_err(|e| format!("{array} ({flags:?}): {e}"))?;
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `textureAtomicAdd` on an R32Uint storage texture with atomic access:
+/// layouts accept such textures, so shaders may use them.
+fn storage_texture_atomics<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let wgsl = "
+@group(0) @binding(0) var counts: texture_storage_2d<r32uint, atomic>;
+@compute @workgroup_size(1) fn main() { textureAtomicAdd(counts, vec2<i32>(0, 0), 1u); }
+";
+    let entries = [entry(
+        0,
+        wgt::ShaderStages::COMPUTE,
+        wgt::BindingType::StorageTexture {
+            access: wgt::StorageTextureAccess::Atomic,
+            format: wgt::TextureFormat::R32Uint,
+            view_dimension: wgt::TextureViewDimension::D2,
+        },
+    )];
+    with_objects::<A, _>(
+        &ctx.device,
+        &entries,
+        BindGroupLayoutFlags::empty(),
+        wgsl,
+        // SAFETY: the objects came from this device.
+        |objects| unsafe { objects.compute(&ctx.device, "main") },
+    )??;
+    Ok(Outcome::Pass)
+}
+
+/// On Vulkan, `DEPTH32FLOAT_STENCIL8` is reported exactly where
+/// Depth32FloatStencil8 can be a sampled depth-stencil attachment, and
+/// `TEXTURE_FORMAT_16BIT_NORM` exactly where all six 16-bit norm formats
+/// can be sampled, stored and copied.
+fn format_features_match_their_probes<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if ctx.backend != Backend::Vulkan {
+        return skip("the probes are Vulkan's (noop reports fixed features)");
+    }
+    use wgt::TextureFormat as T;
+    use wgt::TextureUsages as U;
+    let has = |format, usages: U| {
+        ctx.adapter
+            .texture_format_capabilities(format)
+            .allowed_usages
+            .contains(usages)
+    };
+    let d32s8 = has(
+        T::Depth32FloatStencil8,
+        U::RENDER_ATTACHMENT | U::TEXTURE_BINDING,
+    );
+    check_eq!(
+        ctx.caps
+            .features
+            .contains(wgt::Features::DEPTH32FLOAT_STENCIL8),
+        d32s8,
+        "DEPTH32FLOAT_STENCIL8 reported"
+    );
+    let norm16 = [
+        T::R16Unorm,
+        T::R16Snorm,
+        T::Rg16Unorm,
+        T::Rg16Snorm,
+        T::Rgba16Unorm,
+        T::Rgba16Snorm,
+    ]
+    .into_iter()
+    .all(|f| {
+        has(
+            f,
+            U::TEXTURE_BINDING | U::STORAGE_BINDING | U::COPY_SRC | U::COPY_DST,
+        )
+    });
+    check_eq!(
+        ctx.caps
+            .features
+            .contains(wgt::Features::TEXTURE_FORMAT_16BIT_NORM),
+        norm16,
+        "TEXTURE_FORMAT_16BIT_NORM reported"
+    );
+    ctx.note(format!(
+        "DEPTH32FLOAT_STENCIL8: {d32s8}, TEXTURE_FORMAT_16BIT_NORM: {norm16}"
+    ));
+    Ok(Outcome::Pass)
+}
