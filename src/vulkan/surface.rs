@@ -448,6 +448,7 @@ impl crate::Surface for super::Surface {
         config: &SurfaceConfiguration,
     ) -> Result<(), SurfaceError> {
         let shared = &device.shared;
+        shared.lost.check::<SurfaceError>()?;
         if !shared.swapchain {
             return Err(SurfaceError::Unsupported(
                 "the device was opened without VK_KHR_swapchain",
@@ -489,7 +490,7 @@ impl crate::Surface for super::Surface {
         // SAFETY: the caller's contract: no pending GPU work uses the old
         // swapchain's textures, and acquired ones were given back.
         let created = unsafe { Swapchain::create(shared, self.raw, &params, slot.take()) };
-        *slot = Some(created?);
+        *slot = Some(shared.lost.note(created)?);
         Ok(())
     }
 
@@ -509,9 +510,11 @@ impl crate::Surface for super::Surface {
         let Some(swapchain) = slot.as_mut() else {
             return Err(SurfaceError::Unsupported("the surface is not configured"));
         };
+        swapchain.device().lost.check::<SurfaceError>()?;
         // SAFETY: the swapchain lock gives the external synchronisation
         // vkAcquireNextImageKHR needs; the caller holds few enough textures.
-        unsafe { swapchain.acquire(deadline) }
+        let acquired = unsafe { swapchain.acquire(deadline) };
+        swapchain.device().lost.note(acquired)
     }
 
     unsafe fn discard_texture(&self, texture: super::SurfaceTexture) {

@@ -218,6 +218,13 @@ pub(crate) struct Swapchain {
     usage: wgt::TextureUsages,
 }
 
+impl Swapchain {
+    /// The device the swapchain was made on.
+    pub(crate) fn device(&self) -> &DeviceShared {
+        &self.device
+    }
+}
+
 impl std::fmt::Debug for Swapchain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Swapchain")
