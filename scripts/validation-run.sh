@@ -82,7 +82,7 @@ run() { # name, command…
 }
 
 for t in "${tests[@]}"; do
-    [ -x "$t" ] || continue
+    [ -x "$t" ] || { echo "validation-run: $t is missing" >&2; failed=1; continue; }
     name=$(basename "$t" | sed 's/-[0-9a-f]*$//')
     run "test:$name" "$t" "${threads[@]}"
 done
