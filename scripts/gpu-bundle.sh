@@ -3,7 +3,8 @@
 # a driver but no Vulkan loader or validation layer: the loader and GL/EGL
 # packages, the validation layer, and release builds of the test binaries,
 # examples and benchmark. Run it here, then carry .gl to the GPU machine and
-# run scripts/gpu-run.sh there.
+# run scripts/gpu-run.sh there (scripts/gpu-suite.sh runs the lot).
+# Arguments: the examples to carry too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exclude=$(git rev-parse --git-path info/exclude)
@@ -24,8 +25,10 @@ if [ ! -f .gl/layer-1.4.309.tar.xz ] && [ -f "$trixie/.keel-ready" ]; then
         usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
 fi
 cargo test --release --features fault-injection --no-run 2>&1 | tee /tmp/gpu-bundle.log | grep -E '^error' || true
+rm -f .gl/bin/* .gl/tests.txt
 for t in $(sed -n 's/.*Executable tests\/\([a-z_]*\)\.rs (\(.*\))/\1=\2/p' /tmp/gpu-bundle.log); do
     cp "${t#*=}" ".gl/bin/${t%%=*}"
+    echo "${t%%=*}" >> .gl/tests.txt
 done
 for ex in "$@"; do
     cargo build --release --example "$ex"

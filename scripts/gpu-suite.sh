@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# On the GPU machine, with .gl/ from scripts/gpu-bundle.sh: every carried test
+# binary and example under Debian 12's validation layer (1.3.239) and Debian
+# 13's (1.4.309), counting errors and synchronization hazards through the
+# debug messenger; then the ray-tracing tests N times (default 10) without a
+# layer at the default thread count, each under a time limit (a hang is a
+# failure); then the CUDA interop example. Logs go to $OUT (or /tmp/gpu-suite).
+#
+#   scripts/gpu-suite.sh [N]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/gpu-suite}
+mkdir -p "$out"
+rt_runs=${1:-10}
+failed=0
+error_lines=' ERROR [^]]*\] \[vulkan\] |^Validation Error: '
+
+count() { # log → "errors hazards"
+    echo "$(grep -cE "$error_lines" "$1") $(grep -c 'SYNC-HAZARD' "$1")"
+}
+
+examples=(
+    "info|info"
+    "first_dispatch|first_dispatch"
+    "triangle|triangle"
+    "ray_traced_triangle|ray_traced_triangle --output $out/ray_traced_triangle.png"
+    "external_memory|external_memory"
+)
+
+for layer in 1.3.239 1.4.309; do
+    total_e=0; total_h=0
+    for t in $(cat .gl/tests.txt); do
+        log=$out/$layer-$t.log
+        KEEL_LAYER=$layer RUST_LOG=keel_hal::vulkan::instance=error timeout 600 \
+            scripts/gpu-run.sh ".gl/bin/$t" >"$log" 2>&1
+        status=$?
+        read -r e h < <(count "$log")
+        total_e=$((total_e + e)); total_h=$((total_h + h))
+        summary=$(grep -E '^test result' "$log" | tail -n1)
+        printf 'layer %s  %-22s exit %-3s errors %-3s hazards %-3s %s\n' "$layer" "$t" "$status" "$e" "$h" "$summary"
+        [ "$status" -eq 0 ] && [ "$e" -eq 0 ] || { failed=1; grep -E 'FAILED|panicked|\[vulkan\]' "$log" | head -8; }
+    done
+    for x in "${examples[@]}"; do
+        name=${x%%|*}; cmd=${x#*|}
+        [ -x ".gl/bin/${cmd%% *}" ] || continue
+        log=$out/$layer-example-$name.log
+        # shellcheck disable=SC2086
+        KEEL_LAYER=$layer RUST_LOG=keel_hal::vulkan::instance=error timeout 300 \
+            scripts/gpu-run.sh .gl/bin/$cmd >"$log" 2>&1
+        status=$?
+        read -r e h < <(count "$log")
+        total_e=$((total_e + e)); total_h=$((total_h + h))
+        printf 'layer %s  example %-14s exit %-3s errors %-3s hazards %s\n' "$layer" "$name" "$status" "$e" "$h"
+        [ "$status" -eq 0 ] && [ "$e" -eq 0 ] || { failed=1; tail -n 8 "$log"; }
+    done
+    echo "== layer $layer: $total_e validation errors, $total_h synchronization hazards"
+done
+
+# Ray tracing without a layer, default threads: the NVIDIA workaround must
+# keep pipeline creation and device creation on other threads from hanging.
+hangs=0
+for i in $(seq 1 "$rt_runs"); do
+    for t in conformance vulkan_ray_tracing; do
+        filter=(); [ "$t" = conformance ] && filter=(ray_tracing)
+        log=$out/rt-$i-$t.log
+        KEEL_LAYER=none timeout 300 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent \
+            ".gl/bin/$t" "${filter[@]}" >"$log" 2>&1
+        status=$?
+        [ "$status" -eq 124 ] && hangs=$((hangs + 1))
+        [ "$status" -eq 0 ] || { failed=1; echo "ray tracing run $i ($t): exit $status"; tail -n 5 "$log"; }
+    done
+done
+echo "== ray tracing without a layer, default threads: $rt_runs runs of conformance ray_tracing* and vulkan_ray_tracing, $hangs hang(s)"
+grep -h -E '^test result' "$out"/rt-1-*.log
+
+if [ -x .gl/bin/cuda_interop ]; then
+    PYTHONUNBUFFERED=1 RUST_LOG=warn timeout 300 scripts/gpu-run.sh .gl/bin/cuda_interop \
+        --script scripts/cuda_interop.py --python python3 >"$out/cuda_interop.log" 2>&1
+    status=$?
+    echo "== cuda_interop: exit $status"
+    cat "$out/cuda_interop.log"
+    [ "$status" -eq 0 ] || failed=1
+fi
+exit $failed
