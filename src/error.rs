@@ -75,10 +75,10 @@ pub enum OpenError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BufferError {
     /// Size zero is not a buffer.
-    #[error("buffer size is zero")]
+    #[error("buffer size is 0: a buffer needs at least 1 byte (up to max_buffer_size)")]
     ZeroSize,
     /// Larger than the device's `max_buffer_size`.
-    #[error("buffer size {size} exceeds the limit {max}")]
+    #[error("buffer size {size} exceeds the device's max_buffer_size {max}")]
     TooLarge {
         /// Requested size in bytes.
         size: u64,
@@ -86,9 +86,12 @@ pub enum BufferError {
         max: u64,
     },
     /// `MAP_READ`/`MAP_WRITE` usage asked of memory the CPU cannot map.
-    #[error("map usage {usage:?} needs Memory::Upload or Memory::Readback, not {memory:?}")]
+    #[error(
+        "map usage {} needs mappable memory (Memory::Upload or Memory::Readback), not {memory:?}",
+        crate::validate::flag_names(*.usage)
+    )]
     MapUsageNeedsHostMemory {
-        /// The usage requested.
+        /// The map usages requested (`MAP_READ`, `MAP_WRITE` or both).
         usage: wgt::BufferUsages,
         /// The memory kind requested.
         memory: Memory,
@@ -114,11 +117,20 @@ pub enum TextureError {
     #[error("texture extent {0:?} has a zero dimension")]
     ZeroExtent(wgt::Extent3d),
     /// Larger than the device's limit for this dimension.
-    #[error("texture extent {extent:?} exceeds the limit {max} for its dimension")]
+    #[error(
+        "texture extent {}x{}x{} exceeds {limit} = {max}",
+        extent.width,
+        extent.height,
+        extent.depth_or_array_layers
+    )]
     TooLarge {
         /// Requested extent.
         extent: wgt::Extent3d,
-        /// The limit that was exceeded.
+        /// The limit that was exceeded: a `wgt::Limits` field name (e.g.
+        /// `"max_texture_dimension_2d"`), or what else bounds it (the height
+        /// of a 1D texture, the format's image properties on this adapter).
+        limit: &'static str,
+        /// Its value.
         max: u32,
     },
     /// Mip count is zero or more than the extent allows.
@@ -129,9 +141,16 @@ pub enum TextureError {
         /// The most the extent allows.
         max: u32,
     },
-    /// Sample count is not supported for this format and usage.
-    #[error("sample count {0} is not supported for this format, dimension, mip count and usage")]
-    InvalidSampleCount(u32),
+    /// Sample count is not 1, 2, 4, 8, 16, 32 or 64; above 1 on a texture
+    /// that is not 2D, has more than one mip level or has storage usage; or
+    /// not supported by the format on this adapter.
+    #[error("sample count {count} is not allowed: {reason}")]
+    InvalidSampleCount {
+        /// The sample count asked for.
+        count: u32,
+        /// Which rule it breaks, and what is allowed.
+        reason: &'static str,
+    },
     /// The format cannot be used with this usage or dimension on this adapter.
     #[error(
         "format {format:?} does not support usage {} on this device",
@@ -144,7 +163,7 @@ pub enum TextureError {
         usage: wgt::TextureUsages,
     },
     /// Textures cannot use this memory kind (mapped textures are not supported).
-    #[error("textures cannot live in {0:?} memory")]
+    #[error("textures cannot live in {0:?} memory: only Memory::Device or Memory::External")]
     UnsupportedMemory(Memory),
     /// A view's mip levels or array layers lie outside the texture, or are none.
     #[error(
@@ -173,6 +192,18 @@ pub enum TextureError {
     /// A view's dimension or format is incompatible with the texture.
     #[error("view is incompatible with the texture: {0}")]
     IncompatibleView(&'static str),
+    /// A texture's view format (`TextureDescriptor::view_formats`) differs
+    /// from its format in more than sRGB-ness.
+    #[error(
+        "view format {view_format:?} of a {format:?} texture differs in more than sRGB-ness: \
+         allowed are {format:?} and its sRGB or linear counterpart"
+    )]
+    IncompatibleViewFormat {
+        /// The texture's format.
+        format: wgt::TextureFormat,
+        /// The view format asked for.
+        view_format: wgt::TextureFormat,
+    },
     /// No memory type satisfies the request.
     #[error("no memory type fits the texture")]
     NoSuitableMemory,
@@ -190,12 +221,23 @@ pub enum SamplerError {
     /// Anisotropy clamp of zero, or above 1 without linear filtering everywhere.
     #[error(
         "anisotropy clamp {0} is invalid: it must be at least 1, and above 1 only with \
-         linear min, mag and mipmap filters"
+         linear min, mag and mipmap filters on an adapter with anisotropic filtering"
     )]
     InvalidAnisotropy(u16),
-    /// LOD clamp range is empty or negative.
-    #[error("the LOD clamp range is invalid: it must satisfy 0 <= start <= end")]
-    InvalidLodClamp,
+    /// LOD clamp range is reversed, negative or NaN. The bounds are kept as
+    /// their bits (`f32::to_bits`) so that the error stays `Eq`; the
+    /// message prints them as numbers.
+    #[error(
+        "LOD clamp {}..{} is invalid: it must satisfy 0 <= start <= end",
+        f32::from_bits(*.start_bits),
+        f32::from_bits(*.end_bits)
+    )]
+    InvalidLodClamp {
+        /// `lod_clamp.start.to_bits()`.
+        start_bits: u32,
+        /// `lod_clamp.end.to_bits()`.
+        end_bits: u32,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -272,12 +314,26 @@ pub enum ExternalError {
         /// The alignment required.
         alignment: u64,
     },
-    /// The imported memory is smaller than the resource needs.
+    /// The imported memory is smaller than the resource needs: for a
+    /// buffer, its `desc.size` (the same number on every backend).
     #[error("imported memory of {size} bytes is smaller than the {required} bytes needed")]
     TooSmall {
         /// Size of the imported memory.
         size: u64,
         /// Size the resource needs.
+        required: u64,
+    },
+    /// The imported memory holds the buffer's size but not what the driver
+    /// asks for it (Vulkan's memory requirements, which round the size up):
+    /// import at least `required` bytes.
+    #[error(
+        "imported memory of {size} bytes holds the buffer, but the driver's memory \
+         requirement for it is {required} bytes"
+    )]
+    BelowDriverRequirement {
+        /// Size of the imported memory.
+        size: u64,
+        /// The driver's memory requirement for the resource.
         required: u64,
     },
     /// The driver rejected the handle (`VK_ERROR_INVALID_EXTERNAL_HANDLE`):
@@ -331,12 +387,15 @@ pub enum BindingError {
     #[error("binding {0} is not in the layout")]
     UnknownBinding(u32),
     /// An entry's resource is not of the layout's binding type.
-    #[error("binding {binding}: expected {expected}")]
+    #[error("binding {binding}: {got} given; the layout expects {expected}")]
     WrongType {
         /// The binding number.
         binding: u32,
         /// What the layout expects.
         expected: &'static str,
+        /// What the entry gave (`"a sampler"`, `"a bottom-level acceleration
+        /// structure"`, …).
+        got: &'static str,
     },
     /// An array entry has the wrong number of elements.
     #[error("binding {binding}: {got} elements, layout says {expected}")]
@@ -388,9 +447,35 @@ pub enum BindingError {
         /// What the resource has.
         got: String,
     },
-    /// More bind group layouts or push-constant bytes than the limits allow, or bad ranges.
-    #[error("pipeline layout exceeds a limit: {0}")]
-    LimitExceeded(&'static str),
+    /// More bind group layouts, dynamic buffers or push-constant bytes
+    /// than the limits allow, or a binding number past them.
+    #[error("{what} is {requested}, above {limit} = {allowed}")]
+    LimitExceeded {
+        /// What was counted (`"bind group layouts"`, `"push-constant range end"`, …).
+        what: &'static str,
+        /// The `wgt::Limits` field that bounds it.
+        limit: &'static str,
+        /// The value asked for.
+        requested: u64,
+        /// The most the limit allows.
+        allowed: u64,
+    },
+    /// A push-constant range that is empty, not 4-byte aligned, without
+    /// stages, or naming a stage another range names.
+    #[error(
+        "push-constant range {}..{} for stages {}: {reason}",
+        range.start,
+        range.end,
+        crate::validate::flag_names(*.stages)
+    )]
+    InvalidPushConstantRange {
+        /// The range asked for, in bytes.
+        range: std::ops::Range<u32>,
+        /// Its stages.
+        stages: wgt::ShaderStages,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
@@ -537,9 +622,18 @@ pub enum AccelerationStructureError {
         /// Bytes available from the offset.
         available: u64,
     },
-    /// Bottom-level geometry for a top-level structure, or the reverse.
-    #[error("entries do not match the structure's kind")]
-    WrongKind,
+    /// Bottom-level geometry for a top-level structure, or the reverse; a
+    /// copy between structures of different kinds; a compacted-size read of
+    /// a top-level structure.
+    #[error("{what}: {given:?} given where {expected:?} is needed")]
+    WrongKind {
+        /// What was of the wrong kind (`"build entries"`, `"copy destination"`, …).
+        what: &'static str,
+        /// The kind it has.
+        given: crate::AccelerationStructureKind,
+        /// The kind the operation needs.
+        expected: crate::AccelerationStructureKind,
+    },
     /// A build flag the operation needs is missing (compaction without
     /// `ALLOW_COMPACTION`, update without `ALLOW_UPDATE`).
     #[error("the structure was not built with {0}")]

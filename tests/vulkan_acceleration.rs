@@ -705,7 +705,14 @@ fn cheap_checks_return_typed_errors() {
         // Triangles into a TLAS.
         let e =
             encoder.build_acceleration_structures(&[build(&top, Flags::empty(), Build, None, 0)]);
-        assert_eq!(e, Err(AccelerationStructureError::WrongKind));
+        assert_eq!(
+            e,
+            Err(AccelerationStructureError::WrongKind {
+                what: "build entries",
+                given: keel_hal::AccelerationStructureKind::BottomLevel,
+                expected: keel_hal::AccelerationStructureKind::TopLevel,
+            })
+        );
         // A misaligned scratch offset (where the device asks any alignment).
         if a > 1 {
             let e = encoder.build_acceleration_structures(&[build(
@@ -788,7 +795,14 @@ fn cheap_checks_return_typed_errors() {
             "{e:?}"
         );
         let e = encoder.copy_acceleration_structure(&plain, &top, AccelerationStructureCopy::Clone);
-        assert_eq!(e, Err(AccelerationStructureError::WrongKind));
+        assert_eq!(
+            e,
+            Err(AccelerationStructureError::WrongKind {
+                what: "the copy's destination",
+                given: keel_hal::AccelerationStructureKind::TopLevel,
+                expected: keel_hal::AccelerationStructureKind::BottomLevel,
+            })
+        );
         // A valid clone.
         encoder
             .copy_acceleration_structure(&plain, &target, AccelerationStructureCopy::Clone)

@@ -262,6 +262,7 @@ fn bind_group_mistakes_are_typed_errors() {
             BindingError::WrongType {
                 binding: 0,
                 expected: "a uniform buffer",
+                got: "a sampler",
             },
         );
         expect_group_error(
@@ -413,23 +414,60 @@ fn layout_and_pipeline_layout_mistakes_are_typed_errors() {
         let range = |stages, range| PushConstantRange { stages, range };
         let compute = wgt::ShaderStages::COMPUTE;
         let too_many = vec![&group_layout; limits.max_bind_groups as usize + 1];
+        let invalid =
+            |range: std::ops::Range<u32>, stages, reason| BindingError::InvalidPushConstantRange {
+                range,
+                stages,
+                reason,
+            };
+        let max = limits.max_immediate_size;
         let bad_ranges = [
-            vec![range(compute, 0..6)],
-            vec![range(compute, 8..8)],
-            vec![range(wgt::ShaderStages::empty(), 0..16)],
-            vec![range(compute, 0..limits.max_immediate_size + 4)],
-            vec![range(compute, 0..16), range(compute, 16..32)],
+            (
+                vec![range(compute, 0..6)],
+                invalid(0..6, compute, "its start and end must be multiples of 4"),
+            ),
+            (
+                vec![range(compute, 8..8)],
+                invalid(8..8, compute, "it is empty (start must be below end)"),
+            ),
+            (
+                vec![range(wgt::ShaderStages::empty(), 0..16)],
+                invalid(
+                    0..16,
+                    wgt::ShaderStages::empty(),
+                    "it names no shader stage",
+                ),
+            ),
+            (
+                vec![range(compute, 0..max + 4)],
+                BindingError::LimitExceeded {
+                    what: "push-constant range end",
+                    limit: "max_immediate_size",
+                    requested: u64::from(max) + 4,
+                    allowed: max.into(),
+                },
+            ),
+            (
+                vec![range(compute, 0..16), range(compute, 16..32)],
+                invalid(
+                    16..32,
+                    compute,
+                    "a stage it names is in an earlier range too (one range per stage)",
+                ),
+            ),
         ];
-        assert!(matches!(
-            pipeline_layout(&too_many, &[]),
-            Err(BindingError::LimitExceeded(_))
-        ));
-        for ranges in &bad_ranges {
+        assert_eq!(
+            pipeline_layout(&too_many, &[]).err(),
+            Some(BindingError::LimitExceeded {
+                what: "bind group layouts",
+                limit: "max_bind_groups",
+                requested: u64::from(limits.max_bind_groups) + 1,
+                allowed: limits.max_bind_groups.into(),
+            })
+        );
+        for (ranges, expected) in &bad_ranges {
             let result = pipeline_layout(&[&group_layout], ranges);
-            assert!(
-                matches!(result, Err(BindingError::LimitExceeded(_))),
-                "{ranges:?}: {result:?}"
-            );
+            assert_eq!(result.as_ref().err(), Some(expected), "{ranges:?}");
         }
         assert_eq!(device.live_counts(), before);
         let ok = pipeline_layout(

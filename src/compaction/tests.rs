@@ -364,7 +364,14 @@ fn top_level_structures_are_refused() {
     let counts = rig.device.live_counts();
     // Refused by the size read: nothing is submitted.
     let err = rig.compact(std::slice::from_ref(&tlas)).unwrap_err();
-    assert_eq!(err, Error::WrongKind);
+    assert_eq!(
+        err,
+        Error::WrongKind {
+            what: "a structure whose compacted size is read",
+            given: crate::AccelerationStructureKind::TopLevel,
+            expected: crate::AccelerationStructureKind::BottomLevel,
+        }
+    );
     assert_eq!(rig.next, 2);
     assert_eq!(rig.device.live_counts(), counts);
     assert!(rig.encoder_is_reusable());

@@ -72,7 +72,7 @@ type Error = AccelerationStructureError;
 pub const SCRATCH_ALIGNMENT: u64 = 256;
 
 /// What a placement offset must be a multiple of (fake addresses keep it).
-use crate::validate::acceleration::PLACEMENT_ALIGNMENT;
+use crate::validate::acceleration::{check_kind, PLACEMENT_ALIGNMENT};
 
 /// Fixed bytes of every structure.
 const BASE_SIZE: u64 = 128;
@@ -324,14 +324,11 @@ fn check_build(
 ) -> Result<(), Error> {
     let kind = kind_of(desc.entries);
     let dst = desc.destination_acceleration_structure;
-    if dst.kind != kind {
-        return Err(Error::WrongKind);
-    }
+    check_kind("build entries", kind, dst.kind)?;
     let update = desc.mode == AccelerationStructureBuildMode::Update;
     if update {
         match desc.source_acceleration_structure {
-            Some(source) if source.kind != kind => return Err(Error::WrongKind),
-            Some(_) => {}
+            Some(source) => check_kind("the update's source structure", source.kind, kind)?,
             None => return Err(Error::MissingInput("an update needs a source structure")),
         }
     }
@@ -422,9 +419,7 @@ pub(crate) fn record_copy(
     dst: &AccelerationStructure,
     mode: AccelerationStructureCopy,
 ) -> Result<(), Error> {
-    if src.kind != dst.kind {
-        return Err(Error::WrongKind);
-    }
+    check_kind("the copy's destination", dst.kind, src.kind)?;
     if mode == AccelerationStructureCopy::Compact
         && !src
             .state
@@ -452,9 +447,11 @@ pub(crate) fn compacted_sizes(
 ) -> Result<Vec<u64>, Error> {
     let allow = wgt::AccelerationStructureFlags::ALLOW_COMPACTION;
     for s in structures {
-        if s.kind != AccelerationStructureKind::BottomLevel {
-            return Err(Error::WrongKind);
-        }
+        check_kind(
+            "a structure whose compacted size is read",
+            s.kind,
+            AccelerationStructureKind::BottomLevel,
+        )?;
         if !s.state.has_flag(allow) {
             return Err(Error::MissingFlag("ALLOW_COMPACTION"));
         }

@@ -313,7 +313,11 @@ fn builds_are_checked_and_mark_their_structure_built() {
     let run = |desc| build(&device, &queue, desc);
     assert_eq!(
         run(build_desc(&entries, &tlas, &scratch, Flags::empty())),
-        Err(E::WrongKind)
+        Err(E::WrongKind {
+            what: "build entries",
+            given: Kind::BottomLevel,
+            expected: Kind::TopLevel,
+        })
     );
     let missing = [triangles(None, 10)];
     let missing = AccelerationStructureEntries::Triangles(&missing);
@@ -434,7 +438,11 @@ fn copies_and_compacted_sizes() {
         encoder.end_compute_pass();
         assert_eq!(
             encoder.copy_acceleration_structure(&compactable, &tlas, compact),
-            Err(E::WrongKind)
+            Err(E::WrongKind {
+                what: "the copy's destination",
+                given: Kind::TopLevel,
+                expected: Kind::BottomLevel,
+            })
         );
         assert_eq!(
             encoder.copy_acceleration_structure(&plain, &target, compact),
@@ -453,7 +461,11 @@ fn copies_and_compacted_sizes() {
         );
         assert_eq!(
             encoder.read_acceleration_structure_compacted_sizes(&[&tlas], &sizes, 0),
-            Err(E::WrongKind)
+            Err(E::WrongKind {
+                what: "a structure whose compacted size is read",
+                given: Kind::TopLevel,
+                expected: Kind::BottomLevel,
+            })
         );
         for offset in [4, 32] {
             assert!(matches!(

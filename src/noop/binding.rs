@@ -4,11 +4,8 @@
 //! Layout entries and bind groups get the checks of `validate/binding.rs`,
 //! shared with every backend (see there for the list and order); noop adds
 //! one of its own: a storage texture format its adapter cannot store to
-//! (`Unsupported`). Pipeline layouts: more bind groups than
-//! `max_bind_groups`, more dynamic uniform or storage buffers than their
-//! limits, a push-constant range that is empty, unaligned, past
-//! `max_immediate_size`, without stages, or sharing a stage with another
-//! range (`LimitExceeded`).
+//! (`Unsupported`). Pipeline layouts get the checks of
+//! `validate/layout.rs`, shared with every backend.
 
 use std::sync::Arc;
 
@@ -82,15 +79,7 @@ pub(crate) fn create_bind_group_layout(
     shared: &DeviceShared,
     desc: &BindGroupLayoutDescriptor,
 ) -> Result<BindGroupLayout, BindingError> {
-    let mut entries = Vec::new();
-    entries
-        .try_reserve_exact(desc.entries.len())
-        .map_err(|_| DeviceError::OutOfMemory)?;
-    entries.extend_from_slice(desc.entries);
-    entries.sort_unstable_by_key(|e| e.binding);
-    if let Some(pair) = entries.windows(2).find(|w| w[0].binding == w[1].binding) {
-        return Err(BindingError::DuplicateBinding(pair[0].binding));
-    }
+    let entries = validate::binding::sorted_layout_entries(desc.entries)?;
     let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
     let mut dynamic_count = 0u32;
     for entry in &entries {
@@ -174,39 +163,11 @@ pub(crate) fn create_pipeline_layout(
     shared: &DeviceShared,
     desc: &PipelineLayoutDescriptor<super::Api>,
 ) -> Result<PipelineLayout, BindingError> {
-    let limits = &shared.limits;
-    if desc.bind_group_layouts.len() > limits.max_bind_groups as usize {
-        return Err(BindingError::LimitExceeded(
-            "more bind groups than max_bind_groups",
-        ));
-    }
-    let (mut uniform, mut storage) = (0u32, 0u32);
-    for layout in desc.bind_group_layouts {
-        for entry in layout.entries.iter() {
-            if let wgt::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: true,
-                ..
-            } = entry.ty
-            {
-                match ty {
-                    wgt::BufferBindingType::Uniform => uniform += 1,
-                    wgt::BufferBindingType::Storage { .. } => storage += 1,
-                }
-            }
-        }
-    }
-    if uniform > limits.max_dynamic_uniform_buffers_per_pipeline_layout {
-        return Err(BindingError::LimitExceeded(
-            "more dynamic uniform buffers than max_dynamic_uniform_buffers_per_pipeline_layout",
-        ));
-    }
-    if storage > limits.max_dynamic_storage_buffers_per_pipeline_layout {
-        return Err(BindingError::LimitExceeded(
-            "more dynamic storage buffers than max_dynamic_storage_buffers_per_pipeline_layout",
-        ));
-    }
-    check_push_constants(desc.push_constant_ranges, limits.max_immediate_size)?;
+    validate::layout::check_pipeline_layout(
+        desc.bind_group_layouts.iter().map(|l| &*l.entries),
+        desc.push_constant_ranges,
+        &shared.limits,
+    )?;
 
     let mut groups = Vec::new();
     groups
@@ -226,38 +187,4 @@ pub(crate) fn create_pipeline_layout(
         groups: groups.into_boxed_slice(),
         push_constant_ranges: ranges.into_boxed_slice(),
     })
-}
-
-/// Push-constant ranges: non-empty, 4-byte aligned, inside
-/// `max_immediate_size`, with stages, and no stage in two ranges.
-fn check_push_constants(
-    ranges: &[crate::PushConstantRange],
-    max_immediate_size: u32,
-) -> Result<(), BindingError> {
-    let mut seen = wgt::ShaderStages::empty();
-    for r in ranges {
-        let (start, end) = (r.range.start, r.range.end);
-        if start >= end || start % 4 != 0 || end % 4 != 0 {
-            return Err(BindingError::LimitExceeded(
-                "a push-constant range is empty or not 4-byte aligned",
-            ));
-        }
-        if end > max_immediate_size {
-            return Err(BindingError::LimitExceeded(
-                "a push-constant range ends past max_immediate_size",
-            ));
-        }
-        if r.stages.is_empty() {
-            return Err(BindingError::LimitExceeded(
-                "a push-constant range has no shader stage",
-            ));
-        }
-        if seen.intersects(r.stages) {
-            return Err(BindingError::LimitExceeded(
-                "a shader stage appears in two push-constant ranges",
-            ));
-        }
-        seen |= r.stages;
-    }
-    Ok(())
 }

@@ -1,24 +1,13 @@
 //! The noop device: resource creation with the cheap descriptor checks every
 //! backend makes, the memory budget, and the live-object counters.
 //!
-//! The checks, in the order they run (each returns the typed error named):
-//!
-//! - buffers: size 0 (`ZeroSize`), above `max_buffer_size` (`TooLarge`),
-//!   `MAP_READ`/`MAP_WRITE` on unmappable memory (`MapUsageNeedsHostMemory`);
-//! - textures: memory other than `Device` or external (`UnsupportedMemory`), a zero
-//!   dimension (`ZeroExtent`), a dimension over its limit (`TooLarge`), mip
-//!   count 0 or past the full chain (`InvalidMipCount`), a sample count the
-//!   format does not support, or above 1 on anything but a single-mip 2D
-//!   texture without storage usage (`InvalidSampleCount`), a usage the
-//!   format does not allow or a multi-planar format (`UnsupportedFormat`),
-//!   a view format differing from the format in more than sRGB-ness
-//!   (`IncompatibleView`);
-//! - views: the checks of `validate/view.rs`, shared with every backend
-//!   (`IncompatibleView`, `InvalidAspect`, `InvalidRange`);
-//! - samplers: anisotropy 0, or above 1 without linear filters everywhere
-//!   (`InvalidAnisotropy`); LOD clamp not `0 <= min <= max` (`InvalidLodClamp`);
-//! - query sets: count 0 or above `MAX_QUERIES` (`InvalidCount`); pipeline
-//!   statistics, or timestamps without `TIMESTAMP_QUERY` (`MissingFeature`).
+//! The descriptor checks are the shared ones of `src/validate/` (buffers:
+//! `buffer.rs`, textures: `texture.rs`, views: `view.rs`, samplers:
+//! `sampler.rs`, query sets: `query.rs`), so a mistake is the same typed
+//! error here and on Vulkan. What noop adds in the place of a driver's
+//! answer, after them: a sample count its format does not support
+//! (`InvalidSampleCount`, `validate::texture::FORMAT_SAMPLES`), a usage
+//! the format does not allow or a multi-planar format (`UnsupportedFormat`).
 //!
 //! Then memory: the bytes are charged to the instance's budget and
 //! allocated; either failing is `DeviceError::OutOfMemory`. External
@@ -52,7 +41,7 @@ use crate::{
     PipelineError, PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError,
     RayTracingPipelineDescriptor, RenderPipelineDescriptor, SamplerDescriptor, SamplerError,
     ShaderBindingTable, ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor,
-    TextureDescriptor, TextureError, TextureViewDescriptor, MAX_QUERIES,
+    TextureDescriptor, TextureError, TextureViewDescriptor,
 };
 
 impl crate::Device for Device {
@@ -60,7 +49,7 @@ impl crate::Device for Device {
 
     unsafe fn create_buffer(&self, desc: &BufferDescriptor) -> Result<Buffer, BufferError> {
         self.shared.lost.guard(|| {
-            check_buffer(desc, &self.shared.limits)?;
+            crate::validate::buffer::check_buffer(desc, &self.shared.limits)?;
             // Charge first, then allocate: if the allocation fails, dropping the
             // charge returns the bytes to the budget.
             let charge = self.shared.budget.charge(desc.size)?;
@@ -140,7 +129,8 @@ impl crate::Device for Device {
 
     unsafe fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, SamplerError> {
         self.shared.lost.guard(|| {
-            check_sampler(desc)?;
+            // Noop filters anisotropically wherever the filters are linear.
+            crate::validate::sampler::check_sampler(desc, true)?;
             self.shared.counters.samplers.add();
             Ok(Sampler {
                 facts: crate::validate::SamplerFacts::of(desc),
@@ -173,30 +163,11 @@ impl crate::Device for Device {
         desc: &QuerySetDescriptor,
     ) -> Result<QuerySet, QuerySetError> {
         self.shared.lost.guard(|| {
-            if desc.count == 0 || desc.count > MAX_QUERIES {
-                return Err(QuerySetError::InvalidCount(desc.count));
-            }
+            crate::validate::query::check_query_set(desc, self.shared.features)?;
             let kind = match desc.ty {
-                wgt::QueryType::Occlusion => QueryKind::Occlusion,
-                wgt::QueryType::Timestamp => {
-                    if !self
-                        .shared
-                        .features
-                        .contains(wgt::Features::TIMESTAMP_QUERY)
-                    {
-                        return Err(QuerySetError::MissingFeature {
-                            feature: wgt::Features::TIMESTAMP_QUERY,
-                            enabled: self.shared.features,
-                        });
-                    }
-                    QueryKind::Timestamp
-                }
-                wgt::QueryType::PipelineStatistics(_) => {
-                    return Err(QuerySetError::MissingFeature {
-                        feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
-                        enabled: self.shared.features,
-                    });
-                }
+                wgt::QueryType::Timestamp => QueryKind::Timestamp,
+                // Pipeline statistics were refused by the check.
+                _ => QueryKind::Occlusion,
             };
             let results = QueryResults::new(desc.count)?;
             self.shared.counters.query_sets.add();
@@ -411,6 +382,31 @@ impl crate::Device for Device {
         self.shared.counters.snapshot()
     }
 
+    fn memory_report(&self) -> crate::MemoryReport {
+        // Every live byte is its own allocation, returned when its resource
+        // goes: nothing is retained, and reserved is live.
+        let live = self.shared.budget.used();
+        crate::MemoryReport {
+            live_bytes: live,
+            retained_bytes: 0,
+            reserved_bytes: live,
+            block_count: u64::try_from(self.shared.counters.snapshot().memory_allocations)
+                .unwrap_or(0),
+            retention_limit: 0,
+            memory_types: Vec::new(),
+            heaps: Vec::new(),
+        }
+    }
+
+    fn trim_memory(&self) -> u64 {
+        // Nothing is kept (noop/memory.rs).
+        0
+    }
+
+    fn set_memory_retention(&self, _limit_bytes: u64) {
+        // Noop keeps no freed memory, whatever the limit.
+    }
+
     fn is_lost(&self) -> bool {
         self.shared.lost.is_lost()
     }
@@ -424,7 +420,7 @@ impl crate::Device for Device {
         self.shared.lost.guard(|| {
             // Checked as any buffer, but never as mappable. Every error drops
             // (closes) the handle's fd.
-            check_buffer(
+            crate::validate::buffer::check_buffer(
                 &BufferDescriptor {
                     memory: Memory::Device,
                     ..desc.clone()
@@ -579,7 +575,8 @@ fn new_texture_with(
     desc: &TextureDescriptor,
     bytes: impl FnOnce(u64) -> Result<(HostBytes, Memory), TextureError>,
 ) -> Result<Texture, TextureError> {
-    check_texture(desc, &shared.limits, shared.features)?;
+    crate::validate::texture::check_texture(desc, &shared.limits, shared.features)?;
+    check_format(desc, shared.features)?;
     let layout = TexelLayout::new(
         desc.format,
         desc.dimension,
@@ -611,99 +608,21 @@ fn new_texture_with(
     })
 }
 
-fn check_buffer(desc: &BufferDescriptor, limits: &wgt::Limits) -> Result<(), BufferError> {
-    if desc.size == 0 {
-        return Err(BufferError::ZeroSize);
-    }
-    if desc.size > limits.max_buffer_size {
-        return Err(BufferError::TooLarge {
-            size: desc.size,
-            max: limits.max_buffer_size,
-        });
-    }
-    let map_usage = desc.usage & (wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE);
-    if !map_usage.is_empty() && !desc.memory.is_mappable() {
-        return Err(BufferError::MapUsageNeedsHostMemory {
-            usage: map_usage,
-            memory: desc.memory,
-        });
-    }
-    Ok(())
-}
-
-fn check_texture(
-    desc: &TextureDescriptor,
-    limits: &wgt::Limits,
-    features: wgt::Features,
-) -> Result<(), TextureError> {
-    use wgt::TextureDimension as D;
-    // External memory is checked where it is made (`external.rs`).
-    if !matches!(desc.memory, Memory::Device | Memory::External(_)) {
-        return Err(TextureError::UnsupportedMemory(desc.memory));
-    }
-    let extent = desc.size;
-    if extent.width == 0 || extent.height == 0 || extent.depth_or_array_layers == 0 {
-        return Err(TextureError::ZeroExtent(extent));
-    }
-    // Per dimension: the limits on width, height and depth/layers.
-    let maxima = match desc.dimension {
-        D::D1 => [
-            limits.max_texture_dimension_1d,
-            1,
-            limits.max_texture_array_layers,
-        ],
-        D::D2 => [
-            limits.max_texture_dimension_2d,
-            limits.max_texture_dimension_2d,
-            limits.max_texture_array_layers,
-        ],
-        D::D3 => [limits.max_texture_dimension_3d; 3],
-    };
-    let sizes = [extent.width, extent.height, extent.depth_or_array_layers];
-    if let Some((_, &max)) = sizes.iter().zip(&maxima).find(|(size, max)| size > max) {
-        return Err(TextureError::TooLarge { extent, max });
-    }
-    // The full chain of the largest dimension (wgt counts 1D as one mip;
-    // Vulkan, and so keel-hal, allows a chain there too).
-    let largest = match desc.dimension {
-        D::D1 => extent.width,
-        D::D2 => extent.width.max(extent.height),
-        D::D3 => extent
-            .width
-            .max(extent.height)
-            .max(extent.depth_or_array_layers),
-    };
-    let max_mips = u32::BITS - largest.leading_zeros();
-    if desc.mip_level_count == 0 || desc.mip_level_count > max_mips {
-        return Err(TextureError::InvalidMipCount {
-            requested: desc.mip_level_count,
-            max: max_mips,
-        });
-    }
+/// What noop's formats allow (where a driver would answer): the sample
+/// count and the usages. Runs after the shared checks.
+fn check_format(desc: &TextureDescriptor, features: wgt::Features) -> Result<(), TextureError> {
     let caps = super::instance::format_features(desc.format, features);
-    match desc.sample_count {
-        1 => {}
-        n if desc.dimension == D::D2
-            && desc.mip_level_count == 1
-            && !desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING)
-            && caps.flags.sample_count_supported(n) => {}
-        other => return Err(TextureError::InvalidSampleCount(other)),
+    if desc.sample_count > 1 && !caps.flags.sample_count_supported(desc.sample_count) {
+        return Err(TextureError::InvalidSampleCount {
+            count: desc.sample_count,
+            reason: crate::validate::texture::FORMAT_SAMPLES,
+        });
     }
     if caps.allowed_usages.is_empty() || !caps.allowed_usages.contains(desc.usage) {
         return Err(TextureError::UnsupportedFormat {
             format: desc.format,
             usage: desc.usage,
         });
-    }
-    let linear = desc.format.remove_srgb_suffix();
-    if desc
-        .view_formats
-        .iter()
-        .any(|f| f.remove_srgb_suffix() != linear)
-    {
-        return Err(TextureError::IncompatibleView(
-            "view formats may differ from the texture format only in sRGB-ness",
-        ));
     }
     Ok(())
 }
@@ -732,20 +651,4 @@ fn resolve_view(
         range: view.range,
         usage: texture.usage,
     })
-}
-
-fn check_sampler(desc: &SamplerDescriptor) -> Result<(), SamplerError> {
-    let all_linear = desc.mag_filter == wgt::FilterMode::Linear
-        && desc.min_filter == wgt::FilterMode::Linear
-        && desc.mipmap_filter == wgt::MipmapFilterMode::Linear;
-    if desc.anisotropy_clamp == 0 || (desc.anisotropy_clamp > 1 && !all_linear) {
-        return Err(SamplerError::InvalidAnisotropy(desc.anisotropy_clamp));
-    }
-    // WebGPU's rule: 0 <= min <= max (equal bounds are allowed). Written so
-    // that NaN fails too.
-    let (min, max) = (desc.lod_clamp.start, desc.lod_clamp.end);
-    if !(min >= 0.0 && max >= min) {
-        return Err(SamplerError::InvalidLodClamp);
-    }
-    Ok(())
 }

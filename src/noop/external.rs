@@ -256,25 +256,10 @@ pub(crate) unsafe fn import_bytes(
     Ok((bytes, Memory::External(ExternalMemory::imported(ht))))
 }
 
-/// A host pointer import's alignment and size.
+/// A host pointer import's alignment and size (the shared check).
 fn check_host_pointer(ptr: NonNull<u8>, size: u64, len: u64) -> Result<(), ExternalError> {
     let addr = ptr.as_ptr() as usize as u64;
-    if addr % HOST_POINTER_ALIGNMENT != 0 {
-        return Err(ExternalError::Misaligned {
-            what: "pointer",
-            value: addr,
-            alignment: HOST_POINTER_ALIGNMENT,
-        });
-    }
-    if size % HOST_POINTER_ALIGNMENT != 0 {
-        return Err(ExternalError::Misaligned {
-            what: "size",
-            value: size,
-            alignment: HOST_POINTER_ALIGNMENT,
-        });
-    }
-    crate::validate::external::check_import_size(size, len)?;
-    Ok(())
+    crate::validate::external::check_host_pointer(addr, size, HOST_POINTER_ALIGNMENT, len)
 }
 
 /// `export_*_memory`: a new fd of the resource's shared file.

@@ -264,7 +264,10 @@ fn cheap_checks_return_typed_errors() {
         };
         assert_eq!(
             device.create_texture(&msaa).unwrap_err(),
-            TextureError::InvalidSampleCount(4)
+            TextureError::InvalidSampleCount {
+                count: 4,
+                reason: "a multisampled texture cannot have STORAGE_BINDING usage",
+            }
         );
         let mips = TextureDescriptor {
             mip_level_count: 2,
@@ -319,7 +322,10 @@ fn cheap_checks_return_typed_errors() {
         };
         assert_eq!(
             device.create_sampler(&lod).unwrap_err(),
-            SamplerError::InvalidLodClamp
+            SamplerError::InvalidLodClamp {
+                start_bits: 2.0f32.to_bits(),
+                end_bits: 1.0f32.to_bits(),
+            }
         );
 
         let stamps = QuerySetDescriptor {

@@ -5,7 +5,8 @@
 //! `ACCELERATION_STRUCTURE_STORAGE_KHR` on devices with acceleration
 //! structures), an offset that is not a multiple of
 //! [`PLACEMENT_ALIGNMENT`], or a range past the buffer's end
-//! (`InvalidPlacement`).
+//! (`InvalidPlacement`). And, for builds, copies and compacted-size reads,
+//! [`check_kind`] (`WrongKind`, naming the kind given and the kind needed).
 
 use super::BufferFacts;
 use crate::AccelerationStructureError as Error;
@@ -47,6 +48,23 @@ pub(crate) fn check_create(size: u64, placement: Option<(BufferFacts, u64)>) -> 
     Ok(())
 }
 
+/// Checks that `what` (build entries, a copy's destination, a structure
+/// whose compacted size is read, …) is of the `expected` kind.
+pub(crate) fn check_kind(
+    what: &'static str,
+    given: crate::AccelerationStructureKind,
+    expected: crate::AccelerationStructureKind,
+) -> Result<(), Error> {
+    if given != expected {
+        return Err(Error::WrongKind {
+            what,
+            given,
+            expected,
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +92,19 @@ mod tests {
                 Err(Error::InvalidPlacement(_))
             ));
         }
+    }
+
+    #[test]
+    fn wrong_kind_names_both_kinds() {
+        use crate::AccelerationStructureKind as K;
+        assert_eq!(check_kind("x", K::TopLevel, K::TopLevel), Ok(()));
+        let e = check_kind("the copy's destination", K::TopLevel, K::BottomLevel).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("the copy's destination")
+                && text.contains("TopLevel given")
+                && text.contains("BottomLevel is needed"),
+            "{text}"
+        );
     }
 }

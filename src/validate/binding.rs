@@ -1,7 +1,8 @@
 //! Bind group layout entries and bind groups: the checks both backends run
 //! before they make anything.
 //!
-//! Layout entries ([`check_layout_entry`], each a [`BindingError`]):
+//! Layout entries: a binding number given twice ([`sorted_layout_entries`],
+//! `DuplicateBinding`); then each ([`check_layout_entry`], a [`BindingError`]):
 //! a binding number at or above `max_bindings_per_bind_group`
 //! (`LimitExceeded`); external textures, ray-tracing stages without
 //! `RAY_TRACING_PIPELINE`, dynamic offsets on an array or in an
@@ -30,6 +31,23 @@ use std::num::NonZeroU64;
 use super::{flag_names, BufferFacts, Facts, SamplerFacts, ViewFacts};
 use crate::{BindGroupEntry, BindingError, BindingResource};
 
+/// A layout's entries sorted by binding, or `DuplicateBinding` for the
+/// first binding number given twice (before any entry is checked).
+pub(crate) fn sorted_layout_entries(
+    entries: &[wgt::BindGroupLayoutEntry],
+) -> Result<Vec<wgt::BindGroupLayoutEntry>, BindingError> {
+    let mut sorted = Vec::new();
+    sorted
+        .try_reserve_exact(entries.len())
+        .map_err(|_| crate::DeviceError::OutOfMemory)?;
+    sorted.extend_from_slice(entries);
+    sorted.sort_unstable_by_key(|e| e.binding);
+    if let Some(pair) = sorted.windows(2).find(|w| w[0].binding == w[1].binding) {
+        return Err(BindingError::DuplicateBinding(pair[0].binding));
+    }
+    Ok(sorted)
+}
+
 /// Checks one layout entry against what every backend requires.
 /// Backends add what needs their driver (format support, descriptor types).
 pub(crate) fn check_layout_entry(
@@ -43,9 +61,12 @@ pub(crate) fn check_layout_entry(
     let binding = entry.binding;
     let unsupported = |reason| Err(BindingError::Unsupported { binding, reason });
     if binding >= limits.max_bindings_per_bind_group {
-        return Err(BindingError::LimitExceeded(
-            "a binding number is at or above max_bindings_per_bind_group",
-        ));
+        return Err(BindingError::LimitExceeded {
+            what: "binding number",
+            limit: "max_bindings_per_bind_group - 1",
+            requested: binding.into(),
+            allowed: u64::from(limits.max_bindings_per_bind_group).saturating_sub(1),
+        });
     }
     use wgt::ShaderStages as S;
     let ray_stages = S::RAY_GENERATION | S::ANY_HIT | S::CLOSEST_HIT | S::MISS;
@@ -204,6 +225,24 @@ pub(crate) fn binding_size(buffer_size: u64, offset: u64, size: Option<NonZeroU6
     size.map_or(buffer_size.saturating_sub(offset), NonZeroU64::get)
 }
 
+/// What a bind group entry gives, for [`BindingError::WrongType`].
+fn given<A: Facts>(resource: &BindingResource<'_, A>) -> &'static str {
+    match resource {
+        BindingResource::Buffer(_) => "a buffer",
+        BindingResource::BufferArray(_) => "an array of buffers",
+        BindingResource::Sampler(_) => "a sampler",
+        BindingResource::SamplerArray(_) => "an array of samplers",
+        BindingResource::TextureView(_) => "a texture view",
+        BindingResource::TextureViewArray(_) => "an array of texture views",
+        BindingResource::AccelerationStructure(a) => match A::structure_kind(a) {
+            crate::AccelerationStructureKind::TopLevel => "a top-level acceleration structure",
+            crate::AccelerationStructureKind::BottomLevel => {
+                "a bottom-level acceleration structure"
+            }
+        },
+    }
+}
+
 /// What a layout entry expects, for [`BindingError::WrongType`].
 pub(crate) fn expected(entry: &wgt::BindGroupLayoutEntry) -> &'static str {
     use wgt::BindingType as T;
@@ -234,6 +273,7 @@ fn check_resource<A: Facts>(
     let wrong = || BindingError::WrongType {
         binding,
         expected: expected(slot),
+        got: given::<A>(resource),
     };
     let count = |got: usize| -> Result<(), BindingError> {
         let expected = slot.count.map_or(1, |n| n.get());
@@ -311,6 +351,7 @@ pub(crate) fn check_buffer(
         return Err(BindingError::WrongType {
             binding,
             expected: expected(slot),
+            got: "a buffer",
         });
     };
     let buffer_size = buffer.size;
@@ -456,6 +497,7 @@ fn check_view(
             return Err(BindingError::WrongType {
                 binding,
                 expected: expected(slot),
+                got: "a texture view",
             })
         }
     };

@@ -4,10 +4,34 @@
 
 use crate::ExternalError;
 
+/// Checks a host-pointer import of `size` bytes at `ptr` for a resource
+/// of `required` bytes: the pointer, then the size, aligned to `alignment`
+/// (the adapter's `minImportedHostPointerAlignment`; noop's own), then
+/// [`check_import_size`]. Both backends run it with the buffer's size
+/// before anything else about the import.
+pub(crate) fn check_host_pointer(
+    ptr: u64,
+    size: u64,
+    alignment: u64,
+    required: u64,
+) -> Result<(), ExternalError> {
+    for (what, value) in [("pointer", ptr), ("size", size)] {
+        if value % alignment.max(1) != 0 {
+            return Err(ExternalError::Misaligned {
+                what,
+                value,
+                alignment,
+            });
+        }
+    }
+    check_import_size(size, required)
+}
+
 /// Checks that `size` bytes of imported memory hold the `required` bytes
-/// of the resource: the resource's own size (a buffer's `desc.size`) first,
-/// on every backend; a backend whose driver asks for more (Vulkan's memory
-/// requirements) calls it again with that.
+/// of the resource: the resource's own size (a buffer's `desc.size`), on
+/// every backend. A driver that asks for more than a buffer's size
+/// (Vulkan's memory requirements) is a second, backend-only check:
+/// [`ExternalError::BelowDriverRequirement`].
 pub(crate) fn check_import_size(size: u64, required: u64) -> Result<(), ExternalError> {
     if size < required {
         return Err(ExternalError::TooSmall { size, required });

@@ -8,16 +8,26 @@
 //!
 //! | file | checks |
 //! | --- | --- |
-//! | `binding.rs` | bind group layout entries, bind groups against their layout |
+//! | `buffer.rs` | buffer descriptions (size, map usage against memory) |
+//! | `texture.rs` | texture descriptions (extent, mips, samples, format features, view formats) |
 //! | `view.rs` | texture views against their texture |
-//! | `acceleration.rs` | acceleration-structure placement in a caller's buffer |
-//! | `external.rs` | imported memory against the resource it backs |
+//! | `sampler.rs` | sampler descriptions (anisotropy, LOD clamp) |
+//! | `query.rs` | query-set descriptions (count, features) |
+//! | `binding.rs` | bind group layout entries, bind groups against their layout |
+//! | `layout.rs` | pipeline layouts (group count, dynamic buffers, push constants) |
+//! | `acceleration.rs` | acceleration-structure placement in a caller's buffer, structure kinds |
+//! | `external.rs` | imported memory against the resource it backs, host pointers |
 //!
 //! A backend tells the checks what its resources are through [`Facts`].
 
 pub(crate) mod acceleration;
 pub(crate) mod binding;
+pub(crate) mod buffer;
 pub(crate) mod external;
+pub(crate) mod layout;
+pub(crate) mod query;
+pub(crate) mod sampler;
+pub(crate) mod texture;
 pub(crate) mod view;
 
 /// What the checks need to know about a buffer.

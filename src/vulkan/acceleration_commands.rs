@@ -26,6 +26,7 @@ use super::acceleration::{self, buffer_address, convert_entries, fns, query_size
 use super::barrier;
 use super::query::SlotRange;
 use super::{AccelerationStructure, Buffer, CommandEncoder, DeviceShared};
+use crate::validate::acceleration::check_kind;
 use crate::{
     AccelerationStructureBarrier, AccelerationStructureBuildMode, AccelerationStructureCopy,
     AccelerationStructureError as Error, AccelerationStructureKind, AccelerationStructureUses,
@@ -177,9 +178,7 @@ impl CommandEncoder {
                 &mut t.ranges,
                 &mut t.counts,
             )?;
-            if kind != dst.kind {
-                return Err(Error::WrongKind);
-            }
+            check_kind("build entries", kind, dst.kind)?;
             let flags = acceleration::map_build_flags(desc.flags)?;
             let (mode, src) = match desc.mode {
                 AccelerationStructureBuildMode::Build => (
@@ -191,9 +190,7 @@ impl CommandEncoder {
                         .source_acceleration_structure
                         .ok_or(Error::MissingInput("an update without a source structure"))?;
                     check_update_source(source, desc.flags)?;
-                    if source.kind != kind {
-                        return Err(Error::WrongKind);
-                    }
+                    check_kind("the update's source structure", source.kind, kind)?;
                     (vk::BuildAccelerationStructureModeKHR::UPDATE, source.raw)
                 }
             };
@@ -344,9 +341,7 @@ impl CommandEncoder {
             )));
         };
         let fns = fns(&self.device)?;
-        if src.kind != dst.kind {
-            return Err(Error::WrongKind);
-        }
+        check_kind("the copy's destination", dst.kind, src.kind)?;
         let flags = src.last_build_flags();
         let vk_mode = match mode {
             AccelerationStructureCopy::Clone => {
@@ -393,9 +388,11 @@ impl CommandEncoder {
         };
         let fns = fns(&self.device)?;
         for s in structures {
-            if s.kind != AccelerationStructureKind::BottomLevel {
-                return Err(Error::WrongKind);
-            }
+            check_kind(
+                "a structure whose compacted size is read",
+                s.kind,
+                AccelerationStructureKind::BottomLevel,
+            )?;
             let flags = s.built_flags.load(Ordering::Relaxed);
             if flags & wgt::AccelerationStructureFlags::ALLOW_COMPACTION.bits() == 0 {
                 return Err(Error::MissingFlag("ALLOW_COMPACTION"));

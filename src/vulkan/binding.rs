@@ -37,11 +37,7 @@ pub(super) unsafe fn create_bind_group_layout(
     desc: &BindGroupLayoutDescriptor,
 ) -> Result<super::BindGroupLayout, BindingError> {
     let shared = &*device.shared;
-    let mut entries = desc.entries.to_vec();
-    entries.sort_by_key(|e| e.binding);
-    if let Some(pair) = entries.windows(2).find(|w| w[0].binding == w[1].binding) {
-        return Err(BindingError::DuplicateBinding(pair[0].binding));
-    }
+    let entries = crate::validate::binding::sorted_layout_entries(desc.entries)?;
     let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
 
     let mut types = Vec::with_capacity(entries.len());
@@ -251,29 +247,21 @@ pub(super) unsafe fn create_pipeline_layout(
     desc: &PipelineLayoutDescriptor<super::Api>,
 ) -> Result<super::PipelineLayout, BindingError> {
     let shared = &*device.shared;
-    let limits = &shared.limits;
-    if desc.bind_group_layouts.len() > limits.max_bind_groups as usize {
-        return Err(BindingError::LimitExceeded(
-            "more bind group layouts than max_bind_groups",
-        ));
-    }
-    check_dynamic_buffers(limits, desc.bind_group_layouts)?;
-    let mut ranges = Vec::with_capacity(desc.push_constant_ranges.len());
-    let mut stages_used = wgt::ShaderStages::empty();
-    for r in desc.push_constant_ranges {
-        check_push_constant_range(limits, &r.range, r.stages)?;
-        if stages_used.intersects(r.stages) {
-            return Err(BindingError::LimitExceeded(
-                "two push-constant ranges name the same stage",
-            ));
-        }
-        stages_used |= r.stages;
-        ranges.push(vk::PushConstantRange {
+    // The shared checks (`validate/layout.rs`); nothing here needs the driver.
+    crate::validate::layout::check_pipeline_layout(
+        desc.bind_group_layouts.iter().map(|l| &*l.entries),
+        desc.push_constant_ranges,
+        &shared.limits,
+    )?;
+    let ranges: Vec<vk::PushConstantRange> = desc
+        .push_constant_ranges
+        .iter()
+        .map(|r| vk::PushConstantRange {
             stage_flags: conv::map_shader_stages(r.stages),
             offset: r.range.start,
             size: r.range.end - r.range.start,
-        });
-    }
+        })
+        .collect();
     let set_layouts: Vec<vk::DescriptorSetLayout> =
         desc.bind_group_layouts.iter().map(|l| l.raw).collect();
     let info = vk::PipelineLayoutCreateInfo::default()
@@ -296,55 +284,6 @@ pub(super) unsafe fn create_pipeline_layout(
             .collect(),
         push_constant_ranges: desc.push_constant_ranges.into(),
     })
-}
-
-/// Checks a push-constant range: non-empty, bounds multiples of 4, inside
-/// `max_immediate_size`, read by some stage.
-fn check_push_constant_range(
-    limits: &wgt::Limits,
-    range: &Range<u32>,
-    stages: wgt::ShaderStages,
-) -> Result<(), BindingError> {
-    let fail = BindingError::LimitExceeded;
-    if stages.is_empty() {
-        return Err(fail("a push-constant range has no stages"));
-    }
-    if range.start >= range.end {
-        return Err(fail("a push-constant range is empty"));
-    }
-    if range.start % 4 != 0 || range.end % 4 != 0 {
-        return Err(fail("push-constant range bounds must be multiples of 4"));
-    }
-    if range.end > limits.max_immediate_size {
-        return Err(fail("a push-constant range ends past max_immediate_size"));
-    }
-    Ok(())
-}
-
-/// Checks the dynamic-offset buffers of all groups against the per-layout limits.
-fn check_dynamic_buffers(
-    limits: &wgt::Limits,
-    layouts: &[&super::BindGroupLayout],
-) -> Result<(), BindingError> {
-    let (mut uniform, mut storage) = (0u32, 0u32);
-    for ty in layouts.iter().flat_map(|l| l.types.iter()) {
-        match *ty {
-            vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC => uniform += 1,
-            vk::DescriptorType::STORAGE_BUFFER_DYNAMIC => storage += 1,
-            _ => {}
-        }
-    }
-    if uniform > limits.max_dynamic_uniform_buffers_per_pipeline_layout {
-        return Err(BindingError::LimitExceeded(
-            "more dynamic uniform buffers than max_dynamic_uniform_buffers_per_pipeline_layout",
-        ));
-    }
-    if storage > limits.max_dynamic_storage_buffers_per_pipeline_layout {
-        return Err(BindingError::LimitExceeded(
-            "more dynamic storage buffers than max_dynamic_storage_buffers_per_pipeline_layout",
-        ));
-    }
-    Ok(())
 }
 
 /// Destroys a pipeline layout.

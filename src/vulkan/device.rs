@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ash::vk;
 
-use super::texture_checks::{check_extent, layer_count, view_usage};
+use super::texture_checks::view_usage;
 use super::{conv, map_err, memory::AllocError, DeviceShared};
 use crate::validate::view::cube_compatible;
 use crate::{
@@ -60,28 +60,13 @@ pub(super) unsafe fn set_object_name<H: vk::Handle>(shared: &DeviceShared, handl
     }
 }
 
-/// Checks a buffer description (size, map usage) and returns its Vulkan usage.
+/// Checks a buffer description (the shared checks of `validate/buffer.rs`)
+/// and returns its Vulkan usage.
 pub(super) fn buffer_usage(
     shared: &DeviceShared,
     desc: &BufferDescriptor,
 ) -> Result<vk::BufferUsageFlags, BufferError> {
-    if desc.size == 0 {
-        return Err(BufferError::ZeroSize);
-    }
-    let max = shared.limits.max_buffer_size;
-    if desc.size > max {
-        return Err(BufferError::TooLarge {
-            size: desc.size,
-            max,
-        });
-    }
-    let map = wgt::BufferUsages::MAP_READ | wgt::BufferUsages::MAP_WRITE;
-    if desc.usage.intersects(map) && !desc.memory.is_mappable() {
-        return Err(BufferError::MapUsageNeedsHostMemory {
-            usage: desc.usage,
-            memory: desc.memory,
-        });
-    }
+    crate::validate::buffer::check_buffer(desc, &shared.limits)?;
     let accel = shared
         .hal_features
         .contains(crate::HalFeatures::ACCELERATION_STRUCTURE);
@@ -180,14 +165,10 @@ impl crate::Device for super::Device {
     ) -> Result<super::Texture, TextureError> {
         self.shared.guard(|| {
             let shared = &*self.shared;
-            let external = match desc.memory {
-                Memory::Device => None,
-                Memory::External(external) => Some(external),
-                other => return Err(TextureError::UnsupportedMemory(other)),
-            };
-            // SAFETY: live device.
+            // SAFETY: live device. (The shared checks refuse memory other
+            // than `Device` or external.)
             let plan = unsafe { texture_plan(shared, desc) }?;
-            if let Some(external) = external {
+            if let Memory::External(external) = desc.memory {
                 // Dedicated, exportable memory outside VMA (external.rs).
                 // SAFETY: the plan was checked against the format's image properties.
                 return unsafe {
@@ -345,19 +326,10 @@ impl crate::Device for super::Device {
     ) -> Result<super::Sampler, SamplerError> {
         self.shared.guard(|| {
             let shared = &*self.shared;
+            let anisotropy = shared.physical.features.sampler_anisotropy;
+            crate::validate::sampler::check_sampler(desc, anisotropy)?;
             let lod = &desc.lod_clamp;
-            if !(lod.start >= 0.0 && lod.end >= lod.start) {
-                return Err(SamplerError::InvalidLodClamp);
-            }
             let aniso = desc.anisotropy_clamp;
-            let all_linear = desc.mag_filter == wgt::FilterMode::Linear
-                && desc.min_filter == wgt::FilterMode::Linear
-                && desc.mipmap_filter == wgt::MipmapFilterMode::Linear;
-            if aniso == 0
-                || (aniso > 1 && (!all_linear || !shared.physical.features.sampler_anisotropy))
-            {
-                return Err(SamplerError::InvalidAnisotropy(aniso));
-            }
             let max_aniso = shared.physical.properties.limits.max_sampler_anisotropy;
             let [u, v, w] = desc.address_modes.map(conv::map_address_mode);
             let mut info = vk::SamplerCreateInfo::default()
@@ -448,26 +420,11 @@ impl crate::Device for super::Device {
     ) -> Result<super::QuerySet, QuerySetError> {
         self.shared.guard(|| {
             let shared = &*self.shared;
-            if desc.count == 0 || desc.count > crate::MAX_QUERIES {
-                return Err(QuerySetError::InvalidCount(desc.count));
-            }
+            crate::validate::query::check_query_set(desc, shared.features)?;
             let query_type = match desc.ty {
-                wgt::QueryType::Occlusion => vk::QueryType::OCCLUSION,
-                wgt::QueryType::Timestamp => {
-                    if !shared.features.contains(wgt::Features::TIMESTAMP_QUERY) {
-                        return Err(QuerySetError::MissingFeature {
-                            feature: wgt::Features::TIMESTAMP_QUERY,
-                            enabled: shared.features,
-                        });
-                    }
-                    vk::QueryType::TIMESTAMP
-                }
-                wgt::QueryType::PipelineStatistics(_) => {
-                    return Err(QuerySetError::MissingFeature {
-                        feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
-                        enabled: shared.features,
-                    })
-                }
+                wgt::QueryType::Timestamp => vk::QueryType::TIMESTAMP,
+                // Pipeline statistics were refused by the check.
+                _ => vk::QueryType::OCCLUSION,
             };
             let info = vk::QueryPoolCreateInfo::default()
                 .query_type(query_type)
@@ -888,8 +845,9 @@ impl TexturePlan {
     }
 }
 
-/// Checks a texture description against the limits, the device's features
-/// and the format's (optimal-tiling) image properties, and plans the image.
+/// Checks a texture description (the shared checks of `validate/texture.rs`,
+/// then the format's optimal-tiling features and image properties on this
+/// adapter) and plans the image.
 ///
 /// # Safety
 /// `shared` is a live device.
@@ -897,28 +855,21 @@ pub(super) unsafe fn texture_plan(
     shared: &DeviceShared,
     desc: &TextureDescriptor,
 ) -> Result<TexturePlan, TextureError> {
-    check_extent(desc, &shared.limits)?;
+    crate::validate::texture::check_texture(desc, &shared.limits, shared.features)?;
     let unsupported = TextureError::UnsupportedFormat {
         format: desc.format,
         usage: desc.usage,
     };
     let format = conv::map_texture_format(desc.format);
-    // BC/ETC2/ASTC, 16-bit norm, … need their feature enabled on the device.
-    if format == vk::Format::UNDEFINED || !shared.features.contains(desc.format.required_features())
-    {
+    if format == vk::Format::UNDEFINED {
         return Err(unsupported);
     }
-    let samples = conv::map_sample_count(desc.sample_count)
-        .ok_or(TextureError::InvalidSampleCount(desc.sample_count))?;
-    // Multisampled storage needs shaderStorageImageMultisample, which
-    // keel-hal does not enable.
-    if desc.sample_count > 1
-        && (desc.dimension != wgt::TextureDimension::D2
-            || desc.mip_level_count != 1
-            || desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING))
-    {
-        return Err(TextureError::InvalidSampleCount(desc.sample_count));
-    }
+    let format_samples = TextureError::InvalidSampleCount {
+        count: desc.sample_count,
+        reason: crate::validate::texture::FORMAT_SAMPLES,
+    };
+    // Every count the shared check lets through has a Vulkan flag.
+    let samples = conv::map_sample_count(desc.sample_count).ok_or(format_samples.clone())?;
     let mut usage = conv::map_texture_usage(desc.usage, desc.format);
     if usage.is_empty() {
         // Vulkan needs some usage; an unused texture can still be a copy target.
@@ -939,13 +890,13 @@ pub(super) unsafe fn texture_plan(
         flags |= vk::ImageCreateFlags::MUTABLE_FORMAT;
         format_list.push(format);
         for f in desc.view_formats {
+            // Each differs from the format in sRGB-ness at most (checked).
             let vf = conv::map_texture_format(*f);
-            if vf == vk::Format::UNDEFINED
-                || f.remove_srgb_suffix() != desc.format.remove_srgb_suffix()
-            {
-                return Err(TextureError::IncompatibleView(
-                    "view formats may differ from the texture format only in sRGB-ness",
-                ));
+            if vf == vk::Format::UNDEFINED {
+                return Err(TextureError::UnsupportedFormat {
+                    format: *f,
+                    usage: desc.usage,
+                });
             }
             if !format_list.contains(&vf) {
                 format_list.push(vf);
@@ -964,14 +915,16 @@ pub(super) unsafe fn texture_plan(
     }
     .map_err(|e| TextureError::Device(map_err(e)))?
     .ok_or(unsupported)?;
-    let layers = layer_count(desc.dimension, desc.size);
-    let extent = match desc.dimension {
-        wgt::TextureDimension::D3 => conv::map_extent(desc.size),
-        _ => vk::Extent3D {
-            width: desc.size.width,
-            height: desc.size.height,
-            depth: 1,
-        },
+    let (extent, layers) = match desc.dimension {
+        wgt::TextureDimension::D3 => (conv::map_extent(desc.size), 1),
+        _ => (
+            vk::Extent3D {
+                width: desc.size.width,
+                height: desc.size.height,
+                depth: 1,
+            },
+            desc.size.depth_or_array_layers,
+        ),
     };
     let m = image_props.max_extent;
     for (size, max) in [
@@ -982,6 +935,7 @@ pub(super) unsafe fn texture_plan(
         if size > max {
             return Err(TextureError::TooLarge {
                 extent: desc.size,
+                limit: "the format's maxExtent on this adapter",
                 max,
             });
         }
@@ -989,6 +943,7 @@ pub(super) unsafe fn texture_plan(
     if layers > image_props.max_array_layers {
         return Err(TextureError::TooLarge {
             extent: desc.size,
+            limit: "the format's maxArrayLayers on this adapter",
             max: image_props.max_array_layers,
         });
     }
@@ -999,7 +954,7 @@ pub(super) unsafe fn texture_plan(
         });
     }
     if !image_props.sample_counts.contains(samples) {
-        return Err(TextureError::InvalidSampleCount(desc.sample_count));
+        return Err(format_samples);
     }
 
     Ok(TexturePlan {

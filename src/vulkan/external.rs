@@ -19,8 +19,13 @@
 //! Opaque-fd imports must use the exporter's allocation size: the importer
 //! allocates its own requirement size for the same description (the
 //! exporter's choice too). Where the kernel reports an fd's size (`fstat`
-//! of a memfd, `lseek` to the end of a dma-buf), a smaller fd is refused
-//! with [`ExternalError::TooSmall`] before the driver sees it; where it does
+//! of a memfd, `lseek` to the end of a dma-buf), and for host allocations
+//! (whose size the caller gives), memory smaller than the buffer's
+//! `desc.size` is [`ExternalError::TooSmall`] with that size, as on every
+//! backend (`validate/external.rs`); memory that holds the buffer but not
+//! the driver's memory requirement for it is
+//! [`ExternalError::BelowDriverRequirement`] (an image's only size is the
+//! driver's: `TooSmall`). Both before the driver sees the handle; where it does
 //! not (NVIDIA's opaque fds), a mismatch is invalid usage the hal cannot
 //! see, and what the driver answers is mapped (NVIDIA: out of device
 //! memory). An fd that can never be memory (a pipe, a socket, a directory)
@@ -352,6 +357,21 @@ fn map_import_err(e: vk::Result) -> ExternalError {
     }
 }
 
+/// Checks imported memory of `size` bytes against the driver's memory
+/// requirement for `target`. A buffer's own size was checked first (the
+/// shared check, the same on every backend): asking more than that is the
+/// driver's, [`ExternalError::BelowDriverRequirement`]. An image has no
+/// size but the driver's: `TooSmall`.
+fn check_requirement(target: Target, size: u64, required: u64) -> Result<(), ExternalError> {
+    match target {
+        Target::Buffer(_) if size < required => {
+            Err(ExternalError::BelowDriverRequirement { size, required })
+        }
+        Target::Buffer(_) => Ok(()),
+        Target::Image(_) => crate::validate::external::check_import_size(size, required),
+    }
+}
+
 /// Allocates the dedicated external memory of `target` from `source` and
 /// binds it. On error nothing is left allocated and an imported fd is
 /// closed; the caller still owns (and destroys) `target`.
@@ -386,8 +406,7 @@ pub(super) unsafe fn allocate_and_bind(
         Source::Fd(ht, fd) => {
             let (fd, fd_len) = inspect_fd(fd)?;
             if let Some(len) = fd_len {
-                // The driver's requirement, past the resource's own size.
-                crate::validate::external::check_import_size(len, req.size)?;
+                check_requirement(target, len, req.size)?;
             }
             // Opaque fds must not be asked (VUID-vkGetMemoryFdPropertiesKHR-handleType-00674).
             if ht == ExternalHandleType::DmaBuf {
@@ -413,22 +432,9 @@ pub(super) unsafe fn allocate_and_bind(
             ptr,
             size: host_size,
         } => {
-            let align = shared.external.host_pointer_alignment;
-            if (ptr as u64) % align != 0 {
-                return Err(ExternalError::Misaligned {
-                    what: "pointer",
-                    value: ptr as u64,
-                    alignment: align,
-                });
-            }
-            if host_size % align != 0 {
-                return Err(ExternalError::Misaligned {
-                    what: "size",
-                    value: host_size,
-                    alignment: align,
-                });
-            }
-            crate::validate::external::check_import_size(host_size, req.size)?;
+            // Alignment and the buffer's own size were checked by
+            // `import_buffer` (the shared check); the driver may ask more.
+            check_requirement(target, host_size, req.size)?;
             size = host_size;
             let fns = shared
                 .external
@@ -645,10 +651,19 @@ pub(super) unsafe fn import_buffer(
             }
             Source::Fd(ht, fd)
         }
-        ExternalHandle::HostPointer { ptr, size } => Source::Host {
-            ptr: ptr.as_ptr(),
-            size,
-        },
+        ExternalHandle::HostPointer { ptr, size } => {
+            // The buffer's own size first, as on every backend.
+            crate::validate::external::check_host_pointer(
+                ptr.as_ptr() as u64,
+                size,
+                shared.external.host_pointer_alignment,
+                desc.size,
+            )?;
+            Source::Host {
+                ptr: ptr.as_ptr(),
+                size,
+            }
+        }
     };
     let info = vk::BufferCreateInfo::default()
         .size(desc.size)

@@ -250,9 +250,30 @@ fn pipeline_layout_past_the_limits<A: Api>(ctx: &Ctx<A>) -> TestResult {
                     bind_group_layouts: layouts,
                     push_constant_ranges: ranges,
                 });
+            // Over a limit: `LimitExceeded`, naming it; a misaligned range:
+            // `InvalidPushConstantRange`.
+            let expected = match i {
+                0 => BindingError::LimitExceeded {
+                    what: "bind group layouts",
+                    limit: "max_bind_groups",
+                    requested: max_groups as u64 + 1,
+                    allowed: max_groups as u64,
+                },
+                1 => BindingError::LimitExceeded {
+                    what: "push-constant range end",
+                    limit: "max_immediate_size",
+                    requested: too_high.into(),
+                    allowed: max_immediate.into(),
+                },
+                _ => BindingError::InvalidPushConstantRange {
+                    range: 2..6,
+                    stages: STAGES,
+                    reason: "its start and end must be multiples of 4",
+                },
+            };
             match made {
-                Err(BindingError::LimitExceeded(_)) => {}
-                Err(e) => failure = Some(format!("case {i}: {e:?}, not LimitExceeded")),
+                Err(e) if e == expected => {}
+                Err(e) => failure = Some(format!("case {i}: {e:?}, not {expected:?}")),
                 Ok(layout) => {
                     ctx.device.destroy_pipeline_layout(layout);
                     failure = Some(format!("case {i}: the pipeline layout was created"));

@@ -199,6 +199,7 @@ fn requested_limits_are_enforced<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 e,
                 TextureError::TooLarge {
                     extent: wide.size,
+                    limit: "max_texture_dimension_2d",
                     max: 256
                 },
                 "257-wide texture, limit 256"

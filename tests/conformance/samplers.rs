@@ -6,7 +6,11 @@ use keel_hal::{Api, Device, SamplerDescriptor, SamplerError};
 
 use crate::harness::{Ctx, Outcome, TestResult};
 
-conformance_tests!(valid_samplers, invalid_samplers);
+conformance_tests!(
+    valid_samplers,
+    invalid_samplers,
+    sampler_messages_name_the_values
+);
 
 fn linear() -> SamplerDescriptor<'static> {
     SamplerDescriptor {
@@ -97,7 +101,10 @@ fn invalid_samplers<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 lod_clamp: 4.0..1.0,
                 ..Default::default()
             },
-            SamplerError::InvalidLodClamp,
+            SamplerError::InvalidLodClamp {
+                start_bits: 4.0f32.to_bits(),
+                end_bits: 1.0f32.to_bits(),
+            },
         ),
         (
             "LOD clamp -1..2",
@@ -105,7 +112,21 @@ fn invalid_samplers<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 lod_clamp: -1.0..2.0,
                 ..Default::default()
             },
-            SamplerError::InvalidLodClamp,
+            SamplerError::InvalidLodClamp {
+                start_bits: (-1.0f32).to_bits(),
+                end_bits: 2.0f32.to_bits(),
+            },
+        ),
+        (
+            "LOD clamp NaN..2",
+            SamplerDescriptor {
+                lod_clamp: f32::NAN..2.0,
+                ..Default::default()
+            },
+            SamplerError::InvalidLodClamp {
+                start_bits: f32::NAN.to_bits(),
+                end_bits: 2.0f32.to_bits(),
+            },
         ),
     ];
     let before = ctx.device.live_counts();
@@ -124,6 +145,41 @@ fn invalid_samplers<A: Api>(ctx: &Ctx<A>) -> TestResult {
         ctx.device.live_counts(),
         before,
         "live objects after the failed samplers"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// The messages print what was asked: the LOD bounds as numbers, the
+/// anisotropy clamp and its rule.
+fn sampler_messages_name_the_values<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let error = |desc: &SamplerDescriptor| -> Result<SamplerError, crate::harness::Failure> {
+        // SAFETY: live device; a sampler that should not exist is destroyed at once.
+        match unsafe { ctx.device.create_sampler(desc) } {
+            Ok(s) => {
+                // SAFETY: never used.
+                unsafe { ctx.device.destroy_sampler(s) };
+                Err(format!("{desc:?} was created").into())
+            }
+            Err(e) => Ok(e),
+        }
+    };
+    let lod = SamplerDescriptor {
+        lod_clamp: 4.5..1.25,
+        ..Default::default()
+    };
+    let text = error(&lod)?.to_string();
+    check!(
+        text.contains("4.5..1.25") && text.contains("0 <= start <= end"),
+        "message: {text}"
+    );
+    let aniso = SamplerDescriptor {
+        anisotropy_clamp: 16,
+        ..Default::default()
+    };
+    let text = error(&aniso)?.to_string();
+    check!(
+        text.contains("16") && text.contains("linear"),
+        "message: {text}"
     );
     Ok(Outcome::Pass)
 }

@@ -9,12 +9,14 @@ use keel_hal::wgt;
 use keel_hal::{
     AccelerationStructureDescriptor, AccelerationStructureError, AccelerationStructureKind,
     AccelerationStructurePlacement, Adapter, Api, BindGroupDescriptor, BindGroupEntry,
-    BindGroupLayoutDescriptor, BindingError, BindingResource, BufferBinding, CommandEncoder,
-    CommandEncoderDescriptor, Device, DeviceDescriptor, DeviceError, HalFeatures, Memory,
-    QuerySetDescriptor, QuerySetError, SamplerDescriptor, TextureDescriptor, TextureError,
-    TextureViewDescriptor,
+    BindGroupLayoutDescriptor, BindingError, BindingResource, BufferBinding, BufferDescriptor,
+    BufferError, CommandEncoder, CommandEncoderDescriptor, Device, DeviceDescriptor, DeviceError,
+    ExternalError, ExternalHandle, ExternalHandleType, HalFeatures, Memory,
+    PipelineLayoutDescriptor, PushConstantRange, QuerySetDescriptor, QuerySetError,
+    SamplerDescriptor, TextureDescriptor, TextureError, TextureViewDescriptor,
 };
 
+use crate::external_side::Side;
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
 use crate::helpers::{create_buffer, texture_desc};
 use crate::pipelines::{entry, storage, uniform};
@@ -32,6 +34,10 @@ conformance_tests!(
     structure_placed_without_storage_usage,
     messages_name_what_was_asked,
     end_encoding_without_begin_is_invalid_state,
+    wrong_resource_type_names_both,
+    pipeline_layout_limits_name_the_numbers,
+    query_set_counts,
+    short_host_pointer_is_too_small_for_the_buffer,
 );
 
 const STAGES: wgt::ShaderStages = wgt::ShaderStages::COMPUTE;
@@ -263,7 +269,7 @@ fn multisampled_view_bound_as_single_sampled<A: Api>(ctx: &Ctx<A>) -> TestResult
     match unsafe { ctx.device.create_texture(&desc) } {
         // SAFETY: unused.
         Ok(t) => unsafe { ctx.device.destroy_texture(t) },
-        Err(TextureError::InvalidSampleCount(_)) => return skip("no 4× multisampling"),
+        Err(TextureError::InvalidSampleCount { .. }) => return skip("no 4× multisampling"),
         Err(e) => return Err(e.into()),
     }
     let e = view_error(
@@ -597,5 +603,175 @@ fn end_encoding_without_begin_is_invalid_state<A: Api>(ctx: &Ctx<A>) -> TestResu
         check!(matches!(e, DeviceError::InvalidState(_)), "{e:?}");
         check!(e.to_string().contains("begin_encoding"), "message: {e}");
     }
+    Ok(Outcome::Pass)
+}
+
+/// A resource of another kind than the binding's: the error names both.
+fn wrong_resource_type_names_both<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    // SAFETY: destroyed below; nothing is submitted.
+    let e = unsafe {
+        let sampler = ctx.device.create_sampler(&SamplerDescriptor::default())?;
+        let e = group_error(ctx, uniform(), BindingResource::Sampler(&sampler));
+        ctx.device.destroy_sampler(sampler);
+        e?
+    };
+    check_eq!(
+        e,
+        BindingError::WrongType {
+            binding: 0,
+            expected: "a uniform buffer",
+            got: "a sampler",
+        },
+        "a sampler bound as a uniform buffer"
+    );
+    let text = e.to_string();
+    check!(
+        text.contains("a sampler") && text.contains("a uniform buffer"),
+        "message: {text}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Pipeline layouts past the limits (the shared `validate/layout.rs`): the
+/// same error on every backend, naming the limit, what was asked and what
+/// is allowed.
+fn pipeline_layout_limits_name_the_numbers<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let max = ctx.limits().max_immediate_size;
+    let ranges = [PushConstantRange {
+        stages: STAGES,
+        range: 0..max + 4,
+    }];
+    let before = ctx.device.live_counts();
+    // SAFETY: live device; a layout that should not exist is destroyed at once.
+    let made = unsafe {
+        ctx.device
+            .create_pipeline_layout(&PipelineLayoutDescriptor {
+                label: Some("too many push-constant bytes"),
+                bind_group_layouts: &[],
+                push_constant_ranges: &ranges,
+            })
+    };
+    let e = match made {
+        Ok(layout) => {
+            // SAFETY: never used.
+            unsafe { ctx.device.destroy_pipeline_layout(layout) };
+            return Err("a push-constant range past max_immediate_size was accepted".into());
+        }
+        Err(e) => e,
+    };
+    check_eq!(ctx.device.live_counts(), before, "live counts");
+    check_eq!(
+        e,
+        BindingError::LimitExceeded {
+            what: "push-constant range end",
+            limit: "max_immediate_size",
+            requested: u64::from(max) + 4,
+            allowed: max.into(),
+        },
+        "error"
+    );
+    let text = e.to_string();
+    check!(
+        text.contains(&(max + 4).to_string())
+            && text.contains(&format!("max_immediate_size = {max}")),
+        "message: {text}"
+    );
+    Ok(Outcome::Pass)
+}
+
+/// Query-set counts outside `1..=MAX_QUERIES`: the shared check.
+fn query_set_counts<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    for count in [0, keel_hal::MAX_QUERIES + 1] {
+        let desc = QuerySetDescriptor {
+            label: None,
+            ty: wgt::QueryType::Occlusion,
+            count,
+        };
+        // SAFETY: live device; a set that should not exist is destroyed at once.
+        match unsafe { ctx.device.create_query_set(&desc) } {
+            Ok(set) => {
+                // SAFETY: unused.
+                unsafe { ctx.device.destroy_query_set(set) };
+                return Err(format!("a query set of {count} was created").into());
+            }
+            Err(e) => {
+                check_eq!(e, QuerySetError::InvalidCount(count), "count {count}");
+                let text = e.to_string();
+                check!(
+                    text.contains(&format!("{count} is not in 1..={}", keel_hal::MAX_QUERIES)),
+                    "message: {text}"
+                );
+            }
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A host allocation shorter than the buffer: `TooSmall` with the
+/// buffer's size as `required` on every backend (Vulkan used to report its
+/// driver's memory requirement, which rounds an odd size like this one up).
+fn short_host_pointer_is_too_small_for_the_buffer<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let ht = ExternalHandleType::HostAllocation;
+    let caps = ctx.adapter.external_buffer_capabilities(
+        &BufferDescriptor {
+            label: None,
+            size: 4096,
+            usage: wgt::BufferUsages::COPY_SRC | wgt::BufferUsages::COPY_DST,
+            memory: Memory::Device,
+        },
+        ht,
+    );
+    if !caps.importable {
+        return skip("host allocations are not importable");
+    }
+    let Some(a) = Side::open(ctx, HalFeatures::EXTERNAL_MEMORY_HOST)? else {
+        return skip("the adapter lacks EXTERNAL_MEMORY_HOST");
+    };
+    let align = caps.host_pointer_alignment.max(1);
+    // One aligned block of memory for a buffer of almost two (a size no
+    // driver's memory requirement keeps as it is).
+    let size = 4096u64.next_multiple_of(align);
+    let wanted = 2 * size - 4;
+    let desc = BufferDescriptor {
+        label: Some("short host pointer"),
+        size: wanted,
+        usage: wgt::BufferUsages::COPY_SRC | wgt::BufferUsages::COPY_DST,
+        memory: Memory::Device,
+    };
+    let layout = std::alloc::Layout::from_size_align(size as usize, align as usize)?;
+    // SAFETY: non-zero size.
+    let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+    let ptr = std::ptr::NonNull::new(raw).ok_or("host allocation failed")?;
+    // SAFETY: the import fails before anything uses the memory; a buffer
+    // that is made is destroyed before the memory is freed.
+    let made = unsafe {
+        let made = a
+            .device
+            .import_buffer(&desc, ExternalHandle::HostPointer { ptr, size });
+        match made {
+            Ok(buffer) => {
+                a.device.destroy_buffer(buffer);
+                None
+            }
+            Err(e) => Some(e),
+        }
+    };
+    // SAFETY: allocated above with this layout; no buffer uses it.
+    unsafe { std::alloc::dealloc(raw, layout) };
+    let e = made.ok_or("a buffer was imported from a host allocation half its size")?;
+    a.check_clean("short host pointer")?;
+    check_eq!(
+        e,
+        BufferError::External(ExternalError::TooSmall {
+            size,
+            required: wanted,
+        }),
+        "error"
+    );
+    let text = e.to_string();
+    check!(
+        text.contains(&size.to_string()) && text.contains(&wanted.to_string()),
+        "message: {text}"
+    );
     Ok(Outcome::Pass)
 }

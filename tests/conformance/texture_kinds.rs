@@ -237,7 +237,10 @@ fn multisampled_render_attachment<A: Api>(ctx: &Ctx<A>) -> TestResult {
             ..desc
         };
         match ctx.device.create_texture(&with_mips) {
-            Err(TextureError::InvalidSampleCount(4)) => {}
+            Err(TextureError::InvalidSampleCount {
+                count: 4,
+                reason: "a multisampled texture has exactly 1 mip level",
+            }) => {}
             Err(e) => return Err(format!("4× with 2 mips: {e:?}").into()),
             Ok(texture) => {
                 ctx.device.destroy_texture(texture);
@@ -321,7 +324,10 @@ fn srgb_view_of_storage_texture<A: Api>(ctx: &Ctx<A>) -> TestResult {
             ..desc
         };
         match ctx.device.create_texture(&beyond_srgb) {
-            Err(TextureError::IncompatibleView(_)) => {}
+            Err(TextureError::IncompatibleViewFormat {
+                format: F::Rgba8Unorm,
+                view_format: F::Rgba8Snorm,
+            }) => {}
             Err(e) => return Err(format!("view format Rgba8Snorm: {e:?}").into()),
             Ok(texture) => {
                 ctx.device.destroy_texture(texture);

@@ -1,0 +1,225 @@
+//! Texture descriptions, before any memory or driver object exists: the
+//! checks every backend runs first, in this order (each the typed error
+//! named):
+//!
+//! 1. memory other than `Device` or external (`UnsupportedMemory`);
+//! 2. a zero dimension (`ZeroExtent`); a dimension over its limit
+//!    (`TooLarge`, naming the `wgt::Limits` field);
+//! 3. a mip count of 0 or past the full chain of the largest dimension
+//!    (`InvalidMipCount`);
+//! 4. a format that needs a feature the device was not opened with
+//!    (`UnsupportedFormat`);
+//! 5. a sample count that is not 1, 2, 4, 8, 16, 32 or 64, or above 1 on a
+//!    texture that is not 2D, has more than one mip level or has
+//!    `STORAGE_BINDING` usage (`InvalidSampleCount`);
+//! 6. a view format differing from the format in more than sRGB-ness
+//!    (`IncompatibleViewFormat`).
+//!
+//! What needs the adapter's answer (which usages and sample counts the
+//! format supports, the format's image limits) stays in the backends and
+//! runs after; a sample count the format does not support is
+//! `InvalidSampleCount` with [`FORMAT_SAMPLES`] on every backend.
+
+use crate::{Memory, TextureDescriptor, TextureError};
+
+/// The reason of an `InvalidSampleCount` the format (not the description)
+/// refuses: the backends' own check, worded once.
+pub(crate) const FORMAT_SAMPLES: &str =
+    "the format does not support this sample count on this adapter";
+
+/// The most mip levels an extent allows: the full chain of its largest
+/// dimension (wgt counts one for 1D; Vulkan, and so keel-hal, allows a
+/// chain there too).
+pub(crate) fn max_mips(dimension: wgt::TextureDimension, size: wgt::Extent3d) -> u32 {
+    use wgt::TextureDimension as D;
+    let largest = match dimension {
+        D::D1 => size.width,
+        D::D2 => size.width.max(size.height),
+        D::D3 => size.width.max(size.height).max(size.depth_or_array_layers),
+    };
+    u32::BITS - largest.max(1).leading_zeros()
+}
+
+/// Checks a texture description against the device's limits and features
+/// (see the module docs for the order).
+pub(crate) fn check_texture(
+    desc: &TextureDescriptor,
+    limits: &wgt::Limits,
+    features: wgt::Features,
+) -> Result<(), TextureError> {
+    use wgt::TextureDimension as D;
+    // External memory is checked where it is made (each backend's external code).
+    if !matches!(desc.memory, Memory::Device | Memory::External(_)) {
+        return Err(TextureError::UnsupportedMemory(desc.memory));
+    }
+    let extent = desc.size;
+    if extent.width == 0 || extent.height == 0 || extent.depth_or_array_layers == 0 {
+        return Err(TextureError::ZeroExtent(extent));
+    }
+    // Per dimension: the limits on width, height and depth or layers.
+    let layers = (limits.max_texture_array_layers, "max_texture_array_layers");
+    let maxima = match desc.dimension {
+        D::D1 => [
+            (limits.max_texture_dimension_1d, "max_texture_dimension_1d"),
+            (1, "the height of a 1D texture"),
+            layers,
+        ],
+        D::D2 => [
+            (limits.max_texture_dimension_2d, "max_texture_dimension_2d"),
+            (limits.max_texture_dimension_2d, "max_texture_dimension_2d"),
+            layers,
+        ],
+        D::D3 => [(limits.max_texture_dimension_3d, "max_texture_dimension_3d"); 3],
+    };
+    let sizes = [extent.width, extent.height, extent.depth_or_array_layers];
+    if let Some((_, &(max, limit))) = sizes.iter().zip(&maxima).find(|(s, (m, _))| *s > m) {
+        return Err(TextureError::TooLarge { extent, limit, max });
+    }
+    let max = max_mips(desc.dimension, extent);
+    if desc.mip_level_count == 0 || desc.mip_level_count > max {
+        return Err(TextureError::InvalidMipCount {
+            requested: desc.mip_level_count,
+            max,
+        });
+    }
+    // BC/ETC2/ASTC, 16-bit norm, … need their feature on the device.
+    if !features.contains(desc.format.required_features()) {
+        return Err(TextureError::UnsupportedFormat {
+            format: desc.format,
+            usage: desc.usage,
+        });
+    }
+    check_sample_count(desc)?;
+    if let Some(&view_format) = desc
+        .view_formats
+        .iter()
+        .find(|f| f.remove_srgb_suffix() != desc.format.remove_srgb_suffix())
+    {
+        return Err(TextureError::IncompatibleViewFormat {
+            format: desc.format,
+            view_format,
+        });
+    }
+    Ok(())
+}
+
+/// The sample-count rules that need no adapter: a count Vulkan knows, and
+/// multisampling only on single-mip 2D textures without storage usage
+/// (multisampled storage needs `shaderStorageImageMultisample`, which
+/// keel-hal does not enable).
+fn check_sample_count(desc: &TextureDescriptor) -> Result<(), TextureError> {
+    let count = desc.sample_count;
+    let fail = |reason| Err(TextureError::InvalidSampleCount { count, reason });
+    if !count.is_power_of_two() || count > 64 {
+        return fail("sample counts are 1, 2, 4, 8, 16, 32 or 64");
+    }
+    if count == 1 {
+        return Ok(());
+    }
+    if desc.dimension != wgt::TextureDimension::D2 {
+        return fail("only 2D textures may be multisampled");
+    }
+    if desc.mip_level_count != 1 {
+        return fail("a multisampled texture has exactly 1 mip level");
+    }
+    if desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING) {
+        return fail("a multisampled texture cannot have STORAGE_BINDING usage");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc(size: (u32, u32, u32)) -> TextureDescriptor<'static> {
+        TextureDescriptor {
+            size: wgt::Extent3d {
+                width: size.0,
+                height: size.1,
+                depth_or_array_layers: size.2,
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn limits_are_named() {
+        let limits = wgt::Limits::default();
+        let wide = desc((limits.max_texture_dimension_2d + 1, 1, 1));
+        let e = check_texture(&wide, &limits, wgt::Features::empty()).unwrap_err();
+        assert!(matches!(
+            e,
+            TextureError::TooLarge {
+                limit: "max_texture_dimension_2d",
+                ..
+            }
+        ));
+        let text = e.to_string();
+        assert!(text.contains("max_texture_dimension_2d"), "{text}");
+        assert!(text.contains(&limits.max_texture_dimension_2d.to_string()));
+        let tall_1d = TextureDescriptor {
+            dimension: wgt::TextureDimension::D1,
+            ..desc((4, 2, 1))
+        };
+        assert_eq!(
+            check_texture(&tall_1d, &limits, wgt::Features::empty()),
+            Err(TextureError::TooLarge {
+                extent: tall_1d.size,
+                limit: "the height of a 1D texture",
+                max: 1,
+            })
+        );
+    }
+
+    #[test]
+    fn sample_counts() {
+        let limits = wgt::Limits::default();
+        let check = |count, mips, usage| {
+            let d = TextureDescriptor {
+                sample_count: count,
+                mip_level_count: mips,
+                usage,
+                ..desc((16, 16, 1))
+            };
+            check_texture(&d, &limits, wgt::Features::empty())
+        };
+        let attach = wgt::TextureUsages::RENDER_ATTACHMENT;
+        assert_eq!(check(4, 1, attach), Ok(()));
+        for bad in [0, 3, 128] {
+            assert!(matches!(
+                check(bad, 1, attach),
+                Err(TextureError::InvalidSampleCount { count, .. }) if count == bad
+            ));
+        }
+        let e = check(4, 2, attach).unwrap_err();
+        assert!(e.to_string().contains("1 mip level"), "{e}");
+        let e = check(4, 1, attach | wgt::TextureUsages::STORAGE_BINDING).unwrap_err();
+        assert!(e.to_string().contains("STORAGE_BINDING"), "{e}");
+    }
+
+    #[test]
+    fn view_formats_differ_only_in_srgb() {
+        let limits = wgt::Limits::default();
+        let formats = [wgt::TextureFormat::Rgba8UnormSrgb];
+        let ok = TextureDescriptor {
+            view_formats: &formats,
+            ..desc((4, 4, 1))
+        };
+        assert_eq!(check_texture(&ok, &limits, wgt::Features::empty()), Ok(()));
+        let formats = [wgt::TextureFormat::Rgba8Snorm];
+        let bad = TextureDescriptor {
+            view_formats: &formats,
+            ..desc((4, 4, 1))
+        };
+        let e = check_texture(&bad, &limits, wgt::Features::empty()).unwrap_err();
+        assert_eq!(
+            e,
+            TextureError::IncompatibleViewFormat {
+                format: wgt::TextureFormat::Rgba8Unorm,
+                view_format: wgt::TextureFormat::Rgba8Snorm,
+            }
+        );
+        assert!(e.to_string().contains("Rgba8Snorm"), "{e}");
+    }
+}
