@@ -138,7 +138,7 @@ pub use dynamic::{
 pub use encoder::CommandEncoder;
 pub use error::*;
 pub use external::*;
-pub use memory::Memory;
+pub use memory::{Memory, MemoryHeapReport, MemoryReport, MemoryTypeReport};
 pub use pass::*;
 pub use pipeline::*;
 pub use resource::*;
@@ -659,6 +659,24 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
 
     /// Counts of live objects of this device.
     fn live_counts(&self) -> LiveCounts;
+
+    /// What the device's memory holds now: live, retained and reserved
+    /// bytes, blocks, per memory type and heap, and the heap budgets where
+    /// the driver reports them. See [`MemoryReport`].
+    fn memory_report(&self) -> MemoryReport;
+
+    /// Releases every piece of memory the device keeps for reuse and every
+    /// block left empty by that; returns the bytes given back to the
+    /// driver. Live resources are untouched. Call it after a burst that
+    /// will not come back, or when the process is asked to use less memory.
+    fn trim_memory(&self) -> u64;
+
+    /// Sets the most bytes of destroyed buffers' memory the device keeps
+    /// for the next buffers of the same description (see the backend's
+    /// memory docs: `vulkan/memory.rs`); memory kept beyond a lower limit
+    /// is released at once. `0` keeps nothing. The default is a quarter of
+    /// the largest memory heap; noop keeps nothing whatever the limit.
+    fn set_memory_retention(&self, limit_bytes: u64);
 
     /// Whether the device was lost. Once lost, a device stays lost: every
     /// later fallible call of it, its queue and its encoders returns

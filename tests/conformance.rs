@@ -23,13 +23,13 @@
 // Test modules live in tests/conformance/; a test crate's root looks for
 // its modules next to itself, hence the paths.
 
+#[path = "conformance/configs.rs"]
+mod configs;
 #[path = "support/fds.rs"]
 mod fds;
 #[macro_use]
 #[path = "conformance/harness.rs"]
 mod harness;
-#[path = "conformance/configs.rs"]
-mod configs;
 #[path = "conformance/helpers.rs"]
 mod helpers;
 #[path = "conformance/pipelines.rs"]
@@ -55,6 +55,8 @@ mod external_interop;
 mod external_side;
 #[path = "conformance/lifecycle.rs"]
 mod lifecycle;
+#[path = "conformance/memory_report.rs"]
+mod memory_report;
 #[path = "conformance/queries.rs"]
 mod queries;
 #[path = "conformance/ray_tracing.rs"]

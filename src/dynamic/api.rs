@@ -405,6 +405,15 @@ impl Device for Box<dyn DynDevice> {
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)
     }
+    fn memory_report(&self) -> crate::MemoryReport {
+        DynDevice::memory_report(&**self)
+    }
+    fn trim_memory(&self) -> u64 {
+        DynDevice::trim_memory(&**self)
+    }
+    fn set_memory_retention(&self, limit_bytes: u64) {
+        DynDevice::set_memory_retention(&**self, limit_bytes)
+    }
     fn is_lost(&self) -> bool {
         DynDevice::is_lost(&**self)
     }

@@ -309,6 +309,12 @@ pub trait DynDevice: DynResource {
     unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>);
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
+    /// See [`Device::memory_report`].
+    fn memory_report(&self) -> crate::MemoryReport;
+    /// See [`Device::trim_memory`].
+    fn trim_memory(&self) -> u64;
+    /// See [`Device::set_memory_retention`].
+    fn set_memory_retention(&self, limit_bytes: u64);
     /// See [`Device::is_lost`].
     fn is_lost(&self) -> bool;
     /// See [`Device::import_buffer`].
@@ -740,6 +746,15 @@ impl<D: Device> DynDevice for D {
     }
     fn live_counts(&self) -> LiveCounts {
         Device::live_counts(self)
+    }
+    fn memory_report(&self) -> crate::MemoryReport {
+        Device::memory_report(self)
+    }
+    fn trim_memory(&self) -> u64 {
+        Device::trim_memory(self)
+    }
+    fn set_memory_retention(&self, limit_bytes: u64) {
+        Device::set_memory_retention(self, limit_bytes)
     }
     fn is_lost(&self) -> bool {
         Device::is_lost(self)

@@ -168,7 +168,8 @@ impl crate::Adapter for Adapter {
         };
 
         let shared = Arc::new(DeviceShared {
-            budget: Arc::clone(&self.budget),
+            // The device's own account, charged to the instance's budget.
+            budget: Arc::new(super::memory::Budget::child(&self.budget)),
             features: desc.required_features,
             hal_features: desc.required_hal_features,
             limits,

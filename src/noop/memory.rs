@@ -18,7 +18,10 @@
 //! [`Budget`] models a device heap of limited size
 //! ([`crate::InstanceDescriptor::noop_memory_budget`]) so out-of-memory paths
 //! can be tested; a [`Charge`] is one resource's share of it, returned when
-//! the charge is dropped.
+//! the charge is dropped. Each device charges through its own child budget,
+//! whose `used` is the live bytes of its memory report
+//! (`Device::memory_report`). Noop keeps no freed memory: every byte is
+//! returned when its resource goes, so `trim_memory` has nothing to release.
 
 use std::alloc::Layout;
 use std::fmt;
@@ -246,13 +249,17 @@ impl fmt::Debug for HostBytes {
     }
 }
 
-/// The memory budget shared by every device of one noop instance.
+/// The memory budget shared by every device of one noop instance, and each
+/// device's own account of it (a *child*: what that device holds, charged
+/// to the instance's budget too), which its memory report reads.
 #[derive(Debug)]
 pub(crate) struct Budget {
     /// Bytes the devices may hold at once; `None` is unlimited.
     limit: Option<u64>,
     /// Bytes currently charged.
     used: AtomicU64,
+    /// The instance's budget, for a device's account.
+    parent: Option<Arc<Budget>>,
 }
 
 impl Budget {
@@ -260,12 +267,22 @@ impl Budget {
         Self {
             limit,
             used: AtomicU64::new(0),
+            parent: None,
         }
     }
 
-    /// Charges `bytes` to the budget, or fails with `OutOfMemory` if they do
-    /// not fit. The bytes are returned when the [`Charge`] is dropped.
-    pub(crate) fn charge(self: &Arc<Self>, bytes: u64) -> Result<Charge, DeviceError> {
+    /// A device's account: no limit of its own, every charge also charged
+    /// to (and limited by) `parent`.
+    pub(crate) fn child(parent: &Arc<Budget>) -> Self {
+        Self {
+            limit: None,
+            used: AtomicU64::new(0),
+            parent: Some(Arc::clone(parent)),
+        }
+    }
+
+    /// Adds `bytes` to this budget alone, within its limit.
+    fn add(&self, bytes: u64) -> Result<(), DeviceError> {
         self.used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
                 let next = used.checked_add(bytes)?;
@@ -274,7 +291,23 @@ impl Budget {
                     _ => Some(next),
                 }
             })
-            .map_err(|_| DeviceError::OutOfMemory)?;
+            .map(|_| ())
+            .map_err(|_| DeviceError::OutOfMemory)
+    }
+
+    /// Charges `bytes` to the budget (and its parent), or fails with
+    /// `OutOfMemory` if they do not fit. The bytes are returned when the
+    /// [`Charge`] is dropped.
+    pub(crate) fn charge(self: &Arc<Self>, bytes: u64) -> Result<Charge, DeviceError> {
+        if let Some(parent) = &self.parent {
+            parent.add(bytes)?;
+        }
+        if let Err(e) = self.add(bytes) {
+            if let Some(parent) = &self.parent {
+                parent.used.fetch_sub(bytes, Ordering::Relaxed);
+            }
+            return Err(e);
+        }
         Ok(Charge {
             budget: Arc::clone(self),
             bytes,
@@ -282,7 +315,6 @@ impl Budget {
     }
 
     /// Bytes currently charged.
-    #[cfg(test)]
     pub(crate) fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
     }
@@ -298,6 +330,9 @@ pub(crate) struct Charge {
 impl Drop for Charge {
     fn drop(&mut self) {
         self.budget.used.fetch_sub(self.bytes, Ordering::Relaxed);
+        if let Some(parent) = &self.budget.parent {
+            parent.used.fetch_sub(self.bytes, Ordering::Relaxed);
+        }
     }
 }
 
@@ -315,6 +350,20 @@ mod tests {
         drop(a);
         drop(b);
         assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn a_device_account_charges_the_instance_budget_too() {
+        let instance = Arc::new(Budget::new(Some(100)));
+        let a = Arc::new(Budget::child(&instance));
+        let b = Arc::new(Budget::child(&instance));
+        let x = a.charge(60).expect("test fixture");
+        assert_eq!(b.charge(41).unwrap_err(), DeviceError::OutOfMemory);
+        assert_eq!((a.used(), b.used(), instance.used()), (60, 0, 60));
+        let y = b.charge(40).expect("test fixture");
+        assert_eq!((a.used(), b.used(), instance.used()), (60, 40, 100));
+        drop((x, y));
+        assert_eq!((a.used(), b.used(), instance.used()), (0, 0, 0));
     }
 
     #[test]

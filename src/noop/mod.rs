@@ -109,7 +109,8 @@ impl crate::Api for Api {
 /// State shared by a device and its queue.
 #[derive(Debug)]
 pub(crate) struct DeviceShared {
-    /// The instance's memory budget, shared by all its devices.
+    /// This device's account of the instance's memory budget (a child of
+    /// the budget all its devices share): its `used` is the device's live bytes.
     pub(crate) budget: Arc<Budget>,
     /// Features the device was opened with.
     pub(crate) features: wgt::Features,

@@ -717,6 +717,12 @@ impl crate::Adapter for Adapter {
         if self.instance.surface.is_some() && self.info.has(ash::khr::swapchain::NAME) {
             extensions.push(ash::khr::swapchain::NAME);
         }
+        // Heap budgets for the memory report and retention (memory.rs),
+        // wherever the driver has them.
+        let memory_budget = self.info.has(ash::ext::memory_budget::NAME);
+        if memory_budget {
+            extensions.push(ash::ext::memory_budget::NAME);
+        }
         // What the device really has: e.g. `EXPERIMENTAL_RAY_QUERY` enables
         // the acceleration-structure extension, so `ACCELERATION_STRUCTURE`.
         let hal = enabled_hal_features(&extensions);
@@ -799,6 +805,7 @@ impl crate::Adapter for Adapter {
                 self.raw,
                 api_version,
                 pf.buffer_device_address,
+                memory_budget,
             )
         } {
             Ok(memory) => memory,

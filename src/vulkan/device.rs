@@ -682,6 +682,18 @@ impl crate::Device for super::Device {
         self.shared.counters.snapshot()
     }
 
+    fn memory_report(&self) -> crate::MemoryReport {
+        self.shared.memory.report()
+    }
+
+    fn trim_memory(&self) -> u64 {
+        self.shared.memory.trim()
+    }
+
+    fn set_memory_retention(&self, limit_bytes: u64) {
+        self.shared.memory.set_retention_limit(limit_bytes)
+    }
+
     fn is_lost(&self) -> bool {
         self.shared.lost.is_lost()
     }

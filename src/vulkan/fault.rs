@@ -34,6 +34,10 @@
 //! Acceleration structures (`vkCreateAccelerationStructureKHR`, loaded into
 //! their extension table through the same hooks) count like the rest.
 //!
+//! Call counts: every hook also counts its calls per thread, by command
+//! ([`calls`]), so a test can assert how often the driver was asked for
+//! something (`vkAllocateMemory` during steady-state buffer churn: never).
+//!
 //! ```text
 //! keel_hal::vulkan::fault::arm(3, ash::vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
 //! let result = device.create_buffer(&desc); // the 3rd fallible call fails
@@ -89,6 +93,15 @@ pub(crate) fn take_transient_loss() -> bool {
 /// this thread so far (armed or not). Compare it before and after a step.
 pub fn net_creates() -> i64 {
     NET.try_with(Cell::get).unwrap_or(0)
+}
+
+/// How many times this thread has called the hooked command `name` (e.g.
+/// `"vkAllocateMemory"`, `"vkFreeMemory"`) so far, armed or not, counting
+/// calls that failed (injected or not); `None` for a command without a
+/// hook. VMA runs on its caller's thread, so its calls count here too.
+/// Compare it before and after a step.
+pub fn calls(name: &str) -> Option<u64> {
+    calls_fallible(name).or_else(|| calls_destroy(name))
 }
 
 /// Adds `delta` to this thread's net create count.
@@ -174,12 +187,18 @@ macro_rules! hooks {
                 /// The real function, set when a table is built.
                 pub(super) static REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
+                thread_local! {
+                    /// Calls of this command made on this thread ([`calls`]).
+                    pub(super) static CALLS: Cell<u64> = const { Cell::new(0) };
+                }
+
                 /// Counts the call; fails it as planned or forwards it (and
                 /// counts a successful create in the net count).
                 ///
                 /// # Safety
                 /// Called by Vulkan users with the arguments of the real function.
                 pub(super) unsafe extern "system" fn hook($($arg: $ty),*) -> vk::Result {
+                    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
                     if let Some(result) = intercept() {
                         return result;
                     }
@@ -199,6 +218,16 @@ macro_rules! hooks {
                 }
             }
         )*
+
+        /// This thread's call count of a fallible command, if it is hooked.
+        fn calls_fallible(name: &str) -> Option<u64> {
+            $(
+                if name == $name {
+                    return Some($module::CALLS.try_with(Cell::get).unwrap_or(0));
+                }
+            )*
+            None
+        }
 
         /// The hook of a fallible command, with the slot its real pointer goes in.
         fn lookup_fallible(name: &CStr) -> Option<(&'static AtomicPtr<c_void>, *const c_void)> {
@@ -335,11 +364,17 @@ macro_rules! destroy_hooks {
                 /// The real function, set when a table is built.
                 pub(super) static REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
+                thread_local! {
+                    /// Calls of this command made on this thread ([`calls`]).
+                    pub(super) static CALLS: Cell<u64> = const { Cell::new(0) };
+                }
+
                 /// Counts the destroy and forwards it.
                 ///
                 /// # Safety
                 /// Called by Vulkan users with the arguments of the real function.
                 pub(super) unsafe extern "system" fn hook($($arg: $ty),*) {
+                    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
                     let real = REAL.load(Ordering::Acquire);
                     if real.is_null() {
                         // Never: the hook is only installed with its real pointer.
@@ -356,6 +391,16 @@ macro_rules! destroy_hooks {
                 }
             }
         )*
+
+        /// This thread's call count of a destroy command, if it is hooked.
+        fn calls_destroy(name: &str) -> Option<u64> {
+            $(
+                if name == $name {
+                    return Some($module::CALLS.try_with(Cell::get).unwrap_or(0));
+                }
+            )*
+            None
+        }
 
         /// The hook of a destroy command, with the slot its real pointer goes in.
         fn lookup_destroy(name: &CStr) -> Option<(&'static AtomicPtr<c_void>, *const c_void)> {

@@ -21,6 +21,49 @@
 //! `VmaAllocator_T::GetBufferMemoryRequirements` in the vendored
 //! `vk_mem_alloc.h`, which tests `m_VulkanApiVersion >= 1.1`). The
 //! `KHR_DEDICATED_ALLOCATION` flag is therefore not needed.
+//!
+//! # What is kept, and when it is let go
+//!
+//! VMA's own block vectors free a block as soon as a second one is empty
+//! (they keep at most *one* empty block per memory type), so a burst of
+//! buffers created then destroyed allocates and frees whole blocks every
+//! round: 1 `vkAllocateMemory` + `vkFreeMemory` a round for 1,000 buffers of
+//! 64 KiB, 17 for 1,000 of 4 MiB (256 MiB blocks). Two things change that:
+//!
+//! * **Retention** (`memory/retention.rs`): the memory of a destroyed
+//!   `Device`, `Upload` or `Readback` buffer is not freed but filed under
+//!   its description (kind, create flags, usage, size, placement
+//!   alignment). The next buffer of the same description gets a new
+//!   `VkBuffer` bound to it (`vmaBindBufferMemory`): no allocation, no
+//!   block search. The Vulkan specification guarantees that identical
+//!   `VkBufferCreateInfo`s have identical memory requirements (see
+//!   `BufferKey`). Memory VMA made dedicated (the driver requires or prefers
+//!   it, or the buffer is over half a block: VMA's heuristic, 128 MiB on
+//!   heaps over 1 GiB) is tied to its buffer by
+//!   `VkMemoryDedicatedAllocateInfo`, so it is kept *with* its `VkBuffer`,
+//!   which the next buffer of that description reuses as is. That is the
+//!   large-buffer policy: near the block size, one dedicated allocation
+//!   per buffer (no half-empty blocks), kept and reused whole.
+//!   Kept memory is held in the blocks it lives in, so steady churn makes
+//!   no `vkAllocateMemory` and no `vkFreeMemory` at all.
+//! * **Pools**: buffers are allocated from one VMA custom pool per memory
+//!   type (VMA-managed block sizes, dedicated allocations allowed; made on
+//!   first use), falling back to VMA's default pools (which may pick
+//!   another memory type) when the pool's type is out of memory. A pool
+//!   left without allocations can be destroyed, which frees its last empty
+//!   block too. Textures use VMA's default pools and are not kept.
+//!
+//! Bounds: the bytes kept never exceed the retention limit
+//! (`Device::set_memory_retention`; default a quarter of the largest heap):
+//! keeping more evicts the oldest kept memory first, whatever its
+//! description. Nothing is kept while the buffer's heap is at 90% of its
+//! budget or more (`VK_EXT_memory_budget` where the device has it, else
+//! VMA's estimate: 80% of the heap). `Device::trim_memory` frees everything
+//! kept and destroys every pool left empty, so what stays reserved is the
+//! blocks of live resources (plus, in VMA's default pools, which only
+//! textures and fallbacks use, at most one empty block per memory type).
+//! `Device::memory_report` shows live, retained and reserved bytes per
+//! memory type and heap.
 
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
@@ -28,10 +71,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
+use parking_lot::{Mutex, RwLock};
 use vk_mem::Alloc as _;
 
 use super::instance::InstanceShared;
 use crate::{Counter, DeviceError, Memory};
+
+mod retention;
+
+use retention::{BufferKey, Kept, Retention};
 
 /// Why a resource could not get memory.
 #[derive(Debug)]
@@ -52,11 +100,26 @@ impl From<vk::Result> for AllocError {
     }
 }
 
+/// A VMA allocation behind one resource.
+#[derive(Debug)]
+pub(crate) struct VmaMemory {
+    allocation: vk_mem::Allocation,
+    /// The buffer's description, where its memory may be kept for reuse
+    /// (`None`: textures, and buffers with a `pNext` chain).
+    key: Option<BufferKey>,
+    /// Dedicated memory, tied to its buffer: kept together with it.
+    dedicated: bool,
+    /// The allocation's size.
+    bytes: u64,
+    /// The memory type it lives in.
+    memory_type: u32,
+}
+
 /// The memory behind one buffer or image.
 #[derive(Debug)]
 pub(crate) enum Block {
     /// Sub-allocated (or dedicated) by VMA.
-    Vma(vk_mem::Allocation),
+    Vma(VmaMemory),
     /// A resource wrapped from a raw handle (`buffer_from_raw`,
     /// `texture_from_raw`): the caller owns the handle and its memory, and
     /// destroying the resource frees neither.
@@ -66,18 +129,42 @@ pub(crate) enum Block {
     External(super::external::ExternalBlock),
 }
 
+/// What retention keeps of a destroyed buffer.
+#[derive(Debug)]
+enum Reusable {
+    /// Memory inside a block: bound to a new `VkBuffer` on reuse.
+    Allocation(vk_mem::Allocation),
+    /// Dedicated memory with the buffer it was made for (and may only be
+    /// bound to): reused together.
+    Buffer(vk::Buffer, vk_mem::Allocation),
+}
+
 /// The device's VMA allocator.
 pub(crate) struct MemoryAllocator {
-    /// Dropped explicitly by [`MemoryAllocator::destroy`], before `vkDestroyDevice`.
-    raw: ManuallyDrop<vk_mem::Allocator>,
+    /// Dropped explicitly by [`MemoryAllocator::destroy`], before
+    /// `vkDestroyDevice`, after the pools (which hold clones).
+    raw: ManuallyDrop<Arc<vk_mem::Allocator>>,
+    /// One custom pool per memory type, for buffers; `None` until first
+    /// used, and again after a trim found it empty. Held for reading while
+    /// a pool allocates, for writing while one is made or destroyed.
+    pools: RwLock<Vec<Option<vk_mem::AllocatorPool>>>,
+    /// Destroyed buffers' memory kept for reuse (module docs).
+    retention: Mutex<Retention<Reusable>>,
+    /// The heap of each memory type.
+    heap_of_type: Vec<u32>,
+    /// The memory heaps.
+    heaps: Vec<vk::MemoryHeap>,
+    /// Whether `VK_EXT_memory_budget` is enabled (VMA reads real budgets).
+    memory_budget: bool,
     /// The device's function table, to destroy resources whose memory is
-    /// not VMA's (`Block::External`).
+    /// not VMA's (`Block::External`) and to create buffers for kept memory.
     device: ash::Device,
     /// The instance, told where each object's memory is bound while
     /// validation is on (for its allow-list).
     instance: Arc<InstanceShared>,
-    /// VMA allocations alive now: a device dropped while this is not zero
-    /// leaks its allocator rather than let VMA's assertion abort.
+    /// VMA allocations of live resources: a device dropped while this is not
+    /// zero leaks its allocator rather than let VMA's assertion abort.
+    /// (Kept memory is not counted: the allocator frees it first.)
     live: AtomicUsize,
 }
 
@@ -87,31 +174,97 @@ impl std::fmt::Debug for MemoryAllocator {
     }
 }
 
+/// A buffer's description as a retention key: `None` for memory that is
+/// never kept (external, or a create info with a `pNext` chain or
+/// concurrent sharing, whose requirements the key would not capture).
+fn buffer_key(
+    info: &vk::BufferCreateInfo<'_>,
+    memory: Memory,
+    alignment: u64,
+) -> Option<BufferKey> {
+    let kind = match memory {
+        Memory::Device => 0,
+        Memory::Upload => 1,
+        Memory::Readback => 2,
+        Memory::External(_) => return None,
+    };
+    if !info.p_next.is_null() || info.sharing_mode != vk::SharingMode::EXCLUSIVE {
+        return None;
+    }
+    Some(BufferKey {
+        kind,
+        flags: info.flags.as_raw(),
+        usage: info.usage.as_raw(),
+        size: info.size,
+        alignment: if alignment > 1 { alignment } else { 0 },
+    })
+}
+
+/// Creates a buffer with memory in `alloc` (a pool, or VMA's default pools).
+///
+/// # Safety
+/// `info` is a valid buffer description for the allocator's device.
+unsafe fn create_in(
+    alloc: &impl vk_mem::Alloc,
+    info: &vk::BufferCreateInfo<'_>,
+    create: &vk_mem::AllocationCreateInfo,
+    min_alignment: u64,
+) -> Result<(vk::Buffer, vk_mem::Allocation), vk::Result> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        if min_alignment > 1 {
+            alloc.create_buffer_with_alignment(info, create, min_alignment)
+        } else {
+            alloc.create_buffer(info, create)
+        }
+    }
+}
+
 impl MemoryAllocator {
     /// Creates the allocator. VMA takes its function pointers from `device`
     /// and `instance` (so fault injection sees VMA's calls too).
     ///
     /// # Safety
     /// `device` was created on `physical_device` of `instance`, with
-    /// `bufferDeviceAddress` enabled if `buffer_device_address`; all three
-    /// outlive the allocator; `api_version` ≤ both the instance's and the
-    /// device's API version.
+    /// `bufferDeviceAddress` enabled if `buffer_device_address` and
+    /// `VK_EXT_memory_budget` enabled if `memory_budget`; all three outlive
+    /// the allocator; `api_version` ≤ both the instance's and the device's
+    /// API version.
     pub(crate) unsafe fn new(
         instance: &Arc<InstanceShared>,
         device: &ash::Device,
         physical_device: vk::PhysicalDevice,
         api_version: u32,
         buffer_device_address: bool,
+        memory_budget: bool,
     ) -> Result<Self, vk::Result> {
         let mut info = vk_mem::AllocatorCreateInfo::new(&instance.raw, device, physical_device);
         info.vulkan_api_version = api_version;
         if buffer_device_address {
             info.flags |= vk_mem::AllocatorCreateFlags::BUFFER_DEVICE_ADDRESS;
         }
+        if memory_budget {
+            info.flags |= vk_mem::AllocatorCreateFlags::EXT_MEMORY_BUDGET;
+        }
         // SAFETY: forwarded contract.
         let raw = unsafe { vk_mem::Allocator::new(info) }?;
+        // SAFETY: the allocator is live; the properties are copied out.
+        let props = unsafe { raw.get_memory_properties() };
+        let type_count = (props.memory_type_count as usize).min(vk::MAX_MEMORY_TYPES);
+        let heap_count = (props.memory_heap_count as usize).min(vk::MAX_MEMORY_HEAPS);
+        let heap_of_type: Vec<u32> = props.memory_types[..type_count]
+            .iter()
+            .map(|t| t.heap_index)
+            .collect();
+        let heaps = props.memory_heaps[..heap_count].to_vec();
+        let largest = heaps.iter().map(|h| h.size).max().unwrap_or(0);
         Ok(Self {
-            raw: ManuallyDrop::new(raw),
+            raw: ManuallyDrop::new(Arc::new(raw)),
+            pools: RwLock::new((0..type_count).map(|_| None).collect()),
+            retention: Mutex::new(Retention::new(largest / 4)),
+            heap_of_type,
+            heaps,
+            memory_budget,
             device: device.clone(),
             instance: instance.clone(),
             live: AtomicUsize::new(0),
@@ -125,11 +278,15 @@ impl MemoryAllocator {
     /// process (before a panic that caused the drop can even be printed).
     /// Then the allocator is logged and leaked instead: its memory goes
     /// with the device, and the validation layer names the objects left.
+    /// Kept memory is freed first either way.
     ///
     /// # Safety
     /// Called exactly once, as the last use of `self`, before the device is
     /// destroyed.
     pub(crate) unsafe fn destroy(&mut self) {
+        let kept = self.retention.get_mut().drain();
+        // SAFETY: kept memory belongs to no live resource and no pending work.
+        unsafe { self.release(kept) };
         let live = self.live.load(Ordering::Acquire);
         if live != 0 {
             log::error!(
@@ -137,17 +294,21 @@ impl MemoryAllocator {
                  memory allocator is leaked, not destroyed (destroy every resource before \
                  its device)"
             );
+            // The pools hold the allocator: leaking them leaks it.
+            std::mem::forget(std::mem::take(self.pools.get_mut()));
             return;
         }
-        // SAFETY: forwarded contract: called once, never used again.
+        // Every pool is empty now; each goes before the allocator.
+        self.pools.get_mut().clear();
+        // SAFETY: forwarded contract: called once, never used again; the
+        // pools' clones are gone, so this drop destroys the allocator.
         unsafe { ManuallyDrop::drop(&mut self.raw) };
     }
 
     /// Counts a new VMA allocation and tells the instance where it is bound.
-    fn note_created(&self, object: u64, allocation: &vk_mem::Allocation) {
+    fn note_created(&self, object: u64, info: &vk_mem::AllocationInfo) {
         self.live.fetch_add(1, Ordering::Relaxed);
         if self.instance.validation {
-            let info = self.raw.get_allocation_info(allocation);
             let memory = ash::vk::Handle::as_raw(info.device_memory);
             self.instance
                 .note_binding(object, Some((memory, info.offset, info.size)));
@@ -160,9 +321,10 @@ impl MemoryAllocator {
         self.instance.note_binding(object, None);
     }
 
-    /// Creates a buffer with memory of `memory`'s kind bound to it. Mapped
-    /// kinds come back with their persistent mapping. On failure nothing is
-    /// left behind (VMA releases the buffer and memory itself).
+    /// Creates a buffer with memory of `memory`'s kind bound to it: kept
+    /// memory of the same description if there is some, else new memory.
+    /// Mapped kinds come back with their persistent mapping. On failure
+    /// nothing is left behind (kept memory goes back to be kept).
     ///
     /// # Safety
     /// `info` is a valid buffer description for this device.
@@ -192,18 +354,21 @@ impl MemoryAllocator {
         counter: &Counter,
     ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
         let create = allocation_info(memory).ok_or(AllocError::NoSuitableMemory)?;
-        // SAFETY: forwarded contract.
-        let (buffer, mut allocation) = unsafe {
-            if min_alignment > 1 {
-                self.raw
-                    .create_buffer_with_alignment(info, &create, min_alignment)
-            } else {
-                self.raw.create_buffer(info, &create)
+        let key = buffer_key(info, memory, min_alignment);
+        if let Some(key) = key {
+            let kept = self.retention.lock().take(&key);
+            if let Some(kept) = kept {
+                // SAFETY: forwarded contract; `kept` was filed under `key`.
+                return unsafe { self.reuse(info, key, kept, memory, counter) };
             }
-        }?;
+        }
+        // SAFETY: forwarded contract.
+        let (buffer, mut allocation) =
+            unsafe { self.allocate_buffer(info, &create, min_alignment) }?;
+        let details = self.raw.get_allocation_info2(&allocation);
+        let info = details.allocation_info;
         let mapped = if memory.is_mappable() {
-            let ptr = self.raw.get_allocation_info(&allocation).mapped_data;
-            match NonNull::new(ptr.cast::<u8>()) {
+            match NonNull::new(info.mapped_data.cast::<u8>()) {
                 Some(p) => Some(p),
                 None => {
                     log::error!("VMA returned a mapped allocation without a pointer");
@@ -215,12 +380,200 @@ impl MemoryAllocator {
         } else {
             None
         };
-        self.note_created(ash::vk::Handle::as_raw(buffer), &allocation);
+        self.note_created(ash::vk::Handle::as_raw(buffer), &info);
         counter.add();
-        Ok((buffer, Block::Vma(allocation), mapped))
+        let block = Block::Vma(VmaMemory {
+            allocation,
+            key,
+            dedicated: details.dedicated_memory,
+            bytes: info.size,
+            memory_type: info.memory_type,
+        });
+        Ok((buffer, block, mapped))
     }
 
-    /// Destroys a buffer and frees its memory; a caller-owned one is left alone.
+    /// New memory for a buffer: from the pool of the memory type VMA picks
+    /// for it, or VMA's default pools when that pool is out of memory (they
+    /// may pick another type) or cannot be made.
+    ///
+    /// # Safety
+    /// `info` is a valid buffer description for this device.
+    unsafe fn allocate_buffer(
+        &self,
+        info: &vk::BufferCreateInfo<'_>,
+        create: &vk_mem::AllocationCreateInfo,
+        min_alignment: u64,
+    ) -> Result<(vk::Buffer, vk_mem::Allocation), vk::Result> {
+        // SAFETY: forwarded contract (Vulkan 1.3: a query, no buffer made).
+        let memory_type = unsafe {
+            self.raw
+                .find_memory_type_index_for_buffer_info(info, create)
+        }? as usize;
+        self.ensure_pool(memory_type);
+        let pooled = {
+            let pools = self.pools.read();
+            pools
+                .get(memory_type)
+                .and_then(Option::as_ref)
+                // SAFETY: forwarded contract; the read lock keeps the pool
+                // alive while it allocates.
+                .map(|pool| unsafe { create_in(pool, info, create, min_alignment) })
+        };
+        match pooled {
+            Some(Err(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY)) | None => {
+                // SAFETY: forwarded contract.
+                unsafe { create_in(&**self.raw, info, create, min_alignment) }
+            }
+            Some(result) => result,
+        }
+    }
+
+    /// Makes the pool of `memory_type` if there is none.
+    fn ensure_pool(&self, memory_type: usize) {
+        if self
+            .pools
+            .read()
+            .get(memory_type)
+            .is_none_or(Option::is_some)
+        {
+            return;
+        }
+        let mut pools = self.pools.write();
+        let Some(slot) = pools.get_mut(memory_type) else {
+            return;
+        };
+        if slot.is_some() {
+            return;
+        }
+        let info = vk_mem::PoolCreateInfo {
+            memory_type_index: memory_type as u32,
+            // Block size 0: VMA sizes blocks as for its default pools and
+            // may make dedicated allocations. No block is made up front.
+            ..Default::default()
+        };
+        match self.raw.create_pool(&info) {
+            Ok(pool) => *slot = Some(pool),
+            Err(e) => log::debug!("vmaCreatePool (memory type {memory_type}) failed: {e:?}"),
+        }
+    }
+
+    /// A buffer on kept memory. On failure the memory is kept again.
+    ///
+    /// # Safety
+    /// `info` is a valid buffer description for this device, described by `key`.
+    unsafe fn reuse(
+        &self,
+        info: &vk::BufferCreateInfo<'_>,
+        key: BufferKey,
+        kept: Kept<Reusable>,
+        memory: Memory,
+        counter: &Counter,
+    ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
+        let Kept {
+            value,
+            bytes,
+            memory_type,
+        } = kept;
+        let (buffer, allocation, dedicated) = match value {
+            // Made with this very description: as good as new.
+            Reusable::Buffer(buffer, allocation) => (buffer, allocation, true),
+            Reusable::Allocation(allocation) => {
+                let keep_again = |allocation| Kept {
+                    value: Reusable::Allocation(allocation),
+                    bytes,
+                    memory_type,
+                };
+                // SAFETY: forwarded contract.
+                let buffer = match unsafe { self.device.create_buffer(info, None) } {
+                    Ok(buffer) => buffer,
+                    Err(e) => {
+                        self.keep(key, keep_again(allocation), true);
+                        return Err(e.into());
+                    }
+                };
+                // SAFETY: the allocation met the requirements of a buffer
+                // with an identical create info, so it meets this one's
+                // (see `BufferKey`); nothing else is bound to it.
+                if let Err(e) = unsafe { self.raw.bind_buffer_memory(&allocation, buffer) } {
+                    // SAFETY: just created, never used.
+                    unsafe { self.device.destroy_buffer(buffer, None) };
+                    self.keep(key, keep_again(allocation), true);
+                    return Err(e.into());
+                }
+                (buffer, allocation, false)
+            }
+        };
+        let details = self.raw.get_allocation_info(&allocation);
+        let mapped = if memory.is_mappable() {
+            // Kept allocations stay persistently mapped.
+            match NonNull::new(details.mapped_data.cast::<u8>()) {
+                Some(p) => Some(p),
+                None => {
+                    log::error!("VMA kept a mapped allocation without a pointer");
+                    let mut allocation = allocation;
+                    // SAFETY: ours, not used by the GPU.
+                    unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
+                    return Err(AllocError::Device(DeviceError::Unexpected));
+                }
+            }
+        } else {
+            None
+        };
+        self.note_created(ash::vk::Handle::as_raw(buffer), &details);
+        counter.add();
+        let block = Block::Vma(VmaMemory {
+            allocation,
+            key: Some(key),
+            dedicated,
+            bytes,
+            memory_type,
+        });
+        Ok((buffer, block, mapped))
+    }
+
+    /// Offers memory to retention, freeing what it does not keep.
+    fn keep(&self, key: BufferKey, kept: Kept<Reusable>, keep: bool) {
+        let released = self.retention.lock().offer(key, kept, keep);
+        // SAFETY: kept memory belongs to no live resource and no pending work.
+        unsafe { self.release(released) };
+    }
+
+    /// Frees memory retention let go.
+    ///
+    /// # Safety
+    /// Nothing uses it (it belonged to destroyed, idle buffers).
+    unsafe fn release(&self, released: Vec<Reusable>) {
+        for value in released {
+            match value {
+                // SAFETY: forwarded contract.
+                Reusable::Allocation(mut allocation) => unsafe {
+                    self.raw.free_memory(&mut allocation)
+                },
+                // SAFETY: forwarded contract; the buffer goes with its memory.
+                Reusable::Buffer(buffer, mut allocation) => unsafe {
+                    self.raw.destroy_buffer(buffer, &mut allocation)
+                },
+            }
+        }
+    }
+
+    /// Whether memory type `memory_type`'s heap is at 90% of its budget or
+    /// more (then freed memory is not kept).
+    fn under_pressure(&self, memory_type: u32) -> bool {
+        let Some(&heap) = self.heap_of_type.get(memory_type as usize) else {
+            return true;
+        };
+        match self.raw.get_heap_budgets() {
+            Ok(budgets) => budgets
+                .get(heap as usize)
+                .is_some_and(|b| b.usage >= b.budget / 10 * 9),
+            Err(_) => false,
+        }
+    }
+
+    /// Destroys a buffer; its memory is kept for the next buffer of the
+    /// same description or freed (module docs). A caller-owned buffer is
+    /// left alone.
     ///
     /// # Safety
     /// `buffer` and `block` came from one `create_buffer` of this allocator;
@@ -232,10 +585,35 @@ impl MemoryAllocator {
         counter: &Counter,
     ) {
         match block {
-            Block::Vma(mut allocation) => {
+            Block::Vma(vma) => {
                 self.note_destroyed(ash::vk::Handle::as_raw(buffer));
-                // SAFETY: forwarded contract.
-                unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
+                let VmaMemory {
+                    mut allocation,
+                    key,
+                    dedicated,
+                    bytes,
+                    memory_type,
+                } = vma;
+                match key {
+                    Some(key) => {
+                        let keep = !self.under_pressure(memory_type);
+                        let value = if dedicated {
+                            Reusable::Buffer(buffer, allocation)
+                        } else {
+                            // SAFETY: forwarded contract; the memory outlives it.
+                            unsafe { self.device.destroy_buffer(buffer, None) };
+                            Reusable::Allocation(allocation)
+                        };
+                        let kept = Kept {
+                            value,
+                            bytes,
+                            memory_type,
+                        };
+                        self.keep(key, kept, keep);
+                    }
+                    // SAFETY: forwarded contract.
+                    None => unsafe { self.raw.destroy_buffer(buffer, &mut allocation) },
+                }
                 counter.sub();
             }
             Block::External(block) => {
@@ -262,9 +640,17 @@ impl MemoryAllocator {
         let create = allocation_info(Memory::Device).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (image, allocation) = unsafe { self.raw.create_image(info, &create) }?;
-        self.note_created(ash::vk::Handle::as_raw(image), &allocation);
+        let details = self.raw.get_allocation_info(&allocation);
+        self.note_created(ash::vk::Handle::as_raw(image), &details);
         counter.add();
-        Ok((image, Block::Vma(allocation)))
+        let block = Block::Vma(VmaMemory {
+            allocation,
+            key: None,
+            dedicated: false,
+            bytes: details.size,
+            memory_type: details.memory_type,
+        });
+        Ok((image, block))
     }
 
     /// Destroys an image and frees its memory; a caller-owned one is left alone.
@@ -274,10 +660,10 @@ impl MemoryAllocator {
     /// pending GPU work uses them and their views are destroyed.
     pub(crate) unsafe fn destroy_image(&self, image: vk::Image, block: Block, counter: &Counter) {
         match block {
-            Block::Vma(mut allocation) => {
+            Block::Vma(mut vma) => {
                 self.note_destroyed(ash::vk::Handle::as_raw(image));
                 // SAFETY: forwarded contract.
-                unsafe { self.raw.destroy_image(image, &mut allocation) };
+                unsafe { self.raw.destroy_image(image, &mut vma.allocation) };
                 counter.sub();
             }
             Block::External(block) => {
@@ -290,6 +676,95 @@ impl MemoryAllocator {
             }
             Block::CallerOwned => {}
         }
+    }
+
+    /// Bytes of every block held (VMA's budget statistics, all heaps).
+    fn reserved_bytes(&self) -> u64 {
+        self.raw.get_heap_budgets().map_or(0, |budgets| {
+            budgets.iter().map(|b| b.statistics.blockBytes).sum()
+        })
+    }
+
+    /// Frees every kept piece of memory and destroys every pool left
+    /// without allocations (with its last empty block); returns the bytes
+    /// of blocks given back.
+    pub(crate) fn trim(&self) -> u64 {
+        let before = self.reserved_bytes();
+        let kept = self.retention.lock().drain();
+        // SAFETY: kept memory belongs to no live resource and no pending work.
+        unsafe { self.release(kept) };
+        {
+            let mut pools = self.pools.write();
+            for slot in pools.iter_mut() {
+                let empty = slot
+                    .as_ref()
+                    .and_then(|pool| pool.get_statistics().ok())
+                    .is_some_and(|stats| stats.allocationCount == 0);
+                if empty {
+                    // vmaDestroyPool: frees the pool's (empty) blocks.
+                    *slot = None;
+                }
+            }
+        }
+        before.saturating_sub(self.reserved_bytes())
+    }
+
+    /// Sets the retention limit, freeing what no longer fits under it.
+    pub(crate) fn set_retention_limit(&self, limit: u64) {
+        let released = self.retention.lock().set_limit(limit);
+        // SAFETY: kept memory belongs to no live resource and no pending work.
+        unsafe { self.release(released) };
+    }
+
+    /// What the allocator holds now (`Device::memory_report`).
+    pub(crate) fn report(&self) -> crate::MemoryReport {
+        // Retention is held while VMA counts, so the two agree (no path
+        // takes the retention lock while VMA holds one of its own).
+        let retention = self.retention.lock();
+        let stats = self.raw.calculate_statistics().ok();
+        let budgets = self.raw.get_heap_budgets().unwrap_or_default();
+        let retained = retention.bytes();
+        let mut report = crate::MemoryReport {
+            retained_bytes: retained,
+            retention_limit: retention.limit(),
+            ..Default::default()
+        };
+        if let Some(stats) = &stats {
+            let total = &stats.total.statistics;
+            report.reserved_bytes = total.blockBytes;
+            report.live_bytes = total.allocationBytes.saturating_sub(retained);
+            report.block_count = u64::from(total.blockCount);
+            for (index, &heap) in self.heap_of_type.iter().enumerate() {
+                let s = &stats.memoryType[index].statistics;
+                if s.blockCount == 0 && s.allocationCount == 0 {
+                    continue;
+                }
+                let kept = retention.bytes_of_type(index);
+                report.memory_types.push(crate::MemoryTypeReport {
+                    index: index as u32,
+                    heap,
+                    live_bytes: s.allocationBytes.saturating_sub(kept),
+                    retained_bytes: kept,
+                    reserved_bytes: s.blockBytes,
+                    block_count: u64::from(s.blockCount),
+                });
+            }
+        }
+        drop(retention);
+        for (index, heap) in self.heaps.iter().enumerate() {
+            let budget = budgets.get(index).filter(|_| self.memory_budget);
+            report.heaps.push(crate::MemoryHeapReport {
+                index: index as u32,
+                size: heap.size,
+                device_local: heap.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL),
+                reserved_bytes: stats
+                    .as_ref()
+                    .map_or(0, |s| s.memoryHeap[index].statistics.blockBytes),
+                usage: budget.map(|b| b.usage),
+                budget: budget.map(|b| b.budget),
+            });
+        }
+        report
     }
 }
 

@@ -1,0 +1,269 @@
+//! The retention policy: which freed buffer memory is kept for the next
+//! buffer of the same description, and which is let go. Plain data, no
+//! Vulkan: `memory.rs` keeps VMA allocations in it, the unit tests below
+//! keep numbers.
+//!
+//! * Kept: the memory of a destroyed buffer, filed under its [`BufferKey`]
+//!   (memory kind, create flags, usage, size, placement alignment). A later
+//!   buffer of the same key takes the most recently kept one (last in,
+//!   first out: its pages are the warmest).
+//! * Bounded: the bytes kept never exceed the limit. Keeping more evicts
+//!   the oldest kept memory first, whatever its key, so a working set that
+//!   moves on (other sizes, other kinds) displaces the one before it.
+//! * Not kept: memory larger than the limit, and memory offered while its
+//!   heap is under pressure (the caller says so: `keep == false`).
+//! * Let go: on eviction, on a lower limit ([`Retention::set_limit`]) and
+//!   all at once on [`Retention::drain`] (`Device::trim_memory`).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// What makes the memory of two buffers interchangeable.
+///
+/// The Vulkan specification (Resource Memory Association,
+/// `VkMemoryRequirements`) guarantees that buffers created with identical
+/// creation parameters have identical requirements: "The `size` member is
+/// identical for all `VkBuffer` objects created with the same combination
+/// of creation parameters specified in `VkBufferCreateInfo` and its `pNext`
+/// chain"; `memoryTypeBits` is identical for the same `flags` and `usage`
+/// (and external handle types); `alignment` is identical for the same
+/// `usage` and `flags`. Keys are only made for an empty `pNext` chain and
+/// exclusive sharing, so equal keys mean equal `VkBufferCreateInfo`s, and
+/// memory bound to one buffer can be bound to the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct BufferKey {
+    /// The memory kind (`Device`, `Upload`, `Readback`), as a small number.
+    pub(crate) kind: u8,
+    /// `VkBufferCreateInfo::flags`.
+    pub(crate) flags: u32,
+    /// `VkBufferCreateInfo::usage`.
+    pub(crate) usage: u32,
+    /// `VkBufferCreateInfo::size`.
+    pub(crate) size: u64,
+    /// The placement alignment asked for beyond the buffer's own (0: none).
+    pub(crate) alignment: u64,
+}
+
+/// One kept piece of memory.
+#[derive(Debug)]
+pub(crate) struct Kept<T> {
+    /// What is kept (a VMA allocation, in `memory.rs`).
+    pub(crate) value: T,
+    /// Its size in bytes.
+    pub(crate) bytes: u64,
+    /// The Vulkan memory type it lives in.
+    pub(crate) memory_type: u32,
+}
+
+/// The kept memory of one device (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Retention<T> {
+    /// The most bytes kept at once.
+    limit: u64,
+    /// Bytes kept now.
+    bytes: u64,
+    /// Bytes kept now, by memory type.
+    by_type: [u64; ash::vk::MAX_MEMORY_TYPES],
+    /// Kept memory by key, oldest first; each entry carries its sequence number.
+    by_key: HashMap<BufferKey, VecDeque<(u64, Kept<T>)>>,
+    /// Every kept entry by sequence number: the first is the oldest.
+    order: BTreeMap<u64, BufferKey>,
+    /// The next sequence number.
+    next: u64,
+}
+
+impl<T> Retention<T> {
+    /// Keeps nothing yet; at most `limit` bytes.
+    pub(crate) fn new(limit: u64) -> Self {
+        Self {
+            limit,
+            bytes: 0,
+            by_type: [0; ash::vk::MAX_MEMORY_TYPES],
+            by_key: HashMap::new(),
+            order: BTreeMap::new(),
+            next: 0,
+        }
+    }
+
+    /// The limit in force.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes kept now.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Bytes kept now in memory type `index` (0 for an index out of range).
+    pub(crate) fn bytes_of_type(&self, index: usize) -> u64 {
+        self.by_type.get(index).copied().unwrap_or(0)
+    }
+
+    /// Entries kept now.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Takes the most recently kept memory filed under `key`, if any.
+    pub(crate) fn take(&mut self, key: &BufferKey) -> Option<Kept<T>> {
+        // An emptied list stays in the map: the next round of the same
+        // churn refills it without allocating.
+        let (seq, kept) = self.by_key.get_mut(key)?.pop_back()?;
+        self.order.remove(&seq);
+        self.forget_bytes(&kept);
+        Some(kept)
+    }
+
+    /// Offers the memory of a destroyed buffer. Returns what the caller must
+    /// free now: `kept` itself when it is not kept (`keep` is false, or it
+    /// is larger than the limit), else the oldest entries evicted to make
+    /// room for it (often none).
+    pub(crate) fn offer(&mut self, key: BufferKey, kept: Kept<T>, keep: bool) -> Vec<T> {
+        if !keep || kept.bytes > self.limit {
+            return vec![kept.value];
+        }
+        let mut released = Vec::new();
+        while self.bytes + kept.bytes > self.limit {
+            match self.evict_oldest() {
+                Some(value) => released.push(value),
+                None => break,
+            }
+        }
+        let seq = self.next;
+        self.next += 1;
+        self.bytes += kept.bytes;
+        if let Some(slot) = self.by_type.get_mut(kept.memory_type as usize) {
+            *slot += kept.bytes;
+        }
+        self.order.insert(seq, key);
+        self.by_key.entry(key).or_default().push_back((seq, kept));
+        released
+    }
+
+    /// Sets the limit; returns the oldest entries evicted to fit under it.
+    pub(crate) fn set_limit(&mut self, limit: u64) -> Vec<T> {
+        self.limit = limit;
+        let mut released = Vec::new();
+        while self.bytes > self.limit {
+            match self.evict_oldest() {
+                Some(value) => released.push(value),
+                None => break,
+            }
+        }
+        released
+    }
+
+    /// Lets everything go: returns every kept entry, oldest first.
+    pub(crate) fn drain(&mut self) -> Vec<T> {
+        let mut released = Vec::with_capacity(self.order.len());
+        while let Some(value) = self.evict_oldest() {
+            released.push(value);
+        }
+        self.by_key.clear();
+        released
+    }
+
+    /// Removes the oldest entry of all.
+    fn evict_oldest(&mut self) -> Option<T> {
+        let (_, key) = self.order.pop_first()?;
+        let list = self.by_key.get_mut(&key)?;
+        // The oldest entry of all is the oldest of its key: the front.
+        let (_, kept) = list.pop_front()?;
+        if list.is_empty() {
+            // A key that was evicted from is going stale: drop its list.
+            self.by_key.remove(&key);
+        }
+        self.forget_bytes(&kept);
+        Some(kept.value)
+    }
+
+    fn forget_bytes(&mut self, kept: &Kept<T>) {
+        self.bytes -= kept.bytes;
+        if let Some(slot) = self.by_type.get_mut(kept.memory_type as usize) {
+            *slot -= kept.bytes;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(size: u64) -> BufferKey {
+        BufferKey {
+            kind: 0,
+            flags: 0,
+            usage: 1,
+            size,
+            alignment: 0,
+        }
+    }
+
+    fn kept(value: u32, bytes: u64) -> Kept<u32> {
+        Kept {
+            value,
+            bytes,
+            memory_type: 1,
+        }
+    }
+
+    #[test]
+    fn a_round_of_churn_is_kept_and_reused_newest_first() {
+        let mut r = Retention::new(1 << 20);
+        for i in 0..10 {
+            assert!(r.offer(key(256), kept(i, 256), true).is_empty());
+        }
+        assert_eq!((r.bytes(), r.len(), r.bytes_of_type(1)), (2560, 10, 2560));
+        assert_eq!(r.take(&key(256)).map(|k| k.value), Some(9));
+        assert!(r.take(&key(512)).is_none(), "another size is another key");
+        let mut other_kind = key(256);
+        other_kind.kind = 1;
+        assert!(r.take(&other_kind).is_none(), "another kind is another key");
+        for _ in 0..9 {
+            assert!(r.take(&key(256)).is_some());
+        }
+        assert!(r.take(&key(256)).is_none());
+        assert_eq!((r.bytes(), r.len(), r.bytes_of_type(1)), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_limit_evicts_the_oldest_first_across_keys() {
+        let mut r = Retention::new(1000);
+        assert!(r.offer(key(400), kept(1, 400), true).is_empty());
+        assert!(r.offer(key(300), kept(2, 300), true).is_empty());
+        assert!(r.offer(key(400), kept(3, 300), true).is_empty());
+        // 1,000 kept; 200 more evicts the oldest (400 bytes of key 400).
+        assert_eq!(r.offer(key(200), kept(4, 200), true), vec![1]);
+        assert_eq!(r.bytes(), 800);
+        assert_eq!(r.take(&key(400)).map(|k| k.value), Some(3));
+        assert_eq!(r.offer(key(900), kept(5, 900), true), vec![2, 4]);
+        assert_eq!((r.bytes(), r.len()), (900, 1));
+    }
+
+    #[test]
+    fn memory_over_the_limit_or_under_pressure_is_not_kept() {
+        let mut r = Retention::new(1000);
+        assert_eq!(r.offer(key(2000), kept(1, 2000), true), vec![1]);
+        assert_eq!(r.offer(key(10), kept(2, 10), false), vec![2]);
+        assert_eq!(r.len(), 0);
+        let mut none = Retention::new(0);
+        assert_eq!(none.offer(key(1), kept(3, 1), true), vec![3]);
+    }
+
+    #[test]
+    fn a_lower_limit_and_drain_let_memory_go() {
+        let mut r = Retention::new(1000);
+        for i in 0..5 {
+            assert!(r.offer(key(100), kept(i, 100), true).is_empty());
+        }
+        assert_eq!(r.set_limit(250), vec![0, 1, 2]);
+        assert_eq!((r.bytes(), r.limit()), (200, 250));
+        assert_eq!(r.drain(), vec![3, 4]);
+        assert_eq!((r.bytes(), r.len(), r.bytes_of_type(1)), (0, 0, 0));
+        assert!(r.take(&key(100)).is_none());
+        // Usable again after a drain.
+        assert!(r.offer(key(100), kept(7, 100), true).is_empty());
+        assert_eq!(r.take(&key(100)).map(|k| k.value), Some(7));
+    }
+}
