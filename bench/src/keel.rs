@@ -1,7 +1,6 @@
 //! The keel-hal side (Vulkan backend): the same workloads through its traits.
 
 use std::num::NonZeroU64;
-use std::time::Instant;
 
 use keel_hal as kh;
 use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
@@ -9,7 +8,7 @@ use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
 use crate::keel_accel::KeelAccel;
 use crate::workload::{
     self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
-    UNIFORM_SIZE,
+    UNIFORM_SIZE, UPLOAD_WRITE,
 };
 
 type Texture<A> = (<A as kh::Api>::Texture, <A as kh::Api>::TextureView);
@@ -48,16 +47,21 @@ fn err<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
     move |e| format!("keel-hal {what}: {e}")
 }
 
+/// A keel-hal Vulkan instance whose devices count their calls (`count.rs`).
+pub fn vulkan_instance() -> Result<kh::vulkan::Instance, String> {
+    let desc = kh::InstanceDescriptor {
+        name: "keel-bench",
+        ..Default::default()
+    };
+    let entry = crate::count::entry()?;
+    // SAFETY: the counting entry forwards to the system's Vulkan loader,
+    // a conforming one, with trampolines of the commands' own types.
+    unsafe { kh::vulkan::Instance::init_with_entry(&desc, entry) }.map_err(err("instance"))
+}
+
 impl<A: kh::Api> Keel<A> {
-    /// Opens the adapter whose name contains `adapter`.
-    pub fn new(adapter: &str) -> Result<Self, String> {
-        let desc = kh::InstanceDescriptor {
-            name: "keel-bench",
-            ..Default::default()
-        };
-        // SAFETY: the system's Vulkan loader is a conforming one.
-        let instance =
-            unsafe { <A::Instance as kh::Instance>::init(&desc) }.map_err(err("instance"))?;
+    /// Opens the adapter whose name contains `adapter` on `instance`.
+    pub fn new(instance: A::Instance, adapter: &str) -> Result<Self, String> {
         // SAFETY: live instance.
         let adapters = unsafe { instance.enumerate_adapters() };
         let exposed = crate::pick_adapter(&adapters, |a| a.info.name.as_str(), Some(adapter))
@@ -235,6 +239,27 @@ fn group_desc<'a, A: kh::Api>(
     }
 }
 
+/// Writes [`UPLOAD_WRITE`] bytes through an Upload buffer's mapping.
+///
+/// # Safety
+/// `buffer` is a mappable buffer of `d` of at least `UPLOAD_WRITE` bytes
+/// that no GPU work uses.
+unsafe fn write_upload<D: kh::Device>(
+    d: &D,
+    buffer: &<D::A as kh::Api>::Buffer,
+) -> Result<(), String> {
+    // SAFETY: the caller's contract; the write stays inside the mapping.
+    unsafe {
+        let map = d.map_buffer(buffer).map_err(err("map"))?;
+        if map.size < UPLOAD_WRITE as u64 {
+            return Err("keel-hal: mapping smaller than the write".into());
+        }
+        std::ptr::write_bytes(map.ptr.as_ptr(), 0xA5, UPLOAD_WRITE);
+        d.unmap_buffer(buffer);
+    }
+    Ok(())
+}
+
 fn buffer_desc(size: u64, mem: Mem) -> kh::BufferDescriptor<'static> {
     let (usage, memory) = match mem {
         Mem::Device => (
@@ -277,7 +302,6 @@ impl<A: kh::Api> Side for Keel<A> {
             return Err("keel-hal: resources gone".into());
         };
         let result = match *work {
-            Workload::BindGroupWrites { .. } => Ok(None),
             Workload::External { size, iters } => self.external(size, iters).map(Some),
             w if w.is_acceleration() => Ok(None),
             _ => self.run(&mut res, work).map(Some),
@@ -291,7 +315,9 @@ impl<A: kh::Api> Keel<A> {
     fn run(&self, res: &mut Res<A>, work: &Workload) -> Result<f64, String> {
         let d = &self.device;
         match *work {
-            Workload::BindGroups { layouts, groups } => {
+            Workload::BindGroups {
+                layouts, groups, ..
+            } => {
                 let entries: Vec<_> = (0..layouts).map(|k| group_entries(res, k)).collect();
                 let descs: Vec<_> = entries
                     .iter()
@@ -299,7 +325,7 @@ impl<A: kh::Api> Keel<A> {
                     .map(|(k, e)| group_desc(res, k, e))
                     .collect();
                 let mut made = Vec::with_capacity(groups);
-                let start = Instant::now();
+                let start = crate::count::Timer::start();
                 for i in 0..groups {
                     // SAFETY: the layout and resources are live objects of this device.
                     made.push(
@@ -311,25 +337,86 @@ impl<A: kh::Api> Keel<A> {
                     // SAFETY: never used by GPU work.
                     unsafe { d.destroy_bind_group(group) };
                 }
-                Ok(start.elapsed().as_nanos() as f64 / groups as f64)
+                Ok(start.stop().as_nanos() as f64 / groups as f64)
             }
-            Workload::BindGroupWrites { .. } | Workload::External { .. } => {
-                Err("not a workload of this function".into())
+            Workload::External { .. } => Err("not a workload of this function".into()),
+            Workload::BindGroupLayouts { count } => {
+                let entries: Vec<_> = LAYOUTS
+                    .iter()
+                    .map(|kinds| workload::layout_entries(kinds))
+                    .collect();
+                let descs: Vec<_> = entries
+                    .iter()
+                    .map(|e| kh::BindGroupLayoutDescriptor {
+                        entries: e,
+                        ..Default::default()
+                    })
+                    .collect();
+                let mut made = Vec::with_capacity(count);
+                let start = crate::count::Timer::start();
+                for i in 0..count {
+                    // SAFETY: valid descriptor.
+                    match unsafe { d.create_bind_group_layout(&descs[i % descs.len()]) } {
+                        Ok(l) => made.push(l),
+                        Err(e) => {
+                            // SAFETY: unused layouts of this device.
+                            made.into_iter()
+                                .for_each(|l| unsafe { d.destroy_bind_group_layout(l) });
+                            return Err(err("layout")(e));
+                        }
+                    }
+                }
+                for l in made {
+                    // SAFETY: no bind group or pipeline layout uses it.
+                    unsafe { d.destroy_bind_group_layout(l) };
+                }
+                Ok(start.stop().as_nanos() as f64 / count as f64)
             }
             Workload::Buffers {
                 size,
                 mem,
                 holes,
                 iters,
+                live,
             } => {
                 self.make_holes(res, mem, holes)?;
                 let desc = buffer_desc(size, mem);
-                let start = Instant::now();
+                let mut made = Vec::with_capacity(if live { iters } else { 0 });
+                let start = crate::count::Timer::start();
                 for _ in 0..iters {
                     // SAFETY: valid descriptor; the buffer is never used by the GPU.
-                    unsafe { d.destroy_buffer(d.create_buffer(&desc).map_err(err("buffer"))?) };
+                    let buffer = match unsafe { d.create_buffer(&desc) } {
+                        Ok(b) => b,
+                        Err(e) => {
+                            // SAFETY: never used by the GPU.
+                            made.into_iter()
+                                .for_each(|b| unsafe { d.destroy_buffer(b) });
+                            return Err(err("buffer")(e));
+                        }
+                    };
+                    if mem == Mem::Upload {
+                        // SAFETY: an Upload buffer of this device, at least
+                        // UPLOAD_WRITE bytes, unknown to the GPU.
+                        if let Err(e) = unsafe { write_upload(d, &buffer) } {
+                            // SAFETY: never used by the GPU.
+                            unsafe { d.destroy_buffer(buffer) };
+                            made.into_iter()
+                                .for_each(|b| unsafe { d.destroy_buffer(b) });
+                            return Err(e);
+                        }
+                    }
+                    if live {
+                        made.push(buffer);
+                    } else {
+                        // SAFETY: never used by the GPU.
+                        unsafe { d.destroy_buffer(buffer) };
+                    }
                 }
-                Ok(start.elapsed().as_nanos() as f64 / iters as f64)
+                for b in made {
+                    // SAFETY: never used by the GPU.
+                    unsafe { d.destroy_buffer(b) };
+                }
+                Ok(start.stop().as_nanos() as f64 / iters as f64)
             }
             Workload::Encode { pass, commands } => self.encode(res, pass, commands),
             Workload::Compaction { .. } | Workload::BlasCreate { .. } => {
@@ -378,7 +465,7 @@ impl<A: kh::Api> Keel<A> {
 
     fn encode(&self, res: &mut Res<A>, pass: Pass, commands: usize) -> Result<f64, String> {
         let e = &mut res.encoder;
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         // SAFETY: no recording is in progress; every object recorded is a
         // live object of this device matching the pipeline layout; the
         // command buffer is never submitted and goes back to the encoder.
@@ -452,7 +539,7 @@ impl<A: kh::Api> Keel<A> {
                 }
             }
             let cb = e.end_encoding().map_err(err("end"))?;
-            let ns = start.elapsed().as_nanos() as f64 / commands as f64;
+            let ns = start.stop().as_nanos() as f64 / commands as f64;
             e.reset_all(std::iter::once(cb));
             Ok(ns)
         }

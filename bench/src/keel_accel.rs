@@ -152,7 +152,7 @@ impl<A: kh::Api> KeelAccel<A> {
         let geometry = triangles::<A>(None, None, 3, 3);
         let entries = kh::AccelerationStructureEntries::Triangles(&geometry);
         let mut made = Vec::with_capacity(count);
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         for _ in 0..count {
             let desc = kh::GetAccelerationStructureBuildSizesDescriptor::<A> {
                 entries: &entries,
@@ -176,9 +176,8 @@ impl<A: kh::Api> KeelAccel<A> {
                 }
             }
         }
-        let ns = start.elapsed().as_nanos() as f64 / count as f64;
         self.destroy_all(made);
-        Ok(ns)
+        Ok(start.stop().as_nanos() as f64 / count as f64)
     }
 
     fn destroy_all(&self, structures: Vec<A::AccelerationStructure>) {
@@ -220,7 +219,6 @@ impl<A: kh::Api> KeelAccel<A> {
         )?;
         let geometry = triangles::<A>(Some(&vertices), Some(&index), vcount, icount);
         let entries = kh::AccelerationStructureEntries::Triangles(&geometry);
-        let pools_at_start = self.device.live_counts().compaction_query_pools;
 
         let inputs = Inputs {
             entries: &entries,
@@ -238,27 +236,22 @@ impl<A: kh::Api> KeelAccel<A> {
                 self.device.destroy_buffer(b);
             }
         }
-        let (wall, blocked, pools, before, after) = result?;
-        if self.device.live_counts().compaction_query_pools != pools_at_start {
-            return Err("keel-hal: compaction query pools did not return to their start".into());
-        }
+        let (wall, blocked, before, after) = result?;
         let n = blases as f64;
         Ok(vec![
             wall.as_nanos() as f64 / n,
             wall.saturating_sub(blocked).as_nanos() as f64 / n,
-            (pools - pools_at_start) as f64,
             before as f64 / 1024.0,
             after as f64 / 1024.0,
         ])
     }
 
-    /// The timed part: (wall, time blocked in waits, most pools, bytes before, bytes after).
-    #[allow(clippy::type_complexity)]
+    /// The timed part: (wall, time blocked in waits, bytes before, bytes after).
     fn timed_cycle(
         &mut self,
         blases: usize,
         inputs: &Inputs<'_, A>,
-    ) -> Result<(Duration, Duration, isize, u64, u64), String> {
+    ) -> Result<(Duration, Duration, u64, u64), String> {
         let Inputs {
             entries,
             vertices,
@@ -268,9 +261,8 @@ impl<A: kh::Api> KeelAccel<A> {
             stride,
             size,
         } = *inputs;
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         let mut blocked = Duration::ZERO;
-        let mut most_pools = self.device.live_counts().compaction_query_pools;
         let mut originals = Vec::with_capacity(blases);
         let mut compacted = Vec::with_capacity(blases);
         let mut kept = Vec::new();
@@ -326,7 +318,6 @@ impl<A: kh::Api> KeelAccel<A> {
                     let (cb, waited) = self.submit_wait()?;
                     kept.push(cb);
                     blocked += waited;
-                    most_pools = most_pools.max(self.device.live_counts().compaction_query_pools);
                 }
                 let map = self.device.map_buffer(readback).map_err(err("map"))?;
                 let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 8 * blases);
@@ -376,9 +367,9 @@ impl<A: kh::Api> KeelAccel<A> {
         self.destroy_all(compacted);
         // SAFETY: every kept command buffer completed (waited for).
         unsafe { self.encoder.reset_all(kept) };
-        let wall = start.elapsed();
+        let wall = start.stop();
         let (before, after) = run?;
-        Ok((wall, blocked, most_pools, before, after))
+        Ok((wall, blocked, before, after))
     }
 }
 

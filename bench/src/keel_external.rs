@@ -2,8 +2,6 @@
 //! with `EXTERNAL_MEMORY_FD`, an opaque-fd export on A and an import on B,
 //! through the trait set. Made on first use.
 
-use std::time::Instant;
-
 use keel_hal as kh;
 use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _, Queue as _};
 
@@ -157,11 +155,11 @@ impl<A: kh::Api> Keel<A> {
         }
         let pair = self.external.as_mut().ok_or("external devices missing")?;
         let fds = open_fds();
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         for _ in 0..iters {
             pair.round(size)?;
         }
-        let ns = start.elapsed().as_nanos() as f64 / iters as f64;
+        let ns = start.stop().as_nanos() as f64 / iters as f64;
         let now = open_fds();
         if now != fds {
             return Err(format!("keel-hal: open fds {fds} before, {now} after"));

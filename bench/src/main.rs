@@ -6,9 +6,14 @@
 //! Each workload runs on every side, interleaved (keel-hal, wgpu-hal, raw,
 //! rotated each round) for N rounds after one warm-up sample per side that
 //! is not counted. Most workloads report ns per op; the compaction cycle
-//! reports several numbers, one row each. `BENCH_ADAPTER` picks the adapter by a name substring;
-//! the raw side chooses it and the others open the adapter of that name.
+//! reports several numbers, one row each. Every sample also reports the
+//! Vulkan calls its timed region made (`count.rs`: `vkAllocateMemory`,
+//! `vkFreeMemory`, `vkCreateQueryPool`, `vkDestroyQueryPool`,
+//! `vkAllocateDescriptorSets`), counted the same way on every side.
+//! `BENCH_ADAPTER` picks the adapter by a name substring; the raw side
+//! chooses it and the others open the adapter of that name.
 
+mod count;
 #[cfg(feature = "keel")]
 mod keel;
 #[cfg(feature = "keel")]
@@ -123,7 +128,9 @@ fn open_sides(raw: raw::Raw) -> [Option<Box<dyn Side>>; 3] {
 
 #[cfg(feature = "keel")]
 fn open_keel(name: &str) -> Option<Box<dyn Side>> {
-    match keel::Keel::<keel_hal::vulkan::Api>::new(name) {
+    let side = keel::vulkan_instance()
+        .and_then(|instance| keel::Keel::<keel_hal::vulkan::Api>::new(instance, name));
+    match side {
         Ok(s) => Some(Box::new(s)),
         Err(e) => {
             eprintln!("keel-hal side not run: {e}");
@@ -177,6 +184,7 @@ fn run(args: &Args) -> Result<(), String> {
                 },
                 samples: Default::default(),
                 errors: Default::default(),
+                counts: Default::default(),
             })
             .collect();
         // Warm-up (not counted), then rounds with the side order rotated.
@@ -186,12 +194,16 @@ fn run(args: &Args) -> Result<(), String> {
                 let Some(side) = sides[i].as_mut().filter(|_| group[0].errors[i].is_none()) else {
                     continue;
                 };
-                match side.sample_metrics(&work) {
+                count::take_timed();
+                let result = side.sample_metrics(&work);
+                let calls = count::take_timed();
+                match result {
                     Ok(_) if round == 0 => {}
                     Ok(Some(values)) if values.len() == metrics.len() => {
                         for (row, v) in group.iter_mut().zip(values) {
                             row.samples[i].push(Some(v));
                         }
+                        group[0].counts[i].push(calls);
                     }
                     Ok(Some(values)) => {
                         group[0].errors[i] = Some(format!(

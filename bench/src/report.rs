@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::count::Counts;
 use crate::raw::AdapterReport;
 use crate::stats::{self, Summary};
 
@@ -15,6 +16,9 @@ pub struct Row {
     pub samples: [Vec<Option<f64>>; 3],
     /// Why a side has no samples, where it failed.
     pub errors: [Option<String>; 3],
+    /// The counted Vulkan calls of each sample's timed region, by side (the
+    /// first row of a workload holds them).
+    pub counts: [Vec<Counts>; 3],
 }
 
 impl Row {
@@ -24,6 +28,36 @@ impl Row {
     fn ratio(&self, other: usize) -> Option<Summary> {
         stats::summarize(&stats::round_ratios(&self.samples[0], &self.samples[other]))
     }
+    /// Per counted call (in `Counts::NAMES` order), the summary over rounds.
+    fn calls(&self, side: usize) -> Option<Vec<Summary>> {
+        let per_round = &self.counts[side];
+        if per_round.is_empty() {
+            return None;
+        }
+        (0..Counts::NAMES.len())
+            .map(|k| {
+                let xs: Vec<f64> = per_round.iter().map(|c| c.values()[k] as f64).collect();
+                stats::summarize(&xs)
+            })
+            .collect()
+    }
+}
+
+/// One side's counted calls as a table cell: medians joined by " · ",
+/// each with its range where rounds differ.
+fn calls_cell(calls: Option<Vec<Summary>>) -> String {
+    calls.map_or("n/a".into(), |v| {
+        v.iter()
+            .map(|s| {
+                if s.min == s.max {
+                    format!("{}", s.median)
+                } else {
+                    format!("{} ({}–{})", s.median, s.min, s.max)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    })
 }
 
 /// Everything a run found.
@@ -83,6 +117,28 @@ impl Report {
                 ratio(row.ratio(2))
             );
         }
+        let _ = writeln!(
+            out,
+            "\nVulkan calls per round, inside the timed region (median over rounds, range where they differ): {}",
+            Counts::NAMES.join(" · ")
+        );
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| workload | keel-hal | wgpu-hal | raw ash |");
+        let _ = writeln!(out, "|---|---|---|---|");
+        for row in self
+            .rows
+            .iter()
+            .filter(|r| r.counts.iter().any(|c| !c.is_empty()))
+        {
+            let name = row.workload.split(": ").next().unwrap_or(&row.workload);
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {} |",
+                calls_cell(row.calls(0)),
+                calls_cell(row.calls(1)),
+                calls_cell(row.calls(2))
+            );
+        }
         for row in &self.rows {
             for (side, e) in SIDES.iter().zip(&row.errors) {
                 if let Some(e) = e {
@@ -131,9 +187,18 @@ impl Report {
                     .iter()
                     .map(|e| e.as_deref().map_or("null".into(), js)),
             );
+            let calls = list(row.counts.iter().map(|per_round| {
+                list(per_round.iter().map(|c| {
+                    let fields = Counts::NAMES
+                        .iter()
+                        .zip(c.values())
+                        .map(|(n, v)| format!("{}: {v}", js(n)));
+                    format!("{{{}}}", fields.collect::<Vec<_>>().join(", "))
+                }))
+            }));
             let _ = write!(
                 o,
-                "    {{\"name\": {}, \"median\": {medians}, \"keel_over_wgpu_hal\": {}, \"keel_over_raw\": {}, \"samples\": {samples}, \"errors\": {errors}}}",
+                "    {{\"name\": {}, \"median\": {medians}, \"keel_over_wgpu_hal\": {}, \"keel_over_raw\": {}, \"samples\": {samples}, \"calls_per_round\": {calls}, \"errors\": {errors}}}",
                 js(&row.workload),
                 summary(row.ratio(1)),
                 summary(row.ratio(2)),

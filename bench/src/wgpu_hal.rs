@@ -2,15 +2,14 @@
 
 use std::borrow::Cow;
 use std::num::NonZeroU64;
-use std::time::Instant;
 
 use wgpu_hal as hal;
-use wgpu_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
+use wgpu_hal::{CommandEncoder as _, Device as _, Instance as _};
 
 use crate::wgpu_hal_accel::WgpuAccel;
 use crate::workload::{
     self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
-    UNIFORM_SIZE,
+    UNIFORM_SIZE, UPLOAD_WRITE,
 };
 
 type A = hal::vulkan::Api;
@@ -48,6 +47,83 @@ fn err(what: &'static str) -> impl Fn(hal::DeviceError) -> String {
     move |e| format!("wgpu-hal {what}: {e}")
 }
 
+/// What `wgpu_hal::vulkan::Adapter::open` does, with a device function
+/// table that counts its calls (`count.rs`): the same extensions, features
+/// and queue (family 0, as wgpu-hal 30 picks), handed to `device_from_raw`.
+///
+/// # Safety
+/// As for `open`: the adapter's instance outlives the device.
+pub unsafe fn open_counted(
+    adapter: &hal::vulkan::Adapter,
+    features: wgt::Features,
+    limits: &wgt::Limits,
+) -> Result<hal::OpenDevice<A>, String> {
+    use ash::vk;
+    let extensions = adapter.required_device_extensions(features);
+    let mut phd_features = adapter.physical_device_features(&extensions, features);
+    let family_index = 0;
+    let priorities = [1.0];
+    let family = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(family_index)
+        .queue_priorities(&priorities)];
+    let names: Vec<_> = extensions.iter().map(|e| e.as_ptr()).collect();
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&family)
+        .enabled_extension_names(&names);
+    let info = phd_features.add_to_device_create(info);
+    let instance = adapter.shared_instance().raw_instance();
+    // SAFETY: the create info is wgpu-hal's own for these features; the
+    // table is loaded from the instance the device came from; wgpu-hal
+    // takes ownership of the device (no drop callback).
+    unsafe {
+        let raw = instance
+            .create_device(adapter.raw_physical_device(), &info, None)
+            .map_err(|e| format!("wgpu-hal vkCreateDevice: {e}"))?;
+        let counted = match crate::count::device(instance, raw.handle()) {
+            Ok(d) => d,
+            Err(e) => {
+                raw.destroy_device(None);
+                return Err(e);
+            }
+        };
+        adapter
+            .device_from_raw(
+                counted,
+                None,
+                &extensions,
+                features,
+                limits,
+                &wgt::MemoryHints::Performance,
+                family_index,
+                0,
+            )
+            .map_err(err("open"))
+    }
+}
+
+/// Writes [`UPLOAD_WRITE`] bytes through a mappable buffer's mapping
+/// (map, write, flush where not coherent, unmap).
+///
+/// # Safety
+/// `buffer` is a MAP_WRITE buffer of `d` of at least `UPLOAD_WRITE` bytes
+/// that no GPU work uses.
+pub unsafe fn write_upload(
+    d: &<A as hal::Api>::Device,
+    buffer: &<A as hal::Api>::Buffer,
+) -> Result<(), String> {
+    let range = 0..UPLOAD_WRITE as u64;
+    // SAFETY: the caller's contract; the write stays inside the mapped range.
+    unsafe {
+        let map = d.map_buffer(buffer, range.clone()).map_err(err("map"))?;
+        std::ptr::write_bytes(map.ptr.as_ptr(), 0xA5, UPLOAD_WRITE);
+        if !map.is_coherent {
+            d.flush_mapped_ranges(buffer, std::iter::once(range));
+        }
+        d.unmap_buffer(buffer);
+    }
+    Ok(())
+}
+
 impl WgpuHal {
     /// Opens the adapter whose name contains `adapter`.
     pub fn new(adapter: &str) -> Result<Self, String> {
@@ -68,14 +144,7 @@ impl WgpuHal {
             .ok_or_else(|| format!("wgpu-hal: no adapter named {adapter:?}"))?;
         let limits = exposed.capabilities.limits.clone();
         // SAFETY: the adapter came from this instance, which outlives the device.
-        let open = unsafe {
-            exposed.adapter.open(
-                wgt::Features::empty(),
-                &limits,
-                &wgt::MemoryHints::Performance,
-            )
-        }
-        .map_err(err("open"))?;
+        let open = unsafe { open_counted(&exposed.adapter, wgt::Features::empty(), &limits) }?;
         let mut side = WgpuHal {
             adapter_name: exposed.info.name.clone(),
             res: None,
@@ -377,7 +446,7 @@ impl Side for WgpuHal {
         };
         let result = match work {
             // No external memory in wgpu-hal's API.
-            Workload::BindGroupWrites { .. } | Workload::External { .. } => Ok(None),
+            Workload::External { .. } => Ok(None),
             w if w.is_acceleration() => Ok(None),
             _ => self.run(&mut res, work).map(Some),
         };
@@ -390,7 +459,9 @@ impl WgpuHal {
     fn run(&self, res: &mut Res, work: &Workload) -> Result<f64, String> {
         let d = &self.device;
         match *work {
-            Workload::BindGroups { layouts, groups } => {
+            Workload::BindGroups {
+                layouts, groups, ..
+            } => {
                 let parts: Vec<Parts> = (0..layouts).map(|k| Parts::new(res, k)).collect();
                 let descs: Vec<GroupDesc> = parts
                     .iter()
@@ -398,7 +469,7 @@ impl WgpuHal {
                     .map(|(k, p)| p.desc(res, k))
                     .collect();
                 let mut made = Vec::with_capacity(groups);
-                let start = Instant::now();
+                let start = crate::count::Timer::start();
                 for i in 0..groups {
                     // SAFETY: the layout and resources are live objects of this device.
                     made.push(
@@ -410,25 +481,87 @@ impl WgpuHal {
                     // SAFETY: never used by GPU work.
                     unsafe { d.destroy_bind_group(group) };
                 }
-                Ok(start.elapsed().as_nanos() as f64 / groups as f64)
+                Ok(start.stop().as_nanos() as f64 / groups as f64)
             }
-            Workload::BindGroupWrites { .. } | Workload::External { .. } => {
-                Err("not a workload of this side".into())
+            Workload::External { .. } => Err("not a workload of this side".into()),
+            Workload::BindGroupLayouts { count } => {
+                let entries: Vec<_> = LAYOUTS
+                    .iter()
+                    .map(|kinds| workload::layout_entries(kinds))
+                    .collect();
+                let descs: Vec<_> = entries
+                    .iter()
+                    .map(|e| hal::BindGroupLayoutDescriptor {
+                        label: None,
+                        flags: hal::BindGroupLayoutFlags::empty(),
+                        entries: e,
+                    })
+                    .collect();
+                let mut made = Vec::with_capacity(count);
+                let start = crate::count::Timer::start();
+                for i in 0..count {
+                    // SAFETY: valid descriptor.
+                    match unsafe { d.create_bind_group_layout(&descs[i % descs.len()]) } {
+                        Ok(l) => made.push(l),
+                        Err(e) => {
+                            // SAFETY: unused layouts of this device.
+                            made.into_iter()
+                                .for_each(|l| unsafe { d.destroy_bind_group_layout(l) });
+                            return Err(err("layout")(e));
+                        }
+                    }
+                }
+                for l in made {
+                    // SAFETY: no bind group or pipeline layout uses it.
+                    unsafe { d.destroy_bind_group_layout(l) };
+                }
+                Ok(start.stop().as_nanos() as f64 / count as f64)
             }
             Workload::Buffers {
                 size,
                 mem,
                 holes,
                 iters,
+                live,
             } => {
                 self.make_holes(res, mem, holes)?;
                 let desc = buffer_desc(size, mem);
-                let start = Instant::now();
+                let mut made = Vec::with_capacity(if live { iters } else { 0 });
+                let start = crate::count::Timer::start();
                 for _ in 0..iters {
                     // SAFETY: valid descriptor; the buffer is never used by the GPU.
-                    unsafe { d.destroy_buffer(d.create_buffer(&desc).map_err(err("buffer"))?) };
+                    let buffer = match unsafe { d.create_buffer(&desc) } {
+                        Ok(b) => b,
+                        Err(e) => {
+                            // SAFETY: never used by the GPU.
+                            made.into_iter()
+                                .for_each(|b| unsafe { d.destroy_buffer(b) });
+                            return Err(err("buffer")(e));
+                        }
+                    };
+                    if mem == Mem::Upload {
+                        // SAFETY: a MAP_WRITE buffer of this device, at least
+                        // UPLOAD_WRITE bytes, unknown to the GPU.
+                        if let Err(e) = unsafe { write_upload(d, &buffer) } {
+                            // SAFETY: never used by the GPU.
+                            unsafe { d.destroy_buffer(buffer) };
+                            made.into_iter()
+                                .for_each(|b| unsafe { d.destroy_buffer(b) });
+                            return Err(e);
+                        }
+                    }
+                    if live {
+                        made.push(buffer);
+                    } else {
+                        // SAFETY: never used by the GPU.
+                        unsafe { d.destroy_buffer(buffer) };
+                    }
                 }
-                Ok(start.elapsed().as_nanos() as f64 / iters as f64)
+                for b in made {
+                    // SAFETY: never used by the GPU.
+                    unsafe { d.destroy_buffer(b) };
+                }
+                Ok(start.stop().as_nanos() as f64 / iters as f64)
             }
             Workload::Encode { pass, commands } => self.encode(res, pass, commands),
             Workload::Compaction { .. } | Workload::BlasCreate { .. } => {
@@ -477,7 +610,7 @@ impl WgpuHal {
 
     fn encode(&self, res: &mut Res, pass: Pass, commands: usize) -> Result<f64, String> {
         let e = &mut res.encoder;
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         // SAFETY: no recording is in progress; every object recorded is a
         // live object of this device matching the pipeline layout; the
         // command buffer is never submitted and goes back to the encoder.
@@ -541,7 +674,7 @@ impl WgpuHal {
                 }
             }
             let cb = e.end_encoding().map_err(err("end"))?;
-            let ns = start.elapsed().as_nanos() as f64 / commands as f64;
+            let ns = start.stop().as_nanos() as f64 / commands as f64;
             e.reset_all(std::iter::once(cb));
             Ok(ns)
         }

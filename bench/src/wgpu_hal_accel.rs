@@ -14,7 +14,7 @@ use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
 
 use wgpu_hal as hal;
-use wgpu_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _, Queue as _};
+use wgpu_hal::{CommandEncoder as _, Device as _, Instance as _, Queue as _};
 
 use crate::workload::{self, Workload, BUILD_BATCH};
 
@@ -64,12 +64,7 @@ impl WgpuAccel {
         .ok_or("wgpu-hal: the adapter has neither ray queries nor ray-tracing pipelines")?;
         let limits = exposed.capabilities.limits.clone();
         // SAFETY: the adapter came from this instance, which outlives the device.
-        let open = unsafe {
-            exposed
-                .adapter
-                .open(features, &limits, &wgt::MemoryHints::Performance)
-        }
-        .map_err(err("open"))?;
+        let open = unsafe { crate::wgpu_hal::open_counted(&exposed.adapter, features, &limits) }?;
         let desc = hal::CommandEncoderDescriptor {
             label: None,
             queue: &open.queue,
@@ -171,7 +166,7 @@ impl WgpuAccel {
         };
         let entries = hal::AccelerationStructureEntries::Triangles(triangles(None, None, 3, 3));
         let mut made = Vec::with_capacity(count);
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         for _ in 0..count {
             let desc = hal::GetAccelerationStructureBuildSizesDescriptor {
                 entries: &entries,
@@ -193,9 +188,8 @@ impl WgpuAccel {
                 }
             }
         }
-        let ns = start.elapsed().as_nanos() as f64 / count as f64;
         self.destroy_all(made);
-        Ok(ns)
+        Ok(start.stop().as_nanos() as f64 / count as f64)
     }
 
     fn destroy_all(&self, structures: Vec<Blas>) {
@@ -233,8 +227,6 @@ impl WgpuAccel {
         Ok(vec![
             c.wall.as_nanos() as f64 / n,
             c.wall.saturating_sub(c.blocked).as_nanos() as f64 / n,
-            // One VkQueryPool per AS created with `allow_compaction`.
-            n,
             c.before as f64 / 1024.0,
             c.after as f64 / 1024.0,
         ])
@@ -268,10 +260,28 @@ impl WgpuAccel {
             wgt::BufferUses::ACCELERATION_STRUCTURE_SCRATCH,
             &[],
         )?;
-        let start = Instant::now();
+        // The readback buffers (wgpu-hal reads one size per buffer, at offset
+        // 0) are set-up, like the other sides' one readback buffer.
+        let mut size_buffers = Vec::with_capacity(blases);
+        let usage = wgt::BufferUses::ACCELERATION_STRUCTURE_QUERY | wgt::BufferUses::MAP_READ;
+        for _ in 0..blases {
+            match self.buffer(8, usage, &[]) {
+                Ok(b) => size_buffers.push(b),
+                Err(e) => {
+                    // SAFETY: never used by the GPU.
+                    unsafe {
+                        size_buffers
+                            .into_iter()
+                            .chain([scratch])
+                            .for_each(|b| self.device.destroy_buffer(b))
+                    };
+                    return Err(e);
+                }
+            }
+        }
+        let start = crate::count::Timer::start();
         let mut blocked = Duration::ZERO;
         let mut originals = Vec::with_capacity(blases);
-        let mut size_buffers = Vec::with_capacity(blases);
         let mut compacted = Vec::with_capacity(blases);
         let mut kept = Vec::new();
         // SAFETY: every object is this device's; every submission is waited
@@ -284,9 +294,6 @@ impl WgpuAccel {
                         .device
                         .create_acceleration_structure(&blas_desc(size, true));
                     originals.push(s.map_err(err("BLAS"))?);
-                    let usage =
-                        wgt::BufferUses::ACCELERATION_STRUCTURE_QUERY | wgt::BufferUses::MAP_READ;
-                    size_buffers.push(self.buffer(8, usage, &[])?);
                 }
                 let uses = |buffer, from, to| hal::BufferBarrier {
                     buffer,
@@ -384,15 +391,14 @@ impl WgpuAccel {
         self.destroy_all(originals);
         self.destroy_all(compacted);
         // SAFETY: the GPU is done with all of these.
+        unsafe { self.encoder.reset_all(kept.into_iter()) };
+        let wall = start.stop();
+        // SAFETY: the GPU is done with them.
         unsafe {
-            for b in size_buffers {
+            for b in size_buffers.into_iter().chain([scratch]) {
                 self.device.destroy_buffer(b);
             }
-            self.encoder.reset_all(kept.into_iter());
         }
-        let wall = start.elapsed();
-        // SAFETY: the GPU is done with it.
-        unsafe { self.device.destroy_buffer(scratch) };
         let (before, after) = run?;
         Ok(Cycle {
             wall,

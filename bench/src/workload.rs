@@ -21,22 +21,47 @@ pub enum Pass {
     Render,
 }
 
+/// Which floor the raw side's bind-group churn is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetFloor {
+    /// Destroyed sets go to a per-layout free list and are rewritten with
+    /// one `vkUpdateDescriptorSets` (what keel-hal does while its per-layout
+    /// set cache hits).
+    Reuse,
+    /// `vkAllocateDescriptorSets` + `vkUpdateDescriptorSets` per group,
+    /// `vkFreeDescriptorSets` per group, from one FREE_DESCRIPTOR_SET pool.
+    Allocate,
+}
+
+/// Bytes the Upload buffer workloads write through the mapping per buffer.
+pub const UPLOAD_WRITE: usize = 64;
+
 /// One thing to measure. Each sample reports nanoseconds per op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
-    /// Create `groups` bind groups, then destroy them all; `layouts` layouts
-    /// used in turn. One op = one create + one destroy.
-    BindGroups { layouts: usize, groups: usize },
-    /// Floor (raw only): rewrite a kept descriptor set. One op = one
-    /// `vkUpdateDescriptorSets` of the three bindings.
-    BindGroupWrites { groups: usize },
-    /// Create and destroy one buffer, `iters` times, with `holes` live
-    /// buffers interleaved with as many freed ones in the allocator.
+    /// Create `groups` bind groups (all live at once), then destroy them
+    /// all; `layouts` layouts used in turn. One op = one create + one
+    /// destroy. keel-hal and wgpu-hal do the same for either `floor`.
+    BindGroups {
+        layouts: usize,
+        groups: usize,
+        floor: SetFloor,
+    },
+    /// Create `count` bind group layouts (the three churn layouts in turn,
+    /// all live at once), then destroy them all. One op = create + destroy.
+    BindGroupLayouts { count: usize },
+    /// Buffers of one size and memory kind. `live`: create `iters`
+    /// buffers (all live at once), then destroy them all; otherwise create
+    /// and destroy one at a time, `iters` times. Upload buffers also get
+    /// [`UPLOAD_WRITE`] bytes written through their mapping on every side.
+    /// `holes` live buffers interleaved with as many freed ones sit in the
+    /// allocator while it runs. One op = create (+ write) + destroy.
     Buffers {
         size: u64,
         mem: Mem,
         holes: usize,
         iters: usize,
+        live: bool,
     },
     /// Record `commands` × (set_bind_group + dispatch/draw) between
     /// begin and end of encoding. One op = one pair.
@@ -46,8 +71,9 @@ pub enum Workload {
     /// submission each), read compacted sizes, create the compacted ones,
     /// copy, destroy all. Numbers per [`Workload::metrics`].
     Compaction { blases: usize, triangles: u32 },
-    /// Size query + creation of `count` one-triangle BLASes, with or
-    /// without `ALLOW_COMPACTION` (destruction not timed). One op = one BLAS.
+    /// Size query + creation of `count` one-triangle BLASes (all live at
+    /// once), with or without `ALLOW_COMPACTION`, then destruction of all.
+    /// One op = one BLAS created and destroyed.
     BlasCreate { compactable: bool, count: usize },
     /// keel-hal vs raw only (wgpu-hal has no external memory): on device A
     /// create a `size`-byte buffer exportable as an opaque fd and export
@@ -74,7 +100,6 @@ pub const BUILD_BATCH: usize = 256;
 pub const COMPACTION_METRICS: &[&str] = &[
     "wall ns/BLAS",
     "CPU ns/BLAS",
-    "VkQueryPools",
     "KiB before compaction",
     "KiB after compaction",
 ];
@@ -100,16 +125,44 @@ impl Workload {
 impl fmt::Display for Workload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Workload::BindGroups { layouts, groups } => {
-                write!(f, "bind-group churn, {layouts} layout(s), {groups} groups")
-            }
-            Workload::BindGroupWrites { groups } => {
-                write!(f, "bind-group write-only floor, {groups} sets")
+            Workload::BindGroups {
+                layouts,
+                groups,
+                floor,
+            } => write!(
+                f,
+                "bind-group churn, {layouts} layout(s), {groups} live groups, raw {}",
+                match floor {
+                    SetFloor::Reuse => "reuses sets",
+                    SetFloor::Allocate => "allocates sets",
+                }
+            ),
+            Workload::BindGroupLayouts { count } => {
+                write!(f, "bind group layout create+destroy, {count} live")
             }
             Workload::Buffers {
-                size, mem, holes, ..
+                size,
+                mem,
+                holes,
+                iters,
+                live,
             } => {
-                write!(f, "buffer {} {:?}, {holes} holes", size_text(size), mem)
+                let write = if mem == Mem::Upload {
+                    format!(" + {UPLOAD_WRITE} B write")
+                } else {
+                    String::new()
+                };
+                let how = if live {
+                    format!("{iters} live")
+                } else {
+                    "one at a time".into()
+                };
+                write!(
+                    f,
+                    "buffer {} {:?}{write}, {how}, {holes} holes",
+                    size_text(size),
+                    mem
+                )
             }
             Workload::Encode { pass, commands } => {
                 let what = match pass {
@@ -124,7 +177,7 @@ impl fmt::Display for Workload {
             ),
             Workload::BlasCreate { compactable, count } => write!(
                 f,
-                "BLAS create ({count} x 1 triangle), {}",
+                "BLAS create+destroy ({count} live x 1 triangle), {}",
                 if compactable {
                     "ALLOW_COMPACTION"
                 } else {
@@ -153,19 +206,26 @@ pub const EXTERNAL_FULL_ITERS: usize = 640;
 /// Iteration counts: the full run, or tiny ones for CI (`--smoke`).
 #[derive(Clone, Copy, Debug)]
 pub struct Scale {
-    /// Bind groups per churn sample.
+    /// Live bind groups per churn sample (inside keel-hal's set cache).
     pub groups: usize,
-    /// Create+destroy pairs per buffer sample (small and medium sizes).
+    /// Live bind groups per churn sample past keel-hal's per-layout set
+    /// cache (1,024 idle sets per layout).
+    pub miss_groups: usize,
+    /// Live bind group layouts per sample.
+    pub layouts: usize,
+    /// Live buffers per sample of the live-buffer rows.
+    pub live_buffers: usize,
+    /// Create+destroy pairs per one-at-a-time buffer sample (small and medium sizes).
     pub buffer_iters: usize,
-    /// Create+destroy pairs per buffer sample (4 MiB).
+    /// Create+destroy pairs per one-at-a-time buffer sample (4 MiB).
     pub big_buffer_iters: usize,
-    /// Live-hole counts for the buffer workloads.
+    /// Live-hole counts for the one-at-a-time buffer workloads.
     pub holes: [usize; 3],
     /// Commands per encoding sample.
     pub commands: usize,
     /// BLASes per compaction cycle.
     pub blases: usize,
-    /// Triangles per BLAS of the compaction cycle.
+    /// Triangles per BLAS of the large compaction cycle (the other has 1).
     pub blas_triangles: u32,
     /// BLASes per creation sample.
     pub blas_creates: usize,
@@ -174,9 +234,12 @@ pub struct Scale {
 }
 
 impl Scale {
-    /// The full scale (issue 3).
+    /// The full scale (issues 3 and 9).
     pub const FULL: Scale = Scale {
         groups: 1000,
+        miss_groups: 4096,
+        layouts: 1000,
+        live_buffers: 1000,
         buffer_iters: 1000,
         big_buffer_iters: 200,
         holes: [0, 1000, 10_000],
@@ -189,6 +252,9 @@ impl Scale {
     /// Tiny counts, for CI.
     pub const SMOKE: Scale = Scale {
         groups: 50,
+        miss_groups: 60,
+        layouts: 30,
+        live_buffers: 10,
         buffer_iters: 10,
         big_buffer_iters: 4,
         holes: [0, 10, 100],
@@ -202,12 +268,37 @@ impl Scale {
     /// Every workload, in run order (buffer workloads grouped by hole
     /// count and memory kind so each side builds its holes once per group).
     pub fn workloads(&self) -> Vec<Workload> {
-        let groups = self.groups;
-        let mut list = vec![
-            Workload::BindGroups { layouts: 1, groups },
-            Workload::BindGroups { layouts: 3, groups },
-            Workload::BindGroupWrites { groups },
-        ];
+        let mut list = Vec::new();
+        for layouts in [1, 3] {
+            for floor in [SetFloor::Reuse, SetFloor::Allocate] {
+                list.push(Workload::BindGroups {
+                    layouts,
+                    groups: self.groups,
+                    floor,
+                });
+            }
+        }
+        for layouts in [1, 3] {
+            list.push(Workload::BindGroups {
+                layouts,
+                groups: self.miss_groups,
+                floor: SetFloor::Allocate,
+            });
+        }
+        list.push(Workload::BindGroupLayouts {
+            count: self.layouts,
+        });
+        for mem in [Mem::Device, Mem::Upload] {
+            for size in [256, 64 << 10, 4 << 20] {
+                list.push(Workload::Buffers {
+                    size,
+                    mem,
+                    holes: 0,
+                    iters: self.live_buffers,
+                    live: true,
+                });
+            }
+        }
         for holes in self.holes {
             for mem in [Mem::Device, Mem::Upload] {
                 for size in [256, 64 << 10, 4 << 20] {
@@ -221,6 +312,7 @@ impl Scale {
                         mem,
                         holes,
                         iters,
+                        live: false,
                     });
                 }
             }
@@ -237,10 +329,12 @@ impl Scale {
                 count: self.blas_creates,
             });
         }
-        list.push(Workload::Compaction {
-            blases: self.blases,
-            triangles: self.blas_triangles,
-        });
+        for triangles in [1, self.blas_triangles] {
+            list.push(Workload::Compaction {
+                blases: self.blases,
+                triangles,
+            });
+        }
         list.push(Workload::External {
             size: 64 << 20,
             iters: self.external_iters,
@@ -265,10 +359,11 @@ pub trait Side {
 }
 
 /// The mesh of each compaction-cycle BLAS: a grid of quads in the z = 0
-/// plane, `triangles` triangles (rounded down to even), as `f32` xyz
-/// positions and `u32` indices.
+/// plane, `triangles` triangles (at least 1; an odd count leaves half of the
+/// last quad out), as `f32` xyz positions and `u32` indices.
 pub fn blas_mesh(triangles: u32) -> (Vec<f32>, Vec<u32>) {
-    let quads = (triangles / 2).max(1);
+    let triangles = triangles.max(1);
+    let quads = triangles.div_ceil(2);
     let cols = (f64::from(quads).sqrt().ceil() as u32).max(1);
     let rows = quads.div_ceil(cols);
     let mut positions = Vec::new();
@@ -283,6 +378,7 @@ pub fn blas_mesh(triangles: u32) -> (Vec<f32>, Vec<u32>) {
         let v = |di: u32, dj: u32| (j + dj) * (cols + 1) + i + di;
         indices.extend([v(0, 0), v(1, 0), v(0, 1), v(0, 1), v(1, 0), v(1, 1)]);
     }
+    indices.truncate(3 * triangles as usize);
     (positions, indices)
 }
 

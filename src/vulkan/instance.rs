@@ -251,24 +251,23 @@ impl Instance {
     pub fn validation_counter(&self) -> ValidationCounter {
         ValidationCounter(self.shared.messenger_state.clone())
     }
-}
 
-/// Whether `name` is among the extension properties.
-pub(crate) fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
-    list.iter().any(|e| e.extension_name_as_c_str() == Ok(name))
-}
-
-impl crate::Instance for Instance {
-    type A = super::Api;
-
-    fn backend(&self) -> crate::Backend {
-        crate::Backend::Vulkan
-    }
-
-    unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
-        // SAFETY: the caller vouches for the system's loader.
-        let entry = unsafe { ash::Entry::load() }
-            .map_err(|e| InstanceError::NotAvailable(format!("no Vulkan loader: {e}")))?;
+    /// [`crate::Instance::init`] with the given Vulkan loader entry in place
+    /// of the system's (`ash::Entry::load()`). Every function keel-hal (and
+    /// its allocator) calls is looked up through `entry`'s
+    /// `vkGetInstanceProcAddr`, so an entry that wraps the loader's can count
+    /// or trace calls: the `bench/` crate counts `vkAllocateMemory` and
+    /// `vkCreateQueryPool` this way.
+    ///
+    /// # Safety
+    /// As for [`crate::Instance::init`]; besides, `entry`'s
+    /// `vkGetInstanceProcAddr` is a Vulkan loader's or forwards to one, and
+    /// every function it returns (or that the functions it returns return)
+    /// has the Vulkan command's signature and behaviour.
+    pub unsafe fn init_with_entry(
+        desc: &InstanceDescriptor,
+        entry: ash::Entry,
+    ) -> Result<Self, InstanceError> {
         // SAFETY: `entry` is a loaded loader; this is a global command.
         let loader_version = match unsafe { entry.try_enumerate_instance_version() } {
             Ok(v) => v.unwrap_or(vk::API_VERSION_1_0),
@@ -418,6 +417,27 @@ impl crate::Instance for Instance {
         Ok(Instance {
             shared: Arc::new(shared),
         })
+    }
+}
+
+/// Whether `name` is among the extension properties.
+pub(crate) fn has_extension(list: &[vk::ExtensionProperties], name: &CStr) -> bool {
+    list.iter().any(|e| e.extension_name_as_c_str() == Ok(name))
+}
+
+impl crate::Instance for Instance {
+    type A = super::Api;
+
+    fn backend(&self) -> crate::Backend {
+        crate::Backend::Vulkan
+    }
+
+    unsafe fn init(desc: &InstanceDescriptor) -> Result<Self, InstanceError> {
+        // SAFETY: the caller vouches for the system's loader.
+        let entry = unsafe { ash::Entry::load() }
+            .map_err(|e| InstanceError::NotAvailable(format!("no Vulkan loader: {e}")))?;
+        // SAFETY: the caller's contract; `entry` is the system's loader.
+        unsafe { Self::init_with_entry(desc, entry) }
     }
 
     unsafe fn enumerate_adapters(&self) -> Vec<ExposedAdapter<super::Api>> {

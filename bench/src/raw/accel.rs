@@ -6,14 +6,20 @@
 //! batches of [`BUILD_BATCH`] (one submission each); after the last batch
 //! one barrier, one `vkCmdWriteAccelerationStructuresPropertiesKHR` for all
 //! N and one `vkCmdCopyQueryPoolResults`; the compacted copies in a second
-//! buffer; one submission of N copies. Creation-only rows do not apply.
+//! buffer; one submission of N copies.
+//!
+//! BLAS creation floor: per BLAS a size query, a buffer bound into a kept
+//! arena and `vkCreateAccelerationStructureKHR`; then every structure and
+//! buffer destroyed.
 
 use std::time::{Duration, Instant};
 
 use ash::khr::acceleration_structure as khr_as;
 use ash::vk;
 
+use super::arena::Arena;
 use super::vk_err;
+use crate::count::Timer;
 use crate::workload::{self, Workload, BUILD_BATCH};
 
 /// Alignment of every AS offset and scratch range.
@@ -48,6 +54,8 @@ pub struct RawAccel {
     pool: vk::CommandPool,
     cb: vk::CommandBuffer,
     fence: vk::Fence,
+    /// The creation floor's arena (device-local), made at its first sample.
+    arena: Option<Arena>,
 }
 
 impl RawAccel {
@@ -99,6 +107,7 @@ impl RawAccel {
             pool: vk::CommandPool::null(),
             cb: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
+            arena: None,
         };
         let info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(family)
@@ -129,8 +138,117 @@ impl RawAccel {
     pub fn sample(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
         match *work {
             Workload::Compaction { blases, triangles } => self.cycle(blases, triangles).map(Some),
+            Workload::BlasCreate { compactable, count } => {
+                self.creates(compactable, count).map(|ns| Some(vec![ns]))
+            }
             _ => Ok(None),
         }
+    }
+
+    /// Size query + buffer bound into the kept arena + AS creation, for
+    /// `count` one-triangle BLASes; then all destroyed. ns per BLAS.
+    fn creates(&mut self, compactable: bool, count: usize) -> Result<f64, String> {
+        let flags = if compactable {
+            vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE
+                | vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION
+        } else {
+            vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE
+        };
+        // Addresses are ignored by size queries.
+        let none = Buf::default();
+        let geometry = [geometry(&none, &none, 3)];
+        let info = build_info(&geometry).flags(flags);
+        let usage = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
+        let sizes = || {
+            let mut sizes = vk::AccelerationStructureBuildSizesInfoKHR::default();
+            // SAFETY: live device; a valid one-geometry description.
+            unsafe {
+                self.accel.get_acceleration_structure_build_sizes(
+                    vk::AccelerationStructureBuildTypeKHR::DEVICE,
+                    &info,
+                    &[1],
+                    &mut sizes,
+                )
+            };
+            sizes.acceleration_structure_size
+        };
+        let size = sizes();
+        let buffer_info = |size| vk::BufferCreateInfo::default().size(size).usage(usage);
+        if self.arena.is_none() {
+            // SAFETY: live device; the probe is destroyed right away.
+            let req = unsafe {
+                let probe = self
+                    .device
+                    .create_buffer(&buffer_info(size), None)
+                    .map_err(vk_err("vkCreateBuffer"))?;
+                let req = self.device.get_buffer_memory_requirements(probe);
+                self.device.destroy_buffer(probe, None);
+                req
+            };
+            let index = (0..self.memory_types.len() as u32)
+                .find(|&i| {
+                    req.memory_type_bits & (1 << i) != 0
+                        && self.memory_types[i as usize]
+                            .property_flags
+                            .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+                })
+                .ok_or("raw: no device-local memory type for AS storage")?;
+            let mut arena = Arena::new(index, false);
+            if let Err(e) = arena.reserve(&self.device, req.size, req.alignment, count) {
+                // SAFETY: nothing is bound into it.
+                unsafe { arena.destroy(&self.device) };
+                return Err(e);
+            }
+            self.arena = Some(arena);
+        }
+        let Some(arena) = self.arena.as_mut() else {
+            return Err("raw: no arena".into());
+        };
+        let (device, accel) = (&self.device, &self.accel);
+        let mut made = Vec::with_capacity(count);
+        let start = Timer::start();
+        // SAFETY: live device; each buffer is bound before its structure is
+        // made on it; everything made is destroyed below, structures first.
+        let result = unsafe {
+            (|| {
+                for _ in 0..count {
+                    let size = sizes();
+                    let buffer = device
+                        .create_buffer(&buffer_info(size), None)
+                        .map_err(vk_err("vkCreateBuffer"))?;
+                    made.push((buffer, vk::AccelerationStructureKHR::null()));
+                    let req = device.get_buffer_memory_requirements(buffer);
+                    if req.memory_type_bits & (1 << arena.memory_type()) == 0 {
+                        return Err("raw: the arena's memory type does not suit AS storage".into());
+                    }
+                    let p = arena.place(device, req.size, req.alignment)?;
+                    device
+                        .bind_buffer_memory(buffer, p.memory, p.offset)
+                        .map_err(vk_err("vkBindBufferMemory"))?;
+                    let info = vk::AccelerationStructureCreateInfoKHR::default()
+                        .buffer(buffer)
+                        .size(size)
+                        .ty(vk::AccelerationStructureTypeKHR::BOTTOM_LEVEL);
+                    let s = accel
+                        .create_acceleration_structure(&info, None)
+                        .map_err(vk_err("vkCreateAccelerationStructureKHR"))?;
+                    if let Some(last) = made.last_mut() {
+                        last.1 = s;
+                    }
+                }
+                Ok::<(), String>(())
+            })()
+        };
+        for (buffer, s) in made {
+            // SAFETY: never used by the GPU; null handles are ignored.
+            unsafe {
+                accel.destroy_acceleration_structure(s, None);
+                device.destroy_buffer(buffer, None);
+            }
+        }
+        arena.reset();
+        let ns = start.stop().as_nanos() as f64 / count as f64;
+        result.map(|()| ns)
     }
 
     /// A buffer with its own memory; host-visible ones are mapped.
@@ -299,7 +417,6 @@ impl RawAccel {
         Ok(vec![
             wall.as_nanos() as f64 / n,
             wall.saturating_sub(blocked).as_nanos() as f64 / n,
-            1.0,
             before as f64 / 1024.0,
             after as f64 / 1024.0,
         ])
@@ -311,7 +428,7 @@ impl RawAccel {
         n: usize,
         s: &Setup<'_>,
     ) -> Result<(Duration, Duration, u64, u64), String> {
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         let mut blocked = Duration::ZERO;
         let mut storage = [Buf::default(); 2];
         let mut originals = Vec::with_capacity(n);
@@ -445,7 +562,7 @@ impl RawAccel {
         for b in storage {
             self.destroy_buffer(b);
         }
-        let wall = start.elapsed();
+        let wall = start.stop();
         let (before, after) = run?;
         Ok((wall, blocked, before, after))
     }
@@ -521,6 +638,9 @@ impl Drop for RawAccel {
         // children go before the device.
         unsafe {
             self.device.device_wait_idle().ok();
+            if let Some(mut arena) = self.arena.take() {
+                arena.destroy(&self.device);
+            }
             self.device.destroy_fence(self.fence, None);
             self.device.destroy_command_pool(self.pool, None);
             self.device.destroy_device(None);

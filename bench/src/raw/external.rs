@@ -4,8 +4,6 @@
 //! what is not null. Completion is waited for on a timeline semaphore, the
 //! primitive keel-hal's fences are, so the two sides wait the same way.
 
-use std::time::Instant;
-
 use ash::vk;
 
 use super::{vk_err, Raw};
@@ -292,11 +290,11 @@ impl Raw {
         }
         let ext = self.external.as_ref().ok_or("external devices missing")?;
         let fds = open_fds();
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         for _ in 0..iters {
             ext.round(size)?;
         }
-        let ns = start.elapsed().as_nanos() as f64 / iters as f64;
+        let ns = start.stop().as_nanos() as f64 / iters as f64;
         let now = open_fds();
         if now != fds {
             return Err(format!("raw: open fds {fds} before, {now} after"));

@@ -6,6 +6,7 @@
 //! destroys what is not, so a failed set-up releases what it made.
 
 mod accel;
+mod arena;
 mod external;
 mod work;
 
@@ -56,7 +57,6 @@ pub struct Raw {
     external: Option<external::RawExternal>,
     device: ash::Device,
     memory_types: Vec<vk::MemoryType>,
-    max_allocations: u32,
     pub report: AdapterReport,
     layouts: [vk::DescriptorSetLayout; 3],
     uniform: RawBuffer,
@@ -70,19 +70,26 @@ pub struct Raw {
     command_buffer: vk::CommandBuffer,
     /// Pool for churn (FREE_DESCRIPTOR_SET) and its set capacity.
     churn_pool: (vk::DescriptorPool, usize),
+    /// The reuse floor: a pool, its set capacity, and each layout's free list.
+    reuse: (vk::DescriptorPool, usize, [Vec<vk::DescriptorSet>; 3]),
     /// Pool and sets kept for the write-only floor and the encoding workloads.
     kept_pool: vk::DescriptorPool,
     kept_sets: Vec<vk::DescriptorSet>,
-    /// Live hole buffers and what they were built for.
-    holes: Vec<RawBuffer>,
+    /// Live hole buffers, the arena they are bound into, and what they
+    /// were built for.
+    holes: Vec<vk::Buffer>,
+    hole_arena: Option<arena::Arena>,
     holes_key: Option<(workload::Mem, usize)>,
+    /// The buffer workloads' arena and the (memory kind, size, count) it
+    /// was reserved for.
+    buffer_arena: Option<(work::ArenaKey, arena::Arena)>,
 }
 
 impl Raw {
     /// Opens the first adapter (or the first whose name contains `filter`).
     pub fn new(filter: Option<&str>) -> Result<Self, String> {
-        // SAFETY: loading the system's Vulkan loader; it is a conforming one.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("Vulkan loader: {e}"))?;
+        // The system's loader, with device tables that count (`count.rs`).
+        let entry = crate::count::entry()?;
         let app = vk::ApplicationInfo::default()
             .application_name(c"keel-bench")
             .api_version(vk::API_VERSION_1_3);
@@ -185,7 +192,6 @@ impl Raw {
             external: None,
             device,
             memory_types,
-            max_allocations: props.limits.max_memory_allocation_count,
             report,
             layouts: Default::default(),
             uniform: RawBuffer::default(),
@@ -198,10 +204,13 @@ impl Raw {
             command_pool: vk::CommandPool::null(),
             command_buffer: vk::CommandBuffer::null(),
             churn_pool: (vk::DescriptorPool::null(), 0),
+            reuse: (vk::DescriptorPool::null(), 0, Default::default()),
             kept_pool: vk::DescriptorPool::null(),
             kept_sets: Vec::new(),
             holes: Vec::new(),
+            hole_arena: None,
             holes_key: None,
+            buffer_arena: None,
         };
         match raw.make_resources(family) {
             Ok(()) => Ok(raw),
@@ -211,17 +220,7 @@ impl Raw {
 
     fn make_resources(&mut self, family: u32) -> Result<(), String> {
         for (slot, kinds) in self.layouts.iter_mut().zip(LAYOUTS) {
-            let bindings: Vec<_> = kinds
-                .iter()
-                .enumerate()
-                .map(|(i, &k)| {
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(i as u32)
-                        .descriptor_type(descriptor_type(k))
-                        .descriptor_count(1)
-                        .stage_flags(vk::ShaderStageFlags::ALL)
-                })
-                .collect();
+            let bindings = layout_bindings(kinds);
             let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
             // SAFETY: live device, valid create info.
             *slot = unsafe { self.device.create_descriptor_set_layout(&info, None) }
@@ -467,11 +466,13 @@ impl Drop for Raw {
         self.accel = None;
         self.external = None;
         self.drop_holes();
+        self.drop_buffer_arena();
         // SAFETY: nothing was submitted, so no GPU work uses anything; every
         // handle below came from this device (or is null, which is ignored);
         // children go before their parents, the device before the instance.
         unsafe {
             self.device.destroy_descriptor_pool(self.churn_pool.0, None);
+            self.device.destroy_descriptor_pool(self.reuse.0, None);
             self.device.destroy_descriptor_pool(self.kept_pool, None);
             self.device.destroy_command_pool(self.command_pool, None);
             self.device.destroy_pipeline(self.compute, None);
@@ -492,6 +493,26 @@ impl Drop for Raw {
             self.instance.destroy_instance(None);
         }
     }
+}
+
+/// The bindings of a churn layout: one descriptor each, visible to the
+/// vertex, fragment and compute stages (as the other sides' layouts are).
+fn layout_bindings(kinds: &[Kind]) -> Vec<vk::DescriptorSetLayoutBinding<'static>> {
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i as u32)
+                .descriptor_type(descriptor_type(k))
+                .descriptor_count(1)
+                .stage_flags(
+                    vk::ShaderStageFlags::VERTEX
+                        | vk::ShaderStageFlags::FRAGMENT
+                        | vk::ShaderStageFlags::COMPUTE,
+                )
+        })
+        .collect()
 }
 
 fn descriptor_type(kind: Kind) -> vk::DescriptorType {

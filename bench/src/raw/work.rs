@@ -1,11 +1,17 @@
 //! The raw side's samples: what each workload costs written directly in Vulkan.
 
-use std::time::Instant;
-
 use ash::vk;
 
-use super::{descriptor_type, vk_err, Raw, RawBuffer};
-use crate::workload::{self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE};
+use super::arena::Arena;
+use super::{descriptor_type, layout_bindings, vk_err, Raw};
+use crate::count::Timer;
+use crate::workload::{
+    self, Kind, Mem, Pass, SetFloor, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE,
+    UPLOAD_WRITE,
+};
+
+/// What the buffer arena was reserved for: memory kind, buffer size, count.
+pub(super) type ArenaKey = (Mem, u64, usize);
 
 impl Side for Raw {
     fn adapter_name(&self) -> &str {
@@ -31,21 +37,26 @@ impl Side for Raw {
 
     fn sample(&mut self, work: &Workload) -> Result<Option<f64>, String> {
         match *work {
-            Workload::BindGroups { layouts, groups } => self.churn(layouts, groups).map(Some),
-            Workload::BindGroupWrites { groups } => self.writes(groups).map(Some),
+            Workload::BindGroups {
+                layouts,
+                groups,
+                floor: SetFloor::Allocate,
+            } => self.churn(layouts, groups).map(Some),
+            Workload::BindGroups {
+                layouts,
+                groups,
+                floor: SetFloor::Reuse,
+            } => self.reuse(layouts, groups).map(Some),
+            Workload::BindGroupLayouts { count } => self.set_layouts(count).map(Some),
             Workload::Buffers {
                 size,
                 mem,
                 holes,
                 iters,
+                live,
             } => {
-                // Each hole is its own allocation here: skip where the driver's
-                // allocation limit would be hit.
-                if holes as u64 + 16 > u64::from(self.max_allocations) {
-                    return Ok(None);
-                }
                 self.make_holes(mem, holes)?;
-                self.buffers(size, mem, iters).map(Some)
+                self.buffers(size, mem, iters, live).map(Some)
             }
             Workload::Encode { pass, commands } => self.encode(pass, commands).map(Some),
             Workload::Compaction { .. } | Workload::BlasCreate { .. } => Ok(None),
@@ -79,7 +90,7 @@ impl Raw {
         }
         let pool = self.churn_pool.0;
         let mut sets = Vec::with_capacity(groups);
-        let start = Instant::now();
+        let start = Timer::start();
         for i in 0..groups {
             let layout = [self.layouts[i % layouts]];
             let info = vk::DescriptorSetAllocateInfo::default()
@@ -96,18 +107,85 @@ impl Raw {
             unsafe { self.device.free_descriptor_sets(pool, &[set]) }
                 .map_err(vk_err("vkFreeDescriptorSets"))?;
         }
-        Ok(start.elapsed().as_nanos() as f64 / groups as f64)
+        Ok(start.stop().as_nanos() as f64 / groups as f64)
     }
 
-    /// vkUpdateDescriptorSets into kept sets: the write cost alone.
-    fn writes(&mut self, groups: usize) -> Result<f64, String> {
-        self.ensure_kept_sets(groups)?;
-        let sets = &self.kept_sets[..groups];
-        let start = Instant::now();
-        for &set in sets {
-            self.write_set(set, LAYOUTS[0]);
+    /// The reuse floor: a destroyed group's set goes to its layout's free
+    /// list; a created one takes a set from there (allocating only when the
+    /// list is empty: in the warm-up sample) and writes it with one
+    /// vkUpdateDescriptorSets.
+    fn reuse(&mut self, layouts: usize, groups: usize) -> Result<f64, String> {
+        let needed = groups + LAYOUTS.len();
+        if self.reuse.1 < needed {
+            // SAFETY: no set of the old pool is in use; null is ignored.
+            unsafe { self.device.destroy_descriptor_pool(self.reuse.0, None) };
+            self.reuse = (vk::DescriptorPool::null(), 0, Default::default());
+            let pool = self.create_pool(needed, vk::DescriptorPoolCreateFlags::empty())?;
+            self.reuse = (pool, needed, Default::default());
         }
-        Ok(start.elapsed().as_nanos() as f64 / groups as f64)
+        let pool = self.reuse.0;
+        let mut free = std::mem::take(&mut self.reuse.2);
+        let mut made = Vec::with_capacity(groups);
+        let start = Timer::start();
+        let result = (|| {
+            for i in 0..groups {
+                let k = i % layouts;
+                let set = match free[k].pop() {
+                    Some(set) => set,
+                    None => {
+                        let layout = [self.layouts[k]];
+                        let info = vk::DescriptorSetAllocateInfo::default()
+                            .descriptor_pool(pool)
+                            .set_layouts(&layout);
+                        // SAFETY: live pool and layout; the pool has room
+                        // for every set this workload keeps.
+                        unsafe { self.device.allocate_descriptor_sets(&info) }
+                            .map_err(vk_err("vkAllocateDescriptorSets"))?[0]
+                    }
+                };
+                self.write_set(set, LAYOUTS[k]);
+                made.push((k, set));
+            }
+            Ok::<(), String>(())
+        })();
+        for (k, set) in made {
+            free[k].push(set);
+        }
+        let ns = start.stop().as_nanos() as f64 / groups as f64;
+        self.reuse.2 = free;
+        result.map(|()| ns)
+    }
+
+    /// vkCreateDescriptorSetLayout × `count` (the churn layouts in turn), then
+    /// vkDestroyDescriptorSetLayout × `count`.
+    fn set_layouts(&mut self, count: usize) -> Result<f64, String> {
+        let bindings: Vec<_> = LAYOUTS.iter().map(|k| layout_bindings(k)).collect();
+        let infos: Vec<_> = bindings
+            .iter()
+            .map(|b| vk::DescriptorSetLayoutCreateInfo::default().bindings(b))
+            .collect();
+        let mut made = Vec::with_capacity(count);
+        let start = Timer::start();
+        let mut result = Ok(());
+        for i in 0..count {
+            // SAFETY: live device, valid create info.
+            match unsafe {
+                self.device
+                    .create_descriptor_set_layout(&infos[i % infos.len()], None)
+            } {
+                Ok(l) => made.push(l),
+                Err(e) => {
+                    result = Err(vk_err("vkCreateDescriptorSetLayout")(e));
+                    break;
+                }
+            }
+        }
+        for l in made {
+            // SAFETY: nothing uses it.
+            unsafe { self.device.destroy_descriptor_set_layout(l, None) };
+        }
+        let ns = start.stop().as_nanos() as f64 / count as f64;
+        result.map(|()| ns)
     }
 
     /// One vkUpdateDescriptorSets call writing every binding of `set`.
@@ -192,50 +270,182 @@ impl Raw {
             .map_err(vk_err("vkCreateDescriptorPool"))
     }
 
-    /// Builds `holes` live buffers interleaved with as many freed ones, unless
-    /// the current holes were built for the same memory kind and count.
+    /// A buffer of `size` bytes bound at the arena's next offset; its
+    /// mapped bytes (null where the arena is not mapped).
+    fn bound_buffer(
+        device: &ash::Device,
+        arena: &mut Arena,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+    ) -> Result<(vk::Buffer, *mut u8), String> {
+        let info = vk::BufferCreateInfo::default().size(size).usage(usage);
+        // SAFETY: live device, valid create info; the buffer is destroyed
+        // on failure; the placement lies in a live block of a memory type
+        // the buffer allows (checked), sized and aligned by its requirements.
+        unsafe {
+            let buffer = device
+                .create_buffer(&info, None)
+                .map_err(vk_err("vkCreateBuffer"))?;
+            let req = device.get_buffer_memory_requirements(buffer);
+            let bound = if req.memory_type_bits & (1 << arena.memory_type()) == 0 {
+                Err("raw: the arena's memory type does not suit the buffer".to_string())
+            } else {
+                arena.place(device, req.size, req.alignment).and_then(|p| {
+                    device
+                        .bind_buffer_memory(buffer, p.memory, p.offset)
+                        .map_err(vk_err("vkBindBufferMemory"))
+                        .map(|()| p.ptr)
+                })
+            };
+            match bound {
+                Ok(ptr) => Ok((buffer, ptr)),
+                Err(e) => {
+                    device.destroy_buffer(buffer, None);
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// A fresh arena of the memory type a buffer of `mem` kind picks (mapped
+    /// where it is Upload memory).
+    fn new_arena(&self, mem: Mem) -> Result<Arena, String> {
+        let info = vk::BufferCreateInfo::default()
+            .size(256)
+            .usage(buffer_usage(mem));
+        // SAFETY: live device; the probe is destroyed right away.
+        let bits = unsafe {
+            let probe = self
+                .device
+                .create_buffer(&info, None)
+                .map_err(vk_err("vkCreateBuffer"))?;
+            let req = self.device.get_buffer_memory_requirements(probe);
+            self.device.destroy_buffer(probe, None);
+            req.memory_type_bits
+        };
+        Ok(Arena::new(self.memory_type(bits, mem)?, mem == Mem::Upload))
+    }
+
+    /// Builds `holes` live buffers interleaved with as many freed ones, all
+    /// bound into one arena (the freed ones leave gaps), unless the current
+    /// holes were built for the same memory kind and count.
     fn make_holes(&mut self, mem: Mem, holes: usize) -> Result<(), String> {
         if self.holes_key == Some((mem, holes)) {
             return Ok(());
         }
         self.drop_holes();
+        let mut arena = self.new_arena(mem)?;
         let mut all = Vec::with_capacity(2 * holes);
+        let mut result = Ok(());
         for size in workload::hole_sizes(2 * holes) {
-            match self.create_buffer(size, mem, buffer_usage(mem)) {
-                Ok(b) => all.push(b),
+            match Self::bound_buffer(&self.device, &mut arena, size, buffer_usage(mem)) {
+                Ok((b, _)) => all.push(b),
                 Err(e) => {
-                    all.into_iter().for_each(|b| self.destroy_buffer(b));
-                    return Err(e);
+                    result = Err(e);
+                    break;
                 }
             }
         }
         for (i, b) in all.into_iter().enumerate() {
-            if i % 2 == 0 {
+            if i % 2 == 0 && result.is_ok() {
                 self.holes.push(b);
             } else {
-                self.destroy_buffer(b);
+                // SAFETY: never used by the GPU.
+                unsafe { self.device.destroy_buffer(b, None) };
             }
         }
-        self.holes_key = Some((mem, holes));
-        Ok(())
+        self.hole_arena = Some(arena);
+        if result.is_ok() {
+            self.holes_key = Some((mem, holes));
+        } else {
+            self.drop_holes();
+        }
+        result
     }
 
     pub(super) fn drop_holes(&mut self) {
         for b in std::mem::take(&mut self.holes) {
-            self.destroy_buffer(b);
+            // SAFETY: never used by the GPU.
+            unsafe { self.device.destroy_buffer(b, None) };
+        }
+        if let Some(mut arena) = self.hole_arena.take() {
+            // SAFETY: the buffers bound into it are destroyed.
+            unsafe { arena.destroy(&self.device) };
         }
         self.holes_key = None;
     }
 
-    /// vkCreateBuffer + vkAllocateMemory + vkBindBufferMemory + vkFreeMemory + vkDestroyBuffer.
-    fn buffers(&mut self, size: u64, mem: Mem, iters: usize) -> Result<f64, String> {
-        let usage = buffer_usage(mem);
-        let start = Instant::now();
-        for _ in 0..iters {
-            let b: RawBuffer = self.create_buffer(size, mem, usage)?;
-            self.destroy_buffer(b);
+    pub(super) fn drop_buffer_arena(&mut self) {
+        if let Some((_, mut arena)) = self.buffer_arena.take() {
+            // SAFETY: no buffer outlives a sample.
+            unsafe { arena.destroy(&self.device) };
         }
-        Ok(start.elapsed().as_nanos() as f64 / iters as f64)
+    }
+
+    /// vkCreateBuffer + vkGetBufferMemoryRequirements + vkBindBufferMemory
+    /// into the kept arena (+ a write of UPLOAD_WRITE bytes through its
+    /// mapping for Upload) + vkDestroyBuffer: `iters` buffers all live
+    /// (`live`) or one at a time (each at the arena's start).
+    fn buffers(&mut self, size: u64, mem: Mem, iters: usize, live: bool) -> Result<f64, String> {
+        let usage = buffer_usage(mem);
+        let key = (mem, size, if live { iters } else { 1 });
+        if self.buffer_arena.as_ref().map(|(k, _)| *k) != Some(key) {
+            self.drop_buffer_arena();
+            let mut arena = self.new_arena(mem)?;
+            // Set-up: as many blocks as the sample needs, made now.
+            let made = Self::bound_buffer(&self.device, &mut arena, size, usage);
+            let reserved = made.and_then(|(b, _)| {
+                // SAFETY: never used by the GPU.
+                let req = unsafe {
+                    let req = self.device.get_buffer_memory_requirements(b);
+                    self.device.destroy_buffer(b, None);
+                    req
+                };
+                arena.reserve(&self.device, req.size, req.alignment, key.2)
+            });
+            if let Err(e) = reserved {
+                // SAFETY: no buffer is bound into it any more.
+                unsafe { arena.destroy(&self.device) };
+                return Err(e);
+            }
+            self.buffer_arena = Some((key, arena));
+        }
+        let Some((_, arena)) = self.buffer_arena.as_mut() else {
+            return Err("raw: no buffer arena".into());
+        };
+        let device = &self.device;
+        let mut made = Vec::with_capacity(if live { iters } else { 0 });
+        let start = Timer::start();
+        let mut result = Ok(());
+        for _ in 0..iters {
+            match Self::bound_buffer(device, arena, size, usage) {
+                Ok((buffer, ptr)) => {
+                    if !ptr.is_null() {
+                        // SAFETY: the buffer's bytes in the arena's mapping,
+                        // at least UPLOAD_WRITE of them; unknown to the GPU.
+                        unsafe { std::ptr::write_bytes(ptr, 0xA5, UPLOAD_WRITE) };
+                    }
+                    if live {
+                        made.push(buffer);
+                    } else {
+                        // SAFETY: never used by the GPU.
+                        unsafe { device.destroy_buffer(buffer, None) };
+                        arena.reset();
+                    }
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        for b in made {
+            // SAFETY: never used by the GPU.
+            unsafe { device.destroy_buffer(b, None) };
+        }
+        arena.reset();
+        let ns = start.stop().as_nanos() as f64 / iters as f64;
+        result.map(|()| ns)
     }
 
     /// Records `commands` × (bind descriptor set + dispatch/draw), begin to end.
@@ -252,7 +462,7 @@ impl Raw {
             width: TARGET_SIZE,
             height: TARGET_SIZE,
         };
-        let start = Instant::now();
+        let start = crate::count::Timer::start();
         // SAFETY: the command buffer is in the initial state; every handle
         // recorded is live and matches the pipeline layout; never submitted.
         unsafe {
@@ -312,6 +522,6 @@ impl Raw {
             d.end_command_buffer(cb)
                 .map_err(vk_err("vkEndCommandBuffer"))?;
         }
-        Ok(start.elapsed().as_nanos() as f64 / commands as f64)
+        Ok(start.stop().as_nanos() as f64 / commands as f64)
     }
 }
