@@ -424,10 +424,11 @@ impl<A: Api> Gpu<'_, A> {
 fn buffer_error(e: BufferError) -> Error {
     match e {
         BufferError::Device(e) => Error::Device(e),
-        _ => Error::Unsupported(
-            "the batch's readback buffer cannot be created (8 bytes per structure, \
-             mappable memory): compact in smaller batches",
-        ),
+        _ => Error::Unsupported {
+            what: "this batch's readback buffer (8 bytes per structure, mappable memory)",
+            allowed: "batches whose readback buffer the device can create: compact in smaller \
+                      batches",
+        },
     }
 }
 

@@ -600,27 +600,75 @@ pub enum SurfaceError {
 }
 
 /// Failure of an acceleration-structure operation.
+///
+/// Every check that needs no driver is written once
+/// (`src/validate/acceleration.rs`) and run in the same order by every
+/// backend, so a misuse is the same error on noop and on Vulkan.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AccelerationStructureError {
-    /// The device was not opened with what this needs (acceleration
-    /// structures, a vertex format, …).
-    #[error("unsupported: {0}")]
-    Unsupported(&'static str),
-    /// The structure is smaller than the build needs.
-    #[error("structure of {size} bytes is smaller than the {required} bytes the build needs")]
+    /// The device, or keel-hal, does not do what was asked (acceleration
+    /// structures on a device opened without them, a build flag keel-hal
+    /// does not support, …).
+    #[error("{what} is not supported: {allowed}")]
+    Unsupported {
+        /// What was asked.
+        what: &'static str,
+        /// What is allowed instead.
+        allowed: &'static str,
+    },
+    /// More of something than the device's limit allows.
+    #[error("{given} {what} exceed {limit} = {max}")]
+    LimitExceeded {
+        /// What was counted (`"geometries"`, `"primitives"`, `"instances"`,
+        /// `"bytes"`, `"structures"`).
+        what: &'static str,
+        /// The limit: a `wgt::Limits` field name, or what else bounds it.
+        limit: &'static str,
+        /// How many were asked for.
+        given: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// A triangle geometry's vertex format is not one acceleration
+    /// structures take on this device.
+    #[error("{}", vertex_format_text(*.geometry, *.format, *.extended))]
+    UnsupportedVertexFormat {
+        /// Index of the geometry in the build entries.
+        geometry: usize,
+        /// The format given.
+        format: wgt::VertexFormat,
+        /// Whether the device has
+        /// `Features::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS`.
+        extended: bool,
+    },
+    /// A structure of zero bytes was asked for.
+    #[error(
+        "an acceleration structure of 0 bytes: its size must be at least 1 (the size query's \
+         acceleration_structure_size)"
+    )]
+    ZeroSize,
+    /// The structure is smaller than the build (or copy) needs.
+    #[error("structure of {size} bytes is smaller than the {required} bytes needed")]
     TooSmall {
-        /// Bytes the build needs (the size query's answer).
+        /// Bytes needed (the size query's answer, or a clone's source size).
         required: u64,
         /// Bytes the structure has.
         size: u64,
     },
-    /// The scratch buffer range is smaller than the build needs or misaligned.
-    #[error("scratch range of {available} bytes at a bad offset or below the {required} needed")]
+    /// The scratch range does not serve the build: its offset is not a
+    /// multiple of `alignment` (checked first), or fewer than `required`
+    /// bytes follow it.
+    #[error("{}", scratch_text(*.offset, *.available, *.required, *.alignment))]
     Scratch {
-        /// Bytes the build needs.
-        required: u64,
-        /// Bytes available from the offset.
+        /// The scratch offset given.
+        offset: u64,
+        /// Bytes of the scratch buffer from the offset.
         available: u64,
+        /// Bytes the build (or update) needs.
+        required: u64,
+        /// What the offset must be a multiple of: the adapter's
+        /// `minAccelerationStructureScratchOffsetAlignment` (256 on noop).
+        alignment: u64,
     },
     /// Bottom-level geometry for a top-level structure, or the reverse; a
     /// copy between structures of different kinds; a compacted-size read of
@@ -638,15 +686,173 @@ pub enum AccelerationStructureError {
     /// `ALLOW_COMPACTION`, update without `ALLOW_UPDATE`).
     #[error("the structure was not built with {0}")]
     MissingFlag(&'static str),
-    /// A build entry without its buffer, or an update without a source.
-    #[error("build input missing: {0}")]
-    MissingInput(&'static str),
-    /// A placement in a buffer that is too small or misaligned.
-    #[error("invalid placement: {0}")]
-    InvalidPlacement(&'static str),
+    /// A build entry without its buffer (`None` where the build reads one).
+    #[error("build input missing: {0} is None; a build needs it")]
+    MissingInput(StructureBuffer),
+    /// An update without a source structure.
+    #[error(
+        "an update needs source_acceleration_structure (a structure built with ALLOW_UPDATE); \
+         None was given"
+    )]
+    MissingSource,
+    /// A buffer lacks the usage its role needs.
+    #[error(
+        "{role} has usage {}; it needs one of {}",
+        crate::validate::flag_names(*.usage),
+        crate::validate::flag_names(*.allowed)
+    )]
+    BufferUsage {
+        /// What the buffer serves as.
+        role: StructureBuffer,
+        /// The usages it was created with.
+        usage: wgt::BufferUsages,
+        /// The usages that would do (any one of them).
+        allowed: wgt::BufferUsages,
+    },
+    /// A range placed in a buffer (a structure, compacted sizes, a build
+    /// input) whose offset is not a multiple of `alignment` (checked
+    /// first), or that runs past the buffer's end.
+    #[error("{}", range_text_of(*.role, *.offset, *.size, *.buffer_size, *.alignment))]
+    InvalidPlacement {
+        /// What the range holds.
+        role: StructureBuffer,
+        /// The offset given.
+        offset: u64,
+        /// Bytes from the offset the range needs.
+        size: u64,
+        /// Bytes of the buffer.
+        buffer_size: u64,
+        /// What the offset must be a multiple of.
+        alignment: u64,
+    },
+    /// A stride that is not allowed (vertex strides: a multiple of the
+    /// format's component size; box strides: a multiple of 8, at least 24).
+    #[error(
+        "{role}: stride {stride} is not allowed; allowed are multiples of {multiple_of} in \
+         {min}..={max}"
+    )]
+    InvalidStride {
+        /// Whose stride.
+        role: StructureBuffer,
+        /// The stride given.
+        stride: u64,
+        /// What it must be a multiple of.
+        multiple_of: u64,
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// An indexed triangle geometry whose index count is not a multiple of 3.
+    #[error("geometry {geometry}: index count {count} is not a multiple of 3")]
+    InvalidIndexCount {
+        /// Index of the geometry in the build entries.
+        geometry: usize,
+        /// The index count given.
+        count: u32,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+/// What a buffer named in an [`AccelerationStructureError`] serves as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StructureBuffer {
+    /// The vertex buffer of triangle geometry `n` of the entries.
+    Vertices(usize),
+    /// The index buffer of triangle geometry `n`.
+    Indices(usize),
+    /// The transform buffer of triangle geometry `n`.
+    Transform(usize),
+    /// The box buffer of box geometry `n`.
+    Aabbs(usize),
+    /// The instance buffer of a top-level build.
+    Instances,
+    /// A build's scratch buffer.
+    Scratch,
+    /// A buffer a structure is placed in.
+    Placement,
+    /// The destination of a compacted-size read.
+    CompactedSizes,
+}
+
+impl std::fmt::Display for StructureBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Vertices(n) => write!(f, "geometry {n}'s vertex buffer"),
+            Self::Indices(n) => write!(f, "geometry {n}'s index buffer"),
+            Self::Transform(n) => write!(f, "geometry {n}'s transform buffer"),
+            Self::Aabbs(n) => write!(f, "geometry {n}'s box buffer"),
+            Self::Instances => f.write_str("the instance buffer"),
+            Self::Scratch => f.write_str("the scratch buffer"),
+            Self::Placement => f.write_str("the buffer holding the structure"),
+            Self::CompactedSizes => f.write_str("the compacted-size buffer"),
+        }
+    }
+}
+
+/// The vertex formats acceleration structures take with
+/// `Features::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS`, besides
+/// `Float32x3` (which they always take).
+pub(crate) const EXTENDED_AS_VERTEX_FORMATS: [wgt::VertexFormat; 5] = [
+    wgt::VertexFormat::Float32x2,
+    wgt::VertexFormat::Float16x2,
+    wgt::VertexFormat::Float16x4,
+    wgt::VertexFormat::Snorm16x2,
+    wgt::VertexFormat::Snorm16x4,
+];
+
+/// The message of `UnsupportedVertexFormat`.
+fn vertex_format_text(geometry: usize, format: wgt::VertexFormat, extended: bool) -> String {
+    let others = EXTENDED_AS_VERTEX_FORMATS
+        .map(|f| format!("{f:?}"))
+        .join(", ");
+    if extended {
+        format!(
+            "geometry {geometry}: vertex format {format:?} is not allowed; allowed are \
+             Float32x3, {others}"
+        )
+    } else if EXTENDED_AS_VERTEX_FORMATS.contains(&format) {
+        format!(
+            "geometry {geometry}: vertex format {format:?} needs \
+             Features::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS; allowed is Float32x3"
+        )
+    } else {
+        format!(
+            "geometry {geometry}: vertex format {format:?} is not allowed; allowed is Float32x3"
+        )
+    }
+}
+
+/// The message of `Scratch`: which rule the range breaks.
+fn scratch_text(offset: u64, available: u64, required: u64, alignment: u64) -> String {
+    if offset % alignment.max(1) != 0 {
+        format!(
+            "scratch offset {offset} is not a multiple of the scratch alignment {alignment} \
+             (minAccelerationStructureScratchOffsetAlignment)"
+        )
+    } else {
+        format!(
+            "scratch range of {available} bytes at offset {offset} is below the {required} \
+             bytes the build needs"
+        )
+    }
+}
+
+/// The message of `InvalidPlacement`: which rule the range breaks.
+fn range_text_of(
+    role: StructureBuffer,
+    offset: u64,
+    size: u64,
+    buffer_size: u64,
+    alignment: u64,
+) -> String {
+    if offset % alignment.max(1) != 0 {
+        format!("{role}: offset {offset} is not a multiple of {alignment}")
+    } else {
+        format!("{role}: {size} bytes at offset {offset} run past the buffer's {buffer_size} bytes")
+    }
 }
 
 /// `a..b` for a range of `count` from `base`, or `from a to the end`.

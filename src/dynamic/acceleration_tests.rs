@@ -40,18 +40,20 @@ impl DynAccelerationStructure for Foreign {}
 #[test]
 fn structures_travel_through_dyn_api() {
     let crate::OpenDevice { device, queue } = open();
-    let buffer = |size, memory| {
+    // Usages as the shared checks ask (and Vulkan would).
+    let buffer = |size, memory, usage| {
         let desc = BufferDescriptor {
             size,
             memory,
+            usage,
             ..Default::default()
         };
         // SAFETY: live device.
         unsafe { device.create_buffer(&desc) }.unwrap()
     };
-    let vertices = buffer(12 * 3 * 10, Memory::Device);
-    let scratch = buffer(4096, Memory::Device);
-    let sizes_buffer = buffer(16, Memory::Readback);
+    let vertices = buffer(12 * 3 * 10, Memory::Device, wgt::BufferUsages::BLAS_INPUT);
+    let scratch = buffer(4096, Memory::Device, wgt::BufferUsages::STORAGE);
+    let sizes_buffer = buffer(16, Memory::Readback, wgt::BufferUsages::COPY_DST);
     // Ten geometries: more than the lists hold inline.
     let geometry = |vertex_buffer| AccelerationStructureTriangles {
         vertex_buffer,

@@ -13,39 +13,14 @@
 //! source: `read_acceleration_structure_compacted_sizes` writes each
 //! structure's creation size.
 //!
-//! The checks, in the order they run (each returns the
-//! [`AccelerationStructureError`] named; a failing call records nothing):
-//!
-//! - everything: a device opened without `ACCELERATION_STRUCTURE`
-//!   (`Unsupported`);
-//! - creation: size 0, a placement buffer without `STORAGE` usage, a
-//!   placement offset that is not a multiple of 256, or a placement range
-//!   past the end of its buffer (`InvalidPlacement`; `validate/acceleration.rs`,
-//!   shared with every backend);
-//! - size queries and builds: more geometries, primitives or instances
-//!   than the device's limits, or a vertex format other than `Float32x3`
-//!   (`Unsupported`);
-//! - builds: geometry of the other level than the destination (or the
-//!   update's source) (`WrongKind`); a geometry without its buffer, an
-//!   update without a source (`MissingInput`); a destination smaller than
-//!   the size computed above (`TooSmall`); a scratch range that is shorter
-//!   than needed or whose offset is not a multiple of
-//!   [`SCRATCH_ALIGNMENT`] (`Scratch`); an update whose source's last build
-//!   lacks `ALLOW_UPDATE`, or whose flags differ from that build's
-//!   (`MissingFlag`);
-//! - copies: source and destination of different kinds (`WrongKind`); a
-//!   compacting copy from a structure whose last build lacks
-//!   `ALLOW_COMPACTION` (`MissingFlag`); a destination smaller than the
-//!   source (`TooSmall`: a compacted copy is as large as its source here);
-//! - compacted-size reads: a top-level structure (`WrongKind`), one whose
-//!   last build lacks `ALLOW_COMPACTION` (`MissingFlag`), sizes that do not
-//!   fit the buffer at the offset, or an offset that is not a multiple of 8
-//!   (`InvalidPlacement`).
-//!
-//! These are the Vulkan backend's checks, in its order where it matters,
-//! so code tested on noop fails the same way there. Recording one of these
-//! commands outside a recording, or inside a pass, is logged and fails with
-//! `Device(DeviceError::InvalidState(_))`.
+//! The checks are the shared ones (`validate/acceleration.rs`), in their
+//! order, so a misuse is the same error here as on Vulkan; noop adds
+//! only its sizes (computed, where Vulkan asks the driver), its scratch
+//! alignment ([`SCRATCH_ALIGNMENT`], where Vulkan asks the adapter), and
+//! the compacted size a compacting copy writes (the source's size, which
+//! Vulkan learns only from the GPU). A failing call records nothing.
+//! Recording one of these commands outside a recording, or inside a pass,
+//! is logged and fails with `Device(DeviceError::InvalidState(_))`.
 //!
 //! A structure's build flags are remembered when its build is *recorded*
 //! (as Vulkan's cheap checks must: the GPU has not run it yet), so a
@@ -57,10 +32,10 @@ use std::sync::Arc;
 
 use super::memory::{Charge, HostBytes};
 use super::{AccelerationStructure, Api, Buffer, DeviceShared};
+use crate::validate::acceleration::{self as checks, BuildLimits, StructureFacts};
 use crate::{
-    AccelerationStructureBuildMode, AccelerationStructureBuildSizes, AccelerationStructureCopy,
-    AccelerationStructureDescriptor, AccelerationStructureEntries, AccelerationStructureError,
-    AccelerationStructureKind, AccelerationStructurePlacement,
+    AccelerationStructureBuildSizes, AccelerationStructureCopy, AccelerationStructureDescriptor,
+    AccelerationStructureEntries, AccelerationStructureError, AccelerationStructurePlacement,
     BuildAccelerationStructureDescriptor, DeviceError,
 };
 
@@ -72,7 +47,7 @@ type Error = AccelerationStructureError;
 pub const SCRATCH_ALIGNMENT: u64 = 256;
 
 /// What a placement offset must be a multiple of (fake addresses keep it).
-use crate::validate::acceleration::{check_kind, PLACEMENT_ALIGNMENT};
+use checks::PLACEMENT_ALIGNMENT;
 
 /// Fixed bytes of every structure.
 const BASE_SIZE: u64 = 128;
@@ -123,10 +98,6 @@ impl BuildState {
         self.recorded.store(bits, Ordering::Relaxed);
     }
 
-    fn has_flag(&self, flag: wgt::AccelerationStructureFlags) -> bool {
-        self.recorded_flags().is_some_and(|f| f.contains(flag))
-    }
-
     /// Whether a build or copy into the structure has executed.
     pub(crate) fn is_built(&self) -> bool {
         self.built.load(Ordering::Relaxed)
@@ -140,18 +111,30 @@ impl BuildState {
 
 /// The device limits the checks read, copied into each encoder.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Limits {
-    max_blas_primitive_count: u32,
-    max_blas_geometry_count: u32,
-    max_tlas_instance_count: u32,
-}
+pub(crate) struct Limits(BuildLimits);
 
 impl Limits {
+    /// Noop's limits, with its scratch alignment. Noop offers no
+    /// `EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS`, so its devices
+    /// never have it.
     pub(crate) fn new(limits: &wgt::Limits) -> Self {
-        Self {
-            max_blas_primitive_count: limits.max_blas_primitive_count,
-            max_blas_geometry_count: limits.max_blas_geometry_count,
-            max_tlas_instance_count: limits.max_tlas_instance_count,
+        Self(BuildLimits::new(
+            limits,
+            wgt::Features::empty(),
+            SCRATCH_ALIGNMENT,
+        ))
+    }
+}
+
+impl checks::AccelerationFacts for Api {
+    fn structure(structure: &AccelerationStructure) -> StructureFacts {
+        StructureFacts {
+            kind: structure.kind,
+            size: structure.size,
+            flags: structure
+                .state
+                .recorded_flags()
+                .unwrap_or(wgt::AccelerationStructureFlags::empty()),
         }
     }
 }
@@ -163,83 +146,33 @@ fn require_feature(shared: &DeviceShared) -> Result<(), Error> {
     {
         Ok(())
     } else {
-        Err(Error::Unsupported(
-            "acceleration structures need HalFeatures::ACCELERATION_STRUCTURE",
-        ))
+        Err(checks::unsupported_device())
     }
 }
 
-/// The level of structure the entries build.
-fn kind_of<B: ?Sized>(entries: &AccelerationStructureEntries<'_, B>) -> AccelerationStructureKind {
-    match entries {
-        AccelerationStructureEntries::Triangles(_) | AccelerationStructureEntries::Aabbs(_) => {
-            AccelerationStructureKind::BottomLevel
-        }
-        AccelerationStructureEntries::Instances(_) => AccelerationStructureKind::TopLevel,
-    }
-}
-
-/// Sizes for `entries`, after the limit and format checks.
+/// Sizes for `entries` (checked already: the limits keep the sums small).
 pub(crate) fn sizes<B: ?Sized>(
     entries: &AccelerationStructureEntries<'_, B>,
-    limits: &Limits,
-) -> Result<AccelerationStructureBuildSizes, Error> {
+) -> AccelerationStructureBuildSizes {
     let primitives: u64 = match entries {
-        AccelerationStructureEntries::Triangles(geometries) => {
-            if geometries.len() as u64 > u64::from(limits.max_blas_geometry_count) {
-                return Err(Error::Unsupported(
-                    "more geometries than max_blas_geometry_count",
-                ));
-            }
-            let mut triangles = 0u64;
-            for g in *geometries {
-                if g.vertex_format != wgt::VertexFormat::Float32x3 {
-                    return Err(Error::Unsupported(
-                        "noop builds only Float32x3 vertex positions",
-                    ));
-                }
-                let count = g.indices.as_ref().map_or(g.vertex_count, |i| i.count);
-                triangles += u64::from(count / 3);
-            }
-            if triangles > u64::from(limits.max_blas_primitive_count) {
-                return Err(Error::Unsupported(
-                    "more triangles than max_blas_primitive_count",
-                ));
-            }
-            triangles
-        }
+        AccelerationStructureEntries::Triangles(geometries) => geometries
+            .iter()
+            .map(|g| u64::from(checks::triangle_count(g)))
+            .sum(),
         AccelerationStructureEntries::Aabbs(geometries) => {
-            if geometries.len() as u64 > u64::from(limits.max_blas_geometry_count) {
-                return Err(Error::Unsupported(
-                    "more geometries than max_blas_geometry_count",
-                ));
-            }
-            let boxes: u64 = geometries.iter().map(|g| u64::from(g.count)).sum();
-            if boxes > u64::from(limits.max_blas_primitive_count) {
-                return Err(Error::Unsupported(
-                    "more boxes than max_blas_primitive_count",
-                ));
-            }
-            boxes
+            geometries.iter().map(|g| u64::from(g.count)).sum()
         }
-        AccelerationStructureEntries::Instances(instances) => {
-            if instances.count > limits.max_tlas_instance_count {
-                return Err(Error::Unsupported(
-                    "more instances than max_tlas_instance_count",
-                ));
-            }
-            u64::from(instances.count)
-        }
+        AccelerationStructureEntries::Instances(instances) => u64::from(instances.count),
     };
     // The limits keep this far from overflow; saturate all the same.
     let size = primitives
         .saturating_mul(PRIMITIVE_SIZE)
         .saturating_add(BASE_SIZE);
-    Ok(AccelerationStructureBuildSizes {
+    AccelerationStructureBuildSizes {
         acceleration_structure_size: size,
         update_scratch_size: size / 2,
         build_scratch_size: size / 2,
-    })
+    }
 }
 
 /// `Device::get_acceleration_structure_build_sizes`.
@@ -248,7 +181,8 @@ pub(crate) fn build_sizes(
     desc: &crate::GetAccelerationStructureBuildSizesDescriptor<Api>,
 ) -> Result<AccelerationStructureBuildSizes, Error> {
     require_feature(shared)?;
-    sizes(desc.entries, &Limits::new(&shared.limits))
+    checks::check_size_query::<Api>(desc.entries, desc.flags, &Limits::new(&shared.limits).0)?;
+    Ok(sizes(desc.entries))
 }
 
 /// `Device::create_acceleration_structure`.
@@ -267,7 +201,7 @@ pub(crate) fn create(
             offset,
         )),
     };
-    crate::validate::acceleration::check_create(desc.size, placement)?;
+    checks::check_create(desc.size, placement, shared.limits.max_buffer_size)?;
     let storage = match desc.placement {
         AccelerationStructurePlacement::Owned => {
             // Charge first: a failed allocation returns the charge on drop.
@@ -317,93 +251,15 @@ fn next_address(shared: &DeviceShared, size: u64) -> Result<u64, Error> {
         .map_err(|_| Error::Device(DeviceError::OutOfMemory))
 }
 
-/// Checks one build or update (see the module docs for the order).
-fn check_build(
-    desc: &BuildAccelerationStructureDescriptor<Api>,
-    limits: &Limits,
-) -> Result<(), Error> {
-    let kind = kind_of(desc.entries);
-    let dst = desc.destination_acceleration_structure;
-    check_kind("build entries", kind, dst.kind)?;
-    let update = desc.mode == AccelerationStructureBuildMode::Update;
-    if update {
-        match desc.source_acceleration_structure {
-            Some(source) => check_kind("the update's source structure", source.kind, kind)?,
-            None => return Err(Error::MissingInput("an update needs a source structure")),
-        }
-    }
-    check_inputs(desc.entries)?;
-    let sizes = sizes(desc.entries, limits)?;
-    if dst.size < sizes.acceleration_structure_size {
-        return Err(Error::TooSmall {
-            required: sizes.acceleration_structure_size,
-            size: dst.size,
-        });
-    }
-    let required = if update {
-        sizes.update_scratch_size
-    } else {
-        sizes.build_scratch_size
-    };
-    let offset = desc.scratch_buffer_offset;
-    let available = desc.scratch_buffer.size().saturating_sub(offset);
-    if offset % SCRATCH_ALIGNMENT != 0 || available < required {
-        return Err(Error::Scratch {
-            required,
-            available,
-        });
-    }
-    if let (true, Some(source)) = (update, desc.source_acceleration_structure) {
-        if !source
-            .state
-            .has_flag(wgt::AccelerationStructureFlags::ALLOW_UPDATE)
-        {
-            return Err(Error::MissingFlag("ALLOW_UPDATE"));
-        }
-        if source.state.recorded_flags() != Some(desc.flags) {
-            return Err(Error::MissingFlag(
-                "the same flags as the source's last build (an update keeps them)",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Every geometry has its buffers.
-fn check_inputs(entries: &AccelerationStructureEntries<'_, Buffer>) -> Result<(), Error> {
-    match entries {
-        AccelerationStructureEntries::Triangles(geometries) => {
-            for g in *geometries {
-                if g.vertex_buffer.is_none() {
-                    return Err(Error::MissingInput("a triangle geometry's vertex buffer"));
-                }
-                if g.indices.as_ref().is_some_and(|i| i.buffer.is_none()) {
-                    return Err(Error::MissingInput("a triangle geometry's index buffer"));
-                }
-            }
-        }
-        AccelerationStructureEntries::Aabbs(geometries) => {
-            if geometries.iter().any(|g| g.buffer.is_none()) {
-                return Err(Error::MissingInput("a box geometry's buffer"));
-            }
-        }
-        AccelerationStructureEntries::Instances(instances) => {
-            if instances.buffer.is_none() {
-                return Err(Error::MissingInput("the instance buffer"));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Checks every build of a call, then remembers each destination's flags
-/// (nothing is remembered when one check fails).
+/// Checks every build of a call (the shared checks, with noop's sizes),
+/// then remembers each destination's flags (nothing is remembered when one
+/// check fails).
 pub(crate) fn record_builds(
     descs: &[BuildAccelerationStructureDescriptor<Api>],
     limits: &Limits,
 ) -> Result<(), Error> {
     for desc in descs {
-        check_build(desc, limits)?;
+        checks::check_build::<Api>(desc, &limits.0, || Ok(sizes(desc.entries)))?;
     }
     for desc in descs {
         desc.destination_acceleration_structure
@@ -413,27 +269,20 @@ pub(crate) fn record_builds(
     Ok(())
 }
 
-/// Checks a copy, then passes the source's flags on to the destination.
+/// Checks a copy (a compacted copy is as large as its source here), then
+/// passes the source's flags on to the destination.
 pub(crate) fn record_copy(
     src: &AccelerationStructure,
     dst: &AccelerationStructure,
     mode: AccelerationStructureCopy,
 ) -> Result<(), Error> {
-    check_kind("the copy's destination", dst.kind, src.kind)?;
-    if mode == AccelerationStructureCopy::Compact
-        && !src
-            .state
-            .has_flag(wgt::AccelerationStructureFlags::ALLOW_COMPACTION)
-    {
-        return Err(Error::MissingFlag("ALLOW_COMPACTION"));
-    }
-    // A compacted copy is as large as its source on noop (see the module docs).
-    if dst.size < src.size {
-        return Err(Error::TooSmall {
-            required: src.size,
-            size: dst.size,
-        });
-    }
+    use checks::AccelerationFacts;
+    checks::check_copy(
+        Api::structure(src),
+        Api::structure(dst),
+        mode,
+        Some(src.size),
+    )?;
     dst.state.record(src.state.recorded_flags());
     Ok(())
 }
@@ -445,25 +294,12 @@ pub(crate) fn compacted_sizes(
     buffer: &Buffer,
     offset: u64,
 ) -> Result<Vec<u64>, Error> {
-    let allow = wgt::AccelerationStructureFlags::ALLOW_COMPACTION;
-    for s in structures {
-        check_kind(
-            "a structure whose compacted size is read",
-            s.kind,
-            AccelerationStructureKind::BottomLevel,
-        )?;
-        if !s.state.has_flag(allow) {
-            return Err(Error::MissingFlag("ALLOW_COMPACTION"));
-        }
-    }
-    let end = (structures.len() as u64)
-        .checked_mul(8)
-        .and_then(|len| len.checked_add(offset));
-    if offset % 8 != 0 || end.is_none_or(|end| end > buffer.size()) {
-        return Err(Error::InvalidPlacement(
-            "the compacted sizes do not fit the buffer at that offset (a multiple of 8)",
-        ));
-    }
+    use checks::AccelerationFacts;
+    let facts = crate::validate::BufferFacts {
+        size: buffer.size(),
+        usage: buffer.usage,
+    };
+    checks::check_compacted_size_read(structures.iter().map(|s| Api::structure(s)), facts, offset)?;
     let mut sizes = Vec::new();
     sizes
         .try_reserve_exact(structures.len())

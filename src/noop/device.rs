@@ -461,6 +461,9 @@ impl crate::Device for Device {
                     reason: "textures cannot be imported from host allocations",
                 }));
             }
+            // `desc.memory` is ignored: the shared rule, as on Vulkan.
+            let desc =
+                &crate::validate::external::imported_texture_desc(desc, handle.handle_type());
             let texture = new_texture_with(&self.shared, desc, |len| {
                 // SAFETY: not a host pointer (checked above).
                 unsafe { external::import_bytes(&self.shared, handle, len) }

@@ -38,3 +38,19 @@ pub(crate) fn check_import_size(size: u64, required: u64) -> Result<(), External
     }
     Ok(())
 }
+
+/// The description an imported texture is checked and made with: the
+/// caller's, with `memory` replaced by what an import of `handle_type` is
+/// (`Memory::External(ExternalMemory::imported(..))`). `desc.memory` is
+/// ignored by every backend (`Device::import_texture`), so `Upload` there
+/// is no `UnsupportedMemory` on noop and none on Vulkan: both call this
+/// before any other check.
+pub(crate) fn imported_texture_desc<'a>(
+    desc: &crate::TextureDescriptor<'a>,
+    handle_type: crate::ExternalHandleType,
+) -> crate::TextureDescriptor<'a> {
+    crate::TextureDescriptor {
+        memory: crate::Memory::External(crate::ExternalMemory::imported(handle_type)),
+        ..desc.clone()
+    }
+}

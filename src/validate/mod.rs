@@ -15,8 +15,8 @@
 //! | `query.rs` | query-set descriptions (count, features) |
 //! | `binding.rs` | bind group layout entries, bind groups against their layout |
 //! | `layout.rs` | pipeline layouts (group count, dynamic buffers, push constants) |
-//! | `acceleration.rs` | acceleration-structure placement in a caller's buffer, structure kinds |
-//! | `external.rs` | imported memory against the resource it backs, host pointers |
+//! | `acceleration.rs` | acceleration structures: creation and placement, size queries, builds and updates (kinds, flags, geometry, input buffers, scratch), copies, compacted-size reads |
+//! | `external.rs` | imported memory against the resource it backs, host pointers, the description an imported texture is made with |
 //!
 //! A backend tells the checks what its resources are through [`Facts`].
 

@@ -1,9 +1,11 @@
 //! Acceleration-structure commands of the encoder: builds, barriers, copies
 //! and compacted-size reads.
 //!
-//! Each call makes its cheap checks first (kinds, sizes against the
-//! driver's size query, scratch ranges, the flags of the last recorded
-//! build) and returns a typed error having recorded nothing. Builds convert
+//! Each call makes the shared checks first (`validate/acceleration.rs`:
+//! kinds, flags, geometry and its buffers, sizes against the driver's size
+//! query, scratch ranges, the flags of the last recorded build, copy and
+//! compacted-size rules), in the order noop makes them, and returns a
+//! typed error having recorded nothing. Builds convert
 //! every descriptor's geometry into the vectors of [`AccelTemp`] (kept in
 //! the encoder's `Temp`, so they keep their capacity) and record one
 //! `vkCmdBuildAccelerationStructuresKHR` for all of them.
@@ -18,18 +20,17 @@
 //! writes run in the `ACCELERATION_STRUCTURE_BUILD` stage, so every use but
 //! tracing is ordered there.
 
-use std::sync::atomic::Ordering;
-
 use ash::vk;
 
 use super::acceleration::{self, buffer_address, convert_entries, fns, query_sizes};
 use super::barrier;
 use super::query::SlotRange;
 use super::{AccelerationStructure, Buffer, CommandEncoder, DeviceShared};
-use crate::validate::acceleration::check_kind;
+use crate::validate::acceleration::{self as checks, AccelerationFacts};
+use crate::validate::BufferFacts;
 use crate::{
     AccelerationStructureBarrier, AccelerationStructureBuildMode, AccelerationStructureCopy,
-    AccelerationStructureError as Error, AccelerationStructureKind, AccelerationStructureUses,
+    AccelerationStructureError as Error, AccelerationStructureUses,
     BuildAccelerationStructureDescriptor, DeviceError,
 };
 
@@ -159,77 +160,52 @@ impl CommandEncoder {
                 "recorded outside begin_encoding/end_encoding",
             )));
         };
-        let alignment = self.min_scratch_offset_alignment();
         let shared = &*self.device;
         let fns = fns(shared)?;
+        let limits = acceleration::build_limits(shared);
         let t = &mut self.temp.accel;
         t.geometries.clear();
         t.ranges.clear();
         t.counts.clear();
         t.pending.clear();
         for desc in descriptors {
-            let dst = desc.destination_acceleration_structure;
             let first = t.geometries.len();
-            let kind = convert_entries(
-                shared,
-                desc.entries,
-                true,
-                &mut t.geometries,
-                &mut t.ranges,
-                &mut t.counts,
-            )?;
-            check_kind("build entries", kind, dst.kind)?;
-            let flags = acceleration::map_build_flags(desc.flags)?;
-            let (mode, src) = match desc.mode {
-                AccelerationStructureBuildMode::Build => (
+            let kind = checks::kind_of(desc.entries);
+            let flags = acceleration::map_build_flags(desc.flags);
+            // The shared checks; the driver's sizes are asked at their
+            // place in the order, once the geometry passed.
+            checks::check_build::<super::Api>(desc, &limits, || {
+                convert_entries(
+                    shared,
+                    desc.entries,
+                    true,
+                    &mut t.geometries,
+                    &mut t.ranges,
+                    &mut t.counts,
+                );
+                // SAFETY: the geometries were just converted for this device.
+                Ok(unsafe {
+                    query_sizes(
+                        shared,
+                        fns,
+                        kind,
+                        flags,
+                        &t.geometries[first..],
+                        &t.counts[first..],
+                    )
+                })
+            })?;
+            let (mode, src) = match (desc.mode, desc.source_acceleration_structure) {
+                (AccelerationStructureBuildMode::Update, Some(source)) => {
+                    (vk::BuildAccelerationStructureModeKHR::UPDATE, source.raw)
+                }
+                // An update has its source (checked).
+                _ => (
                     vk::BuildAccelerationStructureModeKHR::BUILD,
                     vk::AccelerationStructureKHR::null(),
                 ),
-                AccelerationStructureBuildMode::Update => {
-                    let source = desc
-                        .source_acceleration_structure
-                        .ok_or(Error::MissingInput("an update without a source structure"))?;
-                    check_update_source(source, desc.flags)?;
-                    check_kind("the update's source structure", source.kind, kind)?;
-                    (vk::BuildAccelerationStructureModeKHR::UPDATE, source.raw)
-                }
-            };
-            // SAFETY: the geometries were just converted for this device.
-            let sizes = unsafe {
-                query_sizes(
-                    shared,
-                    fns,
-                    kind,
-                    flags,
-                    &t.geometries[first..],
-                    &t.counts[first..],
-                )
-            };
-            if sizes.acceleration_structure_size > dst.size {
-                return Err(Error::TooSmall {
-                    required: sizes.acceleration_structure_size,
-                    size: dst.size,
-                });
-            }
-            let required = match desc.mode {
-                AccelerationStructureBuildMode::Build => sizes.build_scratch_size,
-                AccelerationStructureBuildMode::Update => sizes.update_scratch_size,
             };
             let scratch = desc.scratch_buffer;
-            let offset = desc.scratch_buffer_offset;
-            let available = scratch.size.saturating_sub(offset);
-            let scratch_usage = wgt::BufferUsages::STORAGE
-                | wgt::BufferUsages::BLAS_INPUT
-                | wgt::BufferUsages::TLAS_INPUT;
-            if offset % alignment != 0
-                || available < required
-                || !scratch.usage.intersects(scratch_usage)
-            {
-                return Err(Error::Scratch {
-                    required,
-                    available,
-                });
-            }
             t.pending.push(PendingBuild {
                 first,
                 count: t.geometries.len() - first,
@@ -237,10 +213,10 @@ impl CommandEncoder {
                 flags,
                 mode,
                 src,
-                dst: dst.raw,
+                dst: desc.destination_acceleration_structure.raw,
                 // SAFETY: the scratch buffer is live (the trait contract)
                 // with SHADER_DEVICE_ADDRESS (its usage on this device).
-                scratch: unsafe { buffer_address(shared, scratch) } + offset,
+                scratch: unsafe { buffer_address(shared, scratch) } + desc.scratch_buffer_offset,
             });
         }
         if t.pending.is_empty() {
@@ -284,17 +260,6 @@ impl CommandEncoder {
                 .set_build_flags(desc.flags);
         }
         Ok(())
-    }
-
-    /// The device's scratch-offset alignment.
-    fn min_scratch_offset_alignment(&self) -> u64 {
-        u64::from(
-            self.device
-                .physical
-                .ray_limits
-                .min_scratch_offset_alignment
-                .max(1),
-        )
     }
 
     /// `place_acceleration_structure_barrier`: one memory barrier. Nothing
@@ -341,24 +306,13 @@ impl CommandEncoder {
             )));
         };
         let fns = fns(&self.device)?;
-        check_kind("the copy's destination", dst.kind, src.kind)?;
-        let flags = src.last_build_flags();
+        // A compacted size is the GPU's answer: unknown while recording.
+        let (src_facts, dst_facts) = (super::Api::structure(src), super::Api::structure(dst));
+        checks::check_copy(src_facts, dst_facts, mode, None)?;
+        let flags = src_facts.flags;
         let vk_mode = match mode {
-            AccelerationStructureCopy::Clone => {
-                if dst.size < src.size {
-                    return Err(Error::TooSmall {
-                        required: src.size,
-                        size: dst.size,
-                    });
-                }
-                vk::CopyAccelerationStructureModeKHR::CLONE
-            }
-            AccelerationStructureCopy::Compact => {
-                if !flags.contains(wgt::AccelerationStructureFlags::ALLOW_COMPACTION) {
-                    return Err(Error::MissingFlag("ALLOW_COMPACTION"));
-                }
-                vk::CopyAccelerationStructureModeKHR::COMPACT
-            }
+            AccelerationStructureCopy::Clone => vk::CopyAccelerationStructureModeKHR::CLONE,
+            AccelerationStructureCopy::Compact => vk::CopyAccelerationStructureModeKHR::COMPACT,
         };
         let info = vk::CopyAccelerationStructureInfoKHR::default()
             .src(src.raw)
@@ -387,37 +341,14 @@ impl CommandEncoder {
             )));
         };
         let fns = fns(&self.device)?;
-        for s in structures {
-            check_kind(
-                "a structure whose compacted size is read",
-                s.kind,
-                AccelerationStructureKind::BottomLevel,
-            )?;
-            let flags = s.built_flags.load(Ordering::Relaxed);
-            if flags & wgt::AccelerationStructureFlags::ALLOW_COMPACTION.bits() == 0 {
-                return Err(Error::MissingFlag("ALLOW_COMPACTION"));
-            }
-        }
-        let count = u32::try_from(structures.len())
-            .map_err(|_| Error::Unsupported("more than u32::MAX structures in one read"))?;
-        let bytes = u64::from(count) * 8;
-        if offset % 8 != 0
-            || offset
-                .checked_add(bytes)
-                .is_none_or(|end| end > buffer.size)
-        {
-            return Err(Error::InvalidPlacement(
-                "the compacted sizes do not fit the buffer at that offset (a multiple of 8)",
-            ));
-        }
-        if !buffer
-            .usage
-            .intersects(wgt::BufferUsages::COPY_DST | wgt::BufferUsages::QUERY_RESOLVE)
-        {
-            return Err(Error::InvalidPlacement(
-                "the buffer needs COPY_DST or QUERY_RESOLVE usage",
-            ));
-        }
+        let count = checks::check_compacted_size_read(
+            structures.iter().map(|s| super::Api::structure(s)),
+            BufferFacts {
+                size: buffer.size,
+                usage: buffer.usage,
+            },
+            offset,
+        )?;
         if count == 0 {
             return Ok(());
         }
@@ -503,24 +434,6 @@ fn take_slots(shared: &DeviceShared, slots: &mut Vec<SlotRange>, count: u32) -> 
                 return Err(Error::Device(e));
             }
         }
-    }
-    Ok(())
-}
-
-/// An update's source: built with `ALLOW_UPDATE`, and the update asks the
-/// same flags (Vulkan's rule).
-fn check_update_source(
-    source: &AccelerationStructure,
-    flags: wgt::AccelerationStructureFlags,
-) -> Result<(), Error> {
-    let built = source.last_build_flags();
-    if !built.contains(wgt::AccelerationStructureFlags::ALLOW_UPDATE) {
-        return Err(Error::MissingFlag("ALLOW_UPDATE"));
-    }
-    if built != flags {
-        return Err(Error::MissingFlag(
-            "the same flags as the source's last build (an update keeps them)",
-        ));
     }
     Ok(())
 }

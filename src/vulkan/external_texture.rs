@@ -363,14 +363,13 @@ pub(super) unsafe fn import_texture(
     desc: &TextureDescriptor,
     handle: ExternalHandle,
 ) -> Result<super::Texture, TextureError> {
-    let checked = TextureDescriptor {
-        memory: Memory::Device,
-        ..desc.clone()
-    };
-    // SAFETY: live device. (On error the handle is dropped: its fd closed.)
-    let plan = unsafe { texture_plan(shared, &checked) }?;
     let ht = handle.handle_type();
-    let memory = Memory::External(ExternalMemory::imported(ht));
+    // `desc.memory` is ignored: the shared rule, as on noop.
+    let checked = crate::validate::external::imported_texture_desc(desc, ht);
+    let desc = &checked;
+    // SAFETY: live device. (On error the handle is dropped: its fd closed.)
+    let plan = unsafe { texture_plan(shared, desc) }?;
+    let memory = desc.memory;
     let drm = shared.external.drm_modifier.is_some();
     match handle {
         ExternalHandle::OpaqueFd(fd) => {

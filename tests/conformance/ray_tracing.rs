@@ -10,9 +10,9 @@ use keel_hal::compaction;
 use keel_hal::wgt;
 use keel_hal::{
     AccelerationStructureBuildMode, AccelerationStructureCopy, AccelerationStructureEntries,
-    AccelerationStructureError, AccelerationStructureKind, AccelerationStructureUses, Api, Backend,
-    BufferUses, BuildAccelerationStructureDescriptor, CommandEncoder, CommandEncoderDescriptor,
-    Device, Memory,
+    AccelerationStructureError, AccelerationStructureInstances, AccelerationStructureKind,
+    AccelerationStructureUses, Api, Backend, BufferUses, BuildAccelerationStructureDescriptor,
+    CommandEncoder, CommandEncoderDescriptor, Device, Memory,
 };
 
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
@@ -29,6 +29,7 @@ ray_tracing_conformance_tests!(
     ray_query_and_pipeline_see_the_same_picture,
     tlas_refit_moves_the_hits,
     cheap_checks_return_typed_errors,
+    structure_misuse_is_one_error_everywhere,
 );
 
 use wgt::AccelerationStructureFlags as Flags;
@@ -579,6 +580,212 @@ fn cheap_checks_return_typed_errors<A: Api>(ctx: &Ctx<A>) -> TestResult {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
     ));
+    rt.finish()?;
+    Ok(Outcome::Pass)
+}
+
+/// Each misuse of builds, copies and compacted-size reads is one error,
+/// the same on noop and on Vulkan (the shared checks of
+/// `validate/acceleration.rs`, run in one order by both): instance entries
+/// into a BLAS, scratch too short, a scratch offset that is not a multiple
+/// of the adapter's alignment, an update of a structure built without
+/// `ALLOW_UPDATE`, a compacting copy without `ALLOW_COMPACTION` (into a
+/// structure that is too small as well: the flag is checked first), a
+/// clone into a smaller structure, a compacted-size read of a TLAS. Each
+/// message names the numbers. The failing calls record nothing; the one
+/// valid build runs.
+fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use wgt::BufferUsages as U;
+    use AccelerationStructureError as E;
+    use AccelerationStructureKind::{BottomLevel, TopLevel};
+    let rt = open_rt!(ctx);
+    let flags = Flags::PREFER_FAST_TRACE;
+    let sizes = rt.sizes(
+        &AccelerationStructureEntries::Triangles(&triangles::<A::Buffer>(None, 3)),
+        flags,
+    )?;
+    let size = sizes.acceleration_structure_size;
+    let required = sizes.build_scratch_size;
+    let small_size = (size / 2).max(1);
+    // Room for the build after a one-byte offset: only alignment can fail.
+    let scratch_len = required + 512;
+    let short_len = (required / 2).max(4);
+    let mut errors = Vec::new();
+    // SAFETY: everything is destroyed before returning, after the wait.
+    unsafe {
+        let bytes = f32_bytes(TRIANGLE.into_iter().flatten());
+        let usage = U::BLAS_INPUT | U::TLAS_INPUT | U::MAP_WRITE;
+        let inputs = rt.buffer(bytes.len() as u64, usage, Memory::Upload, &bytes)?;
+        let scratch = rt.buffer(scratch_len, U::STORAGE, Memory::Device, &[])?;
+        let short = rt.buffer(short_len, U::STORAGE, Memory::Device, &[])?;
+        let readback = rt.buffer(8, U::COPY_DST | U::MAP_READ, Memory::Readback, &[])?;
+        let plain = rt.structure(BottomLevel, size)?;
+        let small = rt.structure(BottomLevel, small_size)?;
+        let target = rt.structure(BottomLevel, size)?;
+        let tlas = rt.structure(TopLevel, size)?;
+        let geometry = triangles(Some(&inputs), 3);
+        let entries = AccelerationStructureEntries::Triangles(&geometry);
+        let instances = AccelerationStructureEntries::Instances(AccelerationStructureInstances {
+            buffer: Some(&inputs),
+            offset: 0,
+            count: 1,
+        });
+        let build = |entries, scratch, offset, mode, source| BuildAccelerationStructureDescriptor {
+            entries,
+            mode,
+            flags,
+            source_acceleration_structure: source,
+            destination_acceleration_structure: &plain,
+            scratch_buffer: scratch,
+            scratch_buffer_offset: offset,
+        };
+        use AccelerationStructureBuildMode::{Build, Update};
+        let ran = rt.run(|e| {
+            e.transition_buffers(&[
+                buffer_barrier(
+                    &inputs,
+                    BufferUses::empty(),
+                    BufferUses::ACCELERATION_STRUCTURE_INPUT,
+                ),
+                buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+            ]);
+            errors.push(
+                e.build_acceleration_structures(&[build(&instances, &scratch, 0, Build, None)]),
+            );
+            errors
+                .push(e.build_acceleration_structures(&[build(&entries, &short, 0, Build, None)]));
+            errors.push(
+                e.build_acceleration_structures(&[build(&entries, &scratch, 1, Build, None)]),
+            );
+            e.build_acceleration_structures(&[build(&entries, &scratch, 0, Build, None)])?;
+            e.place_acceleration_structure_barrier(as_barrier(
+                &[&plain],
+                Uses::BUILD_OUTPUT,
+                Uses::BUILD_INPUT | Uses::COPY_SRC,
+            ));
+            errors.push(e.build_acceleration_structures(&[build(
+                &entries,
+                &scratch,
+                0,
+                Update,
+                Some(&plain),
+            )]));
+            errors.push(e.copy_acceleration_structure(
+                &plain,
+                &small,
+                AccelerationStructureCopy::Compact,
+            ));
+            errors.push(e.copy_acceleration_structure(
+                &plain,
+                &small,
+                AccelerationStructureCopy::Clone,
+            ));
+            errors.push(e.read_acceleration_structure_compacted_sizes(&[&tlas], &readback, 0));
+            // A valid clone, so the valid build is used.
+            e.copy_acceleration_structure(&plain, &target, AccelerationStructureCopy::Clone)?;
+            Ok(())
+        });
+        for s in [plain, small, target, tlas] {
+            rt.device.destroy_acceleration_structure(s);
+        }
+        for b in [inputs, scratch, short, readback] {
+            rt.device.destroy_buffer(b);
+        }
+        ran?;
+    }
+    let [instances_into_blas, too_short, misaligned, update, compact, clone, tlas_read] =
+        <[Result<(), E>; 7]>::try_from(errors).map_err(|e| format!("{} results", e.len()))?;
+    check_eq!(
+        instances_into_blas,
+        Err(E::WrongKind {
+            what: "build entries",
+            given: TopLevel,
+            expected: BottomLevel,
+        }),
+        "instance entries into a BLAS"
+    );
+    // The adapter's scratch alignment is the one value the test does not
+    // choose (noop: 256; Vulkan: minAccelerationStructureScratchOffsetAlignment).
+    let Err(E::Scratch { alignment, .. }) = misaligned else {
+        return Err(format!("scratch at offset 1: {misaligned:?}").into());
+    };
+    check!(
+        alignment > 1,
+        "a scratch alignment of {alignment} failed offset 1"
+    );
+    check_eq!(
+        too_short,
+        Err(E::Scratch {
+            offset: 0,
+            available: short_len,
+            required,
+            alignment,
+        }),
+        "scratch shorter than the build needs"
+    );
+    check_eq!(
+        misaligned,
+        Err(E::Scratch {
+            offset: 1,
+            available: scratch_len - 1,
+            required,
+            alignment,
+        }),
+        "scratch at offset 1"
+    );
+    check_eq!(
+        update,
+        Err(E::MissingFlag("ALLOW_UPDATE")),
+        "update of a structure built without ALLOW_UPDATE"
+    );
+    check_eq!(
+        compact,
+        Err(E::MissingFlag("ALLOW_COMPACTION")),
+        "compacting copy without ALLOW_COMPACTION into a smaller structure"
+    );
+    check_eq!(
+        clone,
+        Err(E::TooSmall {
+            required: size,
+            size: small_size,
+        }),
+        "clone into a smaller structure"
+    );
+    check_eq!(
+        tlas_read,
+        Err(E::WrongKind {
+            what: "a structure whose compacted size is read",
+            given: TopLevel,
+            expected: BottomLevel,
+        }),
+        "compacted-size read of a TLAS"
+    );
+    // Messages name what was asked and what is allowed.
+    let text = |r: &Result<(), E>| {
+        r.as_ref()
+            .err()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    };
+    let short_text = text(&too_short);
+    check!(
+        short_text.contains(&format!("{short_len} bytes at offset 0"))
+            && short_text.contains(&format!("below the {required} bytes")),
+        "{short_text}"
+    );
+    let misaligned_text = text(&misaligned);
+    check!(
+        misaligned_text.contains(&format!(
+            "offset 1 is not a multiple of the scratch alignment {alignment}"
+        )),
+        "{misaligned_text}"
+    );
+    let clone_text = text(&clone);
+    check!(
+        clone_text.contains(&format!("{small_size} bytes"))
+            && clone_text.contains(&format!("{size} bytes needed")),
+        "{clone_text}"
+    );
     rt.finish()?;
     Ok(Outcome::Pass)
 }

@@ -11,9 +11,9 @@ use keel_hal::{
     AccelerationStructurePlacement, Adapter, Api, BindGroupDescriptor, BindGroupEntry,
     BindGroupLayoutDescriptor, BindingError, BindingResource, BufferBinding, BufferDescriptor,
     BufferError, CommandEncoder, CommandEncoderDescriptor, Device, DeviceDescriptor, DeviceError,
-    ExternalError, ExternalHandle, ExternalHandleType, HalFeatures, Memory,
+    ExternalError, ExternalHandle, ExternalHandleType, ExternalMemory, HalFeatures, Memory,
     PipelineLayoutDescriptor, PushConstantRange, QuerySetDescriptor, QuerySetError,
-    SamplerDescriptor, TextureDescriptor, TextureError, TextureViewDescriptor,
+    SamplerDescriptor, StructureBuffer, TextureDescriptor, TextureError, TextureViewDescriptor,
 };
 
 use crate::external_side::Side;
@@ -38,6 +38,7 @@ conformance_tests!(
     pipeline_layout_limits_name_the_numbers,
     query_set_counts,
     short_host_pointer_is_too_small_for_the_buffer,
+    imported_texture_ignores_the_callers_memory,
 );
 
 const STAGES: wgt::ShaderStages = wgt::ShaderStages::COMPUTE;
@@ -480,9 +481,19 @@ fn structure_placed_without_storage_usage<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let live = device.live_counts();
     drop(open);
     let e = result?;
+    check_eq!(
+        e,
+        AccelerationStructureError::BufferUsage {
+            role: StructureBuffer::Placement,
+            usage,
+            allowed: wgt::BufferUsages::STORAGE,
+        },
+        "placement in a buffer without STORAGE"
+    );
+    let text = e.to_string();
     check!(
-        matches!(e, AccelerationStructureError::InvalidPlacement(m) if m.contains("STORAGE")),
-        "{e:?}"
+        text.contains("COPY_DST | UNIFORM") && text.contains("needs one of STORAGE"),
+        "{text}"
     );
     check_eq!(live, keel_hal::LiveCounts::default(), "live counts");
     Ok(Outcome::Pass)
@@ -773,5 +784,62 @@ fn short_host_pointer_is_too_small_for_the_buffer<A: Api>(ctx: &Ctx<A>) -> TestR
         text.contains(&size.to_string()) && text.contains(&wanted.to_string()),
         "message: {text}"
     );
+    Ok(Outcome::Pass)
+}
+
+/// `import_texture` ignores `desc.memory` on every backend (one rule,
+/// `validate::external::imported_texture_desc`): a texture exported as an
+/// opaque fd imports with `Memory::Upload` in the description. Noop used to refuse it (`UnsupportedMemory`)
+/// where Vulkan imported it.
+fn imported_texture_ignores_the_callers_memory<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let ht = ExternalHandleType::OpaqueFd;
+    let desc = TextureDescriptor {
+        label: Some("exported"),
+        size: wgt::Extent3d {
+            width: 16,
+            height: 16,
+            depth_or_array_layers: 1,
+        },
+        usage: wgt::TextureUsages::COPY_SRC | wgt::TextureUsages::COPY_DST,
+        memory: Memory::External(ExternalMemory::export(ht)),
+        ..Default::default()
+    };
+    let caps = ctx.adapter.external_texture_capabilities(&desc, ht)?;
+    if !(caps.exportable && caps.importable) {
+        return skip(format!(
+            "opaque-fd textures are not exportable and importable: {caps:?}"
+        ));
+    }
+    let Some(a) = Side::open(ctx, HalFeatures::EXTERNAL_MEMORY_FD)? else {
+        return skip("the adapter lacks EXTERNAL_MEMORY_FD");
+    };
+    let upload = TextureDescriptor {
+        label: Some("imported with Memory::Upload"),
+        memory: Memory::Upload,
+        ..desc.clone()
+    };
+    // SAFETY: the imported texture is the exported one's memory, with its
+    // description; both are destroyed before the device.
+    let imported = unsafe {
+        let exported = a.device.create_texture(&desc)?;
+        let result = a
+            .device
+            .export_texture_memory(&exported, ht)
+            .map_err(Failure::from)
+            .and_then(|memory| {
+                let handle = ExternalHandle::OpaqueFd(memory.fd);
+                let texture = a.device.import_texture(&upload, handle)?;
+                a.device.destroy_texture(texture);
+                Ok(())
+            });
+        a.device.destroy_texture(exported);
+        result
+    };
+    check_eq!(
+        imported.map_err(|e| e.to_string()),
+        Ok(()),
+        "import of a texture with Memory::Upload in its description"
+    );
+    a.check_clean("import with Memory::Upload")?;
     Ok(Outcome::Pass)
 }
