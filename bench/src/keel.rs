@@ -284,6 +284,16 @@ impl<A: kh::Api> Side for Keel<A> {
         &self.adapter_name
     }
 
+    fn memory_held(&self) -> Option<(u64, u64)> {
+        let mut reports = vec![self.device.memory_report()];
+        if let Some(accel) = &self.accel {
+            reports.push(accel.memory_report());
+        }
+        Some(reports.iter().fold((0, 0), |(r, k), m| {
+            (r + m.reserved_bytes, k + m.retained_bytes)
+        }))
+    }
+
     fn sample_metrics(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
         if !work.is_acceleration() {
             return Ok(self.sample(work)?.map(|ns| vec![ns]));

@@ -74,6 +74,11 @@ impl<A: kh::Api> KeelAccel<A> {
         })
     }
 
+    /// The AS device's memory report.
+    pub fn memory_report(&self) -> kh::MemoryReport {
+        self.device.memory_report()
+    }
+
     /// One sample: one number per `work.metrics()` entry.
     pub fn sample(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
         match *work {

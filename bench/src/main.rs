@@ -185,6 +185,7 @@ fn run(args: &Args) -> Result<(), String> {
                 samples: Default::default(),
                 errors: Default::default(),
                 counts: Default::default(),
+                keel_memory: None,
             })
             .collect();
         // Warm-up (not counted), then rounds with the side order rotated.
@@ -217,6 +218,7 @@ fn run(args: &Args) -> Result<(), String> {
                 }
             }
         }
+        group[0].keel_memory = sides[0].as_ref().and_then(|s| s.memory_held());
         rows.extend(group);
     }
     drop(sides);

@@ -19,6 +19,9 @@ pub struct Row {
     /// The counted Vulkan calls of each sample's timed region, by side (the
     /// first row of a workload holds them).
     pub counts: [Vec<Counts>; 3],
+    /// keel-hal's memory held from the driver after the workload's last
+    /// round (reserved bytes, of which kept for reuse), where known.
+    pub keel_memory: Option<(u64, u64)>,
 }
 
 impl Row {
@@ -123,17 +126,24 @@ impl Report {
             Counts::NAMES.join(" · ")
         );
         let _ = writeln!(out);
-        let _ = writeln!(out, "| workload | keel-hal | wgpu-hal | raw ash |");
-        let _ = writeln!(out, "|---|---|---|---|");
+        let _ = writeln!(
+            out,
+            "| workload | keel-hal | wgpu-hal | raw ash | keel-hal MiB held after (kept for reuse) |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---:|");
         for row in self
             .rows
             .iter()
             .filter(|r| r.counts.iter().any(|c| !c.is_empty()))
         {
             let name = row.workload.split(": ").next().unwrap_or(&row.workload);
+            let held = row.keel_memory.map_or("n/a".into(), |(reserved, kept)| {
+                let mib = |b: u64| b as f64 / f64::from(1 << 20);
+                format!("{:.1} ({:.1})", mib(reserved), mib(kept))
+            });
             let _ = writeln!(
                 out,
-                "| {name} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {held} |",
                 calls_cell(row.calls(0)),
                 calls_cell(row.calls(1)),
                 calls_cell(row.calls(2))
@@ -196,9 +206,12 @@ impl Report {
                     format!("{{{}}}", fields.collect::<Vec<_>>().join(", "))
                 }))
             }));
+            let held = row.keel_memory.map_or("null".into(), |(reserved, kept)| {
+                format!("{{\"reserved_bytes\": {reserved}, \"kept_bytes\": {kept}}}")
+            });
             let _ = write!(
                 o,
-                "    {{\"name\": {}, \"median\": {medians}, \"keel_over_wgpu_hal\": {}, \"keel_over_raw\": {}, \"samples\": {samples}, \"calls_per_round\": {calls}, \"errors\": {errors}}}",
+                "    {{\"name\": {}, \"median\": {medians}, \"keel_over_wgpu_hal\": {}, \"keel_over_raw\": {}, \"samples\": {samples}, \"calls_per_round\": {calls}, \"keel_memory_after\": {held}, \"errors\": {errors}}}",
                 js(&row.workload),
                 summary(row.ratio(1)),
                 summary(row.ratio(2)),

@@ -356,6 +356,11 @@ pub trait Side {
     fn sample_metrics(&mut self, work: &Workload) -> Result<Option<Vec<f64>>, String> {
         Ok(self.sample(work)?.map(|ns| vec![ns]))
     }
+    /// Memory the side holds from the driver now, where it can tell:
+    /// (reserved bytes, of which kept for reuse). keel-hal only.
+    fn memory_held(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// The mesh of each compaction-cycle BLAS: a grid of quads in the z = 0
