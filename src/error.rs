@@ -189,9 +189,15 @@ pub enum TextureError {
         /// The texture's format.
         format: wgt::TextureFormat,
     },
-    /// A view's dimension or format is incompatible with the texture.
-    #[error("view is incompatible with the texture: {0}")]
-    IncompatibleView(&'static str),
+    /// A view's dimension, layer count or format is incompatible with the
+    /// texture, or the texture has no usage a view serves.
+    #[error("view is incompatible with the texture: {asked}; allowed: {allowed}")]
+    IncompatibleView {
+        /// What the view (or its texture) asks, with its values.
+        asked: String,
+        /// What the texture and device allow, with their values.
+        allowed: String,
+    },
     /// A texture's view format (`TextureDescriptor::view_formats`) differs
     /// from its format in more than sRGB-ness.
     #[error(

@@ -286,7 +286,8 @@ fn cheap_checks_return_typed_errors() {
             .unwrap();
         assert!(matches!(
             device.create_texture_view(&copy_only, &TextureViewDescriptor::default()),
-            Err(TextureError::IncompatibleView(_))
+            Err(TextureError::IncompatibleView { asked, allowed })
+                if asked.contains("usage none") && allowed.contains("TEXTURE_BINDING")
         ));
         device.destroy_texture(copy_only);
         let texture = device

@@ -78,10 +78,16 @@ pub(crate) fn check_view(
     use wgt::TextureViewDimension as V;
     let r = &desc.range;
     if !texture.usage.intersects(VIEWABLE) {
-        return Err(TextureError::IncompatibleView(
-            "the texture has no usage a view can serve (texture binding, storage binding \
-             or render attachment)",
-        ));
+        return Err(TextureError::IncompatibleView {
+            asked: format!(
+                "a view of a texture with usage {}",
+                super::flag_names(texture.usage)
+            ),
+            allowed: format!(
+                "textures with one of {} (the usages a view serves)",
+                super::flag_names(VIEWABLE)
+            ),
+        });
     }
     if !has_aspect(texture.format, r.aspect) {
         return Err(TextureError::InvalidAspect {
@@ -94,9 +100,18 @@ pub(crate) fn check_view(
         || texture.view_formats.contains(&format)
         || texture.format.aspect_specific_format(r.aspect) == Some(format);
     if !format_ok {
-        return Err(TextureError::IncompatibleView(
-            "format is neither the texture's, one of its view formats, nor its aspect's",
-        ));
+        let mut allowed = vec![format!("{:?}", texture.format)];
+        allowed.extend(texture.view_formats.iter().map(|f| format!("{f:?}")));
+        if let Some(aspect) = texture.format.aspect_specific_format(r.aspect) {
+            allowed.push(format!("{aspect:?} (the {:?} aspect's)", r.aspect));
+        }
+        return Err(TextureError::IncompatibleView {
+            asked: format!("format {format:?}"),
+            allowed: format!(
+                "the texture's format, its view formats or its aspect's: {}",
+                allowed.join(", ")
+            ),
+        });
     }
     let mips = resolve(
         "mip levels",
@@ -117,9 +132,18 @@ pub(crate) fn check_view(
         wgt::TextureDimension::D3 => V::D3,
     });
     if dimension.compatible_texture_dimension() != texture.dimension {
-        return Err(TextureError::IncompatibleView(
-            "view dimension does not match the texture dimension",
-        ));
+        return Err(TextureError::IncompatibleView {
+            asked: format!("dimension {dimension:?}"),
+            allowed: format!(
+                "dimensions of a {:?} texture: {}",
+                texture.dimension,
+                match texture.dimension {
+                    wgt::TextureDimension::D1 => "D1",
+                    wgt::TextureDimension::D2 => "D2, D2Array, Cube, CubeArray",
+                    wgt::TextureDimension::D3 => "D3",
+                }
+            ),
+        });
     }
     let cube = cube_compatible(
         texture.dimension,
@@ -127,19 +151,39 @@ pub(crate) fn check_view(
         texture.sample_count,
         texture.usage,
     );
+    let incompatible = |allowed: String| {
+        Err(TextureError::IncompatibleView {
+            asked: format!("a {dimension:?} view of {layers} layers"),
+            allowed,
+        })
+    };
+    let cube_texture = "a square, single-sampled 2D texture of at least 6 layers with \
+                        TEXTURE_BINDING usage";
+    // Only for an error: no allocation on the way to a view.
+    let texture_shape = || {
+        format!(
+            "this texture: {}x{}x{}, {} samples, usage {}",
+            texture.size.width,
+            texture.size.height,
+            texture.size.depth_or_array_layers,
+            texture.sample_count,
+            super::flag_names(texture.usage)
+        )
+    };
     match dimension {
-        V::D1 | V::D2 | V::D3 if layers != 1 => Err(TextureError::IncompatibleView(
-            "a 1D, 2D or 3D view covers exactly one layer",
+        V::D1 | V::D2 | V::D3 if layers != 1 => {
+            incompatible("1D, 2D and 3D views cover exactly 1 layer".to_owned())
+        }
+        V::CubeArray if !cube_arrays => incompatible(
+            "D2, D2Array or Cube: cube arrays are not supported by this device".to_owned(),
+        ),
+        V::Cube if !cube || layers != 6 => incompatible(format!(
+            "cube views of {cube_texture}, 6 layers ({})",
+            texture_shape()
         )),
-        V::CubeArray if !cube_arrays => Err(TextureError::IncompatibleView(
-            "cube arrays are not supported by this device",
-        )),
-        V::Cube if !cube || layers != 6 => Err(TextureError::IncompatibleView(
-            "cube views need a square, single-sampled, sampleable 2D texture and 6 layers",
-        )),
-        V::CubeArray if !cube || layers % 6 != 0 => Err(TextureError::IncompatibleView(
-            "cube-array views need a square, single-sampled, sampleable 2D texture and a \
-             multiple of 6 layers",
+        V::CubeArray if !cube || layers % 6 != 0 => incompatible(format!(
+            "cube-array views of {cube_texture}, a multiple of 6 layers ({})",
+            texture_shape()
         )),
         _ => Ok(CheckedView {
             format,

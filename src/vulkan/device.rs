@@ -262,9 +262,13 @@ impl crate::Device for super::Device {
                 .optimal_tiling_features;
                 let usage = view_usage(image_usage, features);
                 if usage.is_empty() {
-                    return Err(TextureError::IncompatibleView(
-                        "the view format supports none of the texture's usages",
-                    ));
+                    return Err(TextureError::IncompatibleView {
+                        asked: format!("view format {view_format:?}"),
+                        allowed: format!(
+                            "formats supporting one of the texture's usages {} here",
+                            crate::validate::flag_names(texture.usage)
+                        ),
+                    });
                 }
                 if usage != image_usage {
                     restricted_usage = Some(usage);

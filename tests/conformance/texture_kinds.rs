@@ -80,7 +80,7 @@ unsafe fn view_rejected<A: Api>(
 ) -> Result<(), Failure> {
     // SAFETY: forwarded contract; a view made by mistake is destroyed.
     match unsafe { ctx.device.create_texture_view(texture, desc) } {
-        Err(TextureError::IncompatibleView(_)) => Ok(()),
+        Err(TextureError::IncompatibleView { .. }) => Ok(()),
         Err(e) => Err(format!("{what}: expected IncompatibleView, got {e:?}").into()),
         Ok(view) => {
             // SAFETY: never used.
@@ -267,8 +267,10 @@ fn cube_array_view<A: Api>(ctx: &Ctx<A>) -> TestResult {
             let array = view_desc(None, Some(D::CubeArray), layers(all, 0, None));
             match ctx.device.create_texture_view(texture, &array) {
                 Ok(view) => ctx.device.destroy_texture_view(view),
-                Err(TextureError::IncompatibleView(why)) if why.contains("not supported") => {
-                    unsupported = Some(why);
+                Err(TextureError::IncompatibleView { allowed, .. })
+                    if allowed.contains("not supported") =>
+                {
+                    unsupported = Some(allowed);
                     return Ok(());
                 }
                 Err(e) => return Err(format!("cube array of 12 layers: {e:?}").into()),
