@@ -504,3 +504,29 @@ pub fn layout_entries(kinds: &[Kind]) -> Vec<wgt::BindGroupLayoutEntry> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blas_mesh_has_the_triangles_asked_for() {
+        for t in [1, 2, 3, 16, 1000] {
+            let (positions, indices) = blas_mesh(t);
+            assert_eq!(indices.len(), 3 * t as usize, "{t} triangles");
+            let vertices = positions.len() as u32 / 3;
+            assert!(indices.iter().all(|&i| i < vertices));
+        }
+    }
+
+    #[test]
+    fn every_workload_name_is_unique() {
+        for scale in [Scale::FULL, Scale::SMOKE] {
+            let names: Vec<String> = scale.workloads().iter().map(|w| w.to_string()).collect();
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len());
+        }
+    }
+}
