@@ -48,6 +48,18 @@ pub(crate) fn sorted_layout_entries(
     Ok(sorted)
 }
 
+/// [`sorted_layout_entries`], shared: entries given in increasing binding
+/// order (the common case) are copied once, straight into the shared
+/// list, without sorting.
+pub(crate) fn sorted_layout_entries_shared(
+    entries: &[wgt::BindGroupLayoutEntry],
+) -> Result<std::sync::Arc<[wgt::BindGroupLayoutEntry]>, BindingError> {
+    if entries.windows(2).all(|w| w[0].binding < w[1].binding) {
+        return Ok(entries.into());
+    }
+    Ok(sorted_layout_entries(entries)?.into())
+}
+
 /// Checks one layout entry against what every backend requires.
 /// Backends add what needs their driver (format support, descriptor types).
 pub(crate) fn check_layout_entry(
@@ -203,21 +215,46 @@ pub(crate) fn check_bind_group<A: Facts>(
     cx: GroupContext<'_>,
     entries: &[BindGroupEntry<'_, A>],
 ) -> Result<(), BindingError> {
+    check_bind_group_with::<A>(layout, cx, entries, |_, _| {})
+}
+
+/// [`check_bind_group`], handing each entry that passed to `each` with the
+/// index of its layout entry, so a backend builds its descriptors in the
+/// same pass (without looking the binding up again). `each` may have run
+/// for earlier entries when a later one fails: it must only record.
+#[inline]
+pub(crate) fn check_bind_group_with<A: Facts>(
+    layout: &[wgt::BindGroupLayoutEntry],
+    cx: GroupContext<'_>,
+    entries: &[BindGroupEntry<'_, A>],
+    mut each: impl FnMut(usize, &BindGroupEntry<'_, A>),
+) -> Result<(), BindingError> {
     let mut seen = Seen::new(layout.len());
     for entry in entries {
-        let index = layout
-            .binary_search_by_key(&entry.binding, |e| e.binding)
-            .map_err(|_| BindingError::UnknownBinding(entry.binding))?;
+        let index = layout_index(layout, entry.binding)
+            .ok_or(BindingError::UnknownBinding(entry.binding))?;
         if seen.insert(index) {
             return Err(BindingError::DuplicateBinding(entry.binding));
         }
         let slot = &layout[index];
         check_resource::<A>(slot, &entry.resource, cx)?;
+        each(index, entry);
     }
     if let Some(missing) = seen.first_unset() {
         return Err(BindingError::MissingBinding(layout[missing].binding));
     }
     Ok(())
+}
+
+/// The index of `binding` in layout entries sorted by binding (without
+/// duplicates). Bindings numbered 0, 1, 2… (the common case) sit at their
+/// own number: one comparison, no search.
+#[inline]
+pub(crate) fn layout_index(layout: &[wgt::BindGroupLayoutEntry], binding: u32) -> Option<usize> {
+    match layout.get(binding as usize) {
+        Some(e) if e.binding == binding => Some(binding as usize),
+        _ => layout.binary_search_by_key(&binding, |e| e.binding).ok(),
+    }
 }
 
 /// The length of a buffer binding: its size, or the rest of the buffer.

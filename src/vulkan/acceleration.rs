@@ -21,7 +21,7 @@
 //! buffers may hold structures. Offsets of the entries are folded into the
 //! addresses; every build range has a primitive offset of 0.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use ash::khr::acceleration_structure::DeviceFn;
 use ash::vk;
@@ -441,12 +441,6 @@ pub(super) unsafe fn create(
         unsafe { release_storage(shared, storage) };
         return Err(Error::Device(map_err(result)));
     }
-    let address_info =
-        vk::AccelerationStructureDeviceAddressInfoKHR::default().acceleration_structure(raw);
-    // SAFETY: `raw` is a live structure of this device.
-    let address = unsafe {
-        (fns.fp.get_acceleration_structure_device_address_khr)(shared.raw.handle(), &address_info)
-    };
     if let Some(label) = desc.label {
         // SAFETY: `raw` is live.
         unsafe { set_object_name(shared, raw, label) };
@@ -456,7 +450,8 @@ pub(super) unsafe fn create(
         kind: desc.kind,
         size: desc.size,
         storage,
-        address,
+        // Read on first use (`device_address`): most structures never need it.
+        address: AtomicU64::new(0),
         built_flags: AtomicU8::new(0),
     })
 }
@@ -497,15 +492,34 @@ pub(super) unsafe fn destroy(device: &super::Device, structure: super::Accelerat
     unsafe { release_storage(shared, structure.storage) };
 }
 
-/// The structure's device address (cached at creation).
+/// The structure's device address: asked of the driver on first use, then
+/// cached (the address of a structure never changes).
 ///
 /// # Safety
 /// Came from this device.
 pub(super) unsafe fn device_address(
-    _device: &super::Device,
+    device: &super::Device,
     structure: &super::AccelerationStructure,
 ) -> u64 {
-    structure.address
+    let cached = structure.address.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    let shared = &*device.shared;
+    let Some(fns) = &shared.accel else {
+        log::error!("keel-hal: acceleration structure of a device without them");
+        return 0;
+    };
+    let info = vk::AccelerationStructureDeviceAddressInfoKHR::default()
+        .acceleration_structure(structure.raw);
+    // SAFETY: `structure.raw` is a live structure of this device (caller's
+    // contract), made with the extension `fns` belongs to.
+    let address = unsafe {
+        (fns.fp.get_acceleration_structure_device_address_khr)(shared.raw.handle(), &info)
+    };
+    // Racing readers store the same value.
+    structure.address.store(address, Ordering::Relaxed);
+    address
 }
 
 /// The structure's size as created.

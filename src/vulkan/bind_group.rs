@@ -95,71 +95,80 @@ pub(super) unsafe fn create_bind_group(
         features: shared.features,
         partially_bound: layout.update_after_bind,
     };
-    validate::binding::check_bind_group::<super::Api>(&layout.entries, cx, desc.entries)?;
-
     let mut buffers = Inline::<vk::DescriptorBufferInfo, INLINE>::new();
     let mut images = Inline::<vk::DescriptorImageInfo, INLINE>::new();
     let mut structures = Inline::<vk::AccelerationStructureKHR, INLINE>::new();
     let mut pending = Inline::<PendingWrite, INLINE>::new();
     let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
     let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
-    for entry in desc.entries {
-        // Every entry names a binding of the layout (checked).
-        let index = layout
-            .entries
-            .binary_search_by_key(&entry.binding, |e| e.binding)
-            .map_err(|_| BindingError::UnknownBinding(entry.binding))?;
-        let (Some(layout_entry), Some(&ty)) = (layout.entries.get(index), layout.types.get(index))
-        else {
-            return Err(BindingError::UnknownBinding(entry.binding));
-        };
-        let image_layout = match layout_entry.ty {
-            wgt::BindingType::StorageTexture { .. } => storage,
-            _ => sampled,
-        };
-        let (first, count, infos) = match &entry.resource {
-            BindingResource::Buffer(b) => {
-                buffers.push(buffer_info(b));
-                (buffers.len() - 1, 1, Infos::Buffers)
-            }
-            BindingResource::BufferArray(list) => {
-                let first = buffers.len();
-                list.iter().for_each(|b| buffers.push(buffer_info(b)));
-                (first, list.len(), Infos::Buffers)
-            }
-            BindingResource::Sampler(s) => {
-                images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
-                (images.len() - 1, 1, Infos::Images)
-            }
-            BindingResource::SamplerArray(list) => {
-                let first = images.len();
-                for s in *list {
-                    images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+    let (entries, types) = (&*layout.entries, &*layout.types);
+    // One pass: each entry is checked (the shared checks), then its
+    // descriptor infos recorded. Nothing reaches the driver before every
+    // entry passed.
+    validate::binding::check_bind_group_with::<super::Api>(
+        entries,
+        cx,
+        desc.entries,
+        |index, entry| {
+            // `index` is the entry's layout entry (checked); `types` has one
+            // element per layout entry.
+            let (Some(layout_entry), Some(&ty)) = (entries.get(index), types.get(index)) else {
+                return;
+            };
+            let image_layout = match layout_entry.ty {
+                wgt::BindingType::StorageTexture { .. } => storage,
+                _ => sampled,
+            };
+            let (first, count, infos) = match &entry.resource {
+                BindingResource::Buffer(b) => {
+                    buffers.push(buffer_info(b));
+                    (buffers.len() - 1, 1, Infos::Buffers)
                 }
-                (first, list.len(), Infos::Images)
-            }
-            BindingResource::TextureView(v) => {
-                images.push(image_info(v, image_layout));
-                (images.len() - 1, 1, Infos::Images)
-            }
-            BindingResource::TextureViewArray(list) => {
-                let first = images.len();
-                list.iter()
-                    .for_each(|v| images.push(image_info(v, image_layout)));
-                (first, list.len(), Infos::Images)
-            }
-            BindingResource::AccelerationStructure(s) => {
-                structures.push(s.raw);
-                (structures.len() - 1, 1, Infos::Structures)
-            }
-        };
-        pending.push(PendingWrite {
-            binding: entry.binding,
-            ty,
-            first,
-            count,
-            infos,
-        });
+                BindingResource::BufferArray(list) => {
+                    let first = buffers.len();
+                    list.iter().for_each(|b| buffers.push(buffer_info(b)));
+                    (first, list.len(), Infos::Buffers)
+                }
+                BindingResource::Sampler(s) => {
+                    images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                    (images.len() - 1, 1, Infos::Images)
+                }
+                BindingResource::SamplerArray(list) => {
+                    let first = images.len();
+                    for s in *list {
+                        images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                    }
+                    (first, list.len(), Infos::Images)
+                }
+                BindingResource::TextureView(v) => {
+                    images.push(image_info(v, image_layout));
+                    (images.len() - 1, 1, Infos::Images)
+                }
+                BindingResource::TextureViewArray(list) => {
+                    let first = images.len();
+                    list.iter()
+                        .for_each(|v| images.push(image_info(v, image_layout)));
+                    (first, list.len(), Infos::Images)
+                }
+                BindingResource::AccelerationStructure(s) => {
+                    structures.push(s.raw);
+                    (structures.len() - 1, 1, Infos::Structures)
+                }
+            };
+            pending.push(PendingWrite {
+                binding: entry.binding,
+                ty,
+                first,
+                count,
+                infos,
+            });
+        },
+    )?;
+    if pending.len() != desc.entries.len() {
+        // Unreachable: every entry that passed has a layout entry and a type.
+        return Err(BindingError::UnknownBinding(
+            desc.entries.get(pending.len()).map_or(0, |e| e.binding),
+        ));
     }
 
     // SAFETY: the layout is live and registered with this device's allocator.
@@ -259,17 +268,17 @@ impl super::BindGroup {
 }
 
 /// A list on the stack up to `N` elements, moved to the heap past that.
-enum Inline<T, const N: usize> {
+pub(super) enum Inline<T, const N: usize> {
     Stack(ArrayVec<T, N>),
     Heap(Vec<T>),
 }
 
 impl<T, const N: usize> Inline<T, N> {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self::Stack(ArrayVec::new())
     }
 
-    fn push(&mut self, value: T) {
+    pub(super) fn push(&mut self, value: T) {
         match self {
             Self::Stack(items) => {
                 if let Err(full) = items.try_push(value) {
@@ -283,14 +292,14 @@ impl<T, const N: usize> Inline<T, N> {
         }
     }
 
-    fn as_slice(&self) -> &[T] {
+    pub(super) fn as_slice(&self) -> &[T] {
         match self {
             Self::Stack(items) => items,
             Self::Heap(items) => items,
         }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.as_slice().len()
     }
 }

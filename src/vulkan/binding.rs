@@ -26,6 +26,7 @@ use crate::{
     BindGroupLayoutDescriptor, BindGroupLayoutFlags, BindingError, PipelineLayoutDescriptor,
 };
 
+use super::bind_group::Inline;
 pub(super) use super::bind_group::{create_bind_group, destroy_bind_group};
 
 /// Creates a bind group layout (see the module docs).
@@ -37,14 +38,15 @@ pub(super) unsafe fn create_bind_group_layout(
     desc: &BindGroupLayoutDescriptor,
 ) -> Result<super::BindGroupLayout, BindingError> {
     let shared = &*device.shared;
-    let entries = crate::validate::binding::sorted_layout_entries(desc.entries)?;
+    let entries = crate::validate::binding::sorted_layout_entries_shared(desc.entries)?;
     let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
 
     let mut types = Vec::with_capacity(entries.len());
-    let mut bindings = Vec::with_capacity(entries.len());
-    let mut binding_flags = Vec::new();
+    // The create info's lists live on the stack for usual layouts.
+    let mut bindings = Inline::<vk::DescriptorSetLayoutBinding, 16>::new();
+    let mut binding_flags = Inline::<vk::DescriptorBindingFlags, 16>::new();
     let mut dynamic_count = 0;
-    for entry in &entries {
+    for entry in entries.iter() {
         let ty = check_layout_entry(shared, entry, update_after_bind)?;
         if matches!(
             ty,
@@ -80,9 +82,9 @@ pub(super) unsafe fn create_bind_group_layout(
         update_after_bind,
     };
 
-    let mut flags_info =
-        vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&binding_flags);
-    let mut info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+    let mut flags_info = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default()
+        .binding_flags(binding_flags.as_slice());
+    let mut info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings.as_slice());
     if update_after_bind {
         info = info
             .flags(vk::DescriptorSetLayoutCreateFlags::UPDATE_AFTER_BIND_POOL)
@@ -110,7 +112,7 @@ pub(super) unsafe fn create_bind_group_layout(
     }
     Ok(super::BindGroupLayout {
         raw,
-        entries: entries.into(),
+        entries,
         types: types.into(),
         dynamic_count,
         update_after_bind,

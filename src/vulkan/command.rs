@@ -82,12 +82,21 @@ pub(super) fn with_c_label<R>(scratch: &mut Vec<u8>, label: &str, f: impl FnOnce
     f(CStr::from_bytes_until_nul(terminated).unwrap_or_default())
 }
 
+/// Logs a command recorded with no recording in progress (kept out of line:
+/// the per-command path is only the test).
+#[cold]
+#[inline(never)]
+fn not_recording() {
+    log::error!("keel-hal: command recorded with no recording in progress; ignored");
+}
+
 impl CommandEncoder {
     /// The command buffer being recorded; logs and answers `None` when there
     /// is none (the caller broke the "recording" contract).
+    #[inline]
     pub(super) fn recording(&self) -> Option<vk::CommandBuffer> {
         if self.active.is_none() {
-            log::error!("keel-hal: command recorded with no recording in progress; ignored");
+            not_recording();
         }
         self.active
     }
@@ -671,6 +680,7 @@ impl crate::CommandEncoder for CommandEncoder {
         unsafe { self.pass_end_compute() }
     }
 
+    #[inline]
     unsafe fn set_bind_group(
         &mut self,
         layout: &PipelineLayout,
@@ -693,6 +703,7 @@ impl crate::CommandEncoder for CommandEncoder {
         unsafe { self.pass_set_push_constants(layout, stages, offset, data) }
     }
 
+    #[inline]
     unsafe fn set_render_pipeline(&mut self, pipeline: &RenderPipeline) {
         // SAFETY: forwarded contract.
         unsafe { self.pass_set_render_pipeline(pipeline) }
@@ -732,6 +743,7 @@ impl crate::CommandEncoder for CommandEncoder {
         unsafe { self.pass_set_blend_constants(color) }
     }
 
+    #[inline]
     unsafe fn draw(
         &mut self,
         first_vertex: u32,
@@ -743,6 +755,7 @@ impl crate::CommandEncoder for CommandEncoder {
         unsafe { self.pass_draw(first_vertex, vertex_count, first_instance, instance_count) }
     }
 
+    #[inline]
     unsafe fn draw_indexed(
         &mut self,
         first_index: u32,
@@ -773,11 +786,13 @@ impl crate::CommandEncoder for CommandEncoder {
         unsafe { self.pass_draw_indexed_indirect(buffer, offset, draw_count) }
     }
 
+    #[inline]
     unsafe fn set_compute_pipeline(&mut self, pipeline: &ComputePipeline) {
         // SAFETY: forwarded contract.
         unsafe { self.pass_set_compute_pipeline(pipeline) }
     }
 
+    #[inline]
     unsafe fn dispatch(&mut self, count: [u32; 3]) {
         // SAFETY: forwarded contract.
         unsafe { self.pass_dispatch(count) }

@@ -44,8 +44,6 @@ mod counts;
 mod raw;
 mod slots;
 
-use std::collections::HashMap;
-
 use ash::vk;
 
 use crate::DeviceError;
@@ -153,7 +151,7 @@ pub(crate) struct DescriptorAllocator {
     layouts: Slab<LayoutEntry>,
     buckets: Slab<Bucket>,
     /// Bucket index by key; used only by `register_layout`.
-    by_key: HashMap<BucketKey, u32>,
+    by_key: rustc_hash::FxHashMap<BucketKey, u32>,
 }
 
 impl DescriptorAllocator {
@@ -336,7 +334,7 @@ impl DescriptorAllocator {
             .layouts
             .get_mut(set.layout.index, set.layout.generation)
             .filter(|entry| entry.idle.len() < MAX_IDLE_SETS_PER_LAYOUT);
-        let result = match cache {
+        match cache {
             Some(entry) => {
                 entry.idle.push(IdleSet {
                     raw: set.raw,
@@ -344,14 +342,20 @@ impl DescriptorAllocator {
                     pool_generation: set.pool_generation,
                 });
                 bucket.cached += 1;
+                // A cached set stays allocated from its pool, so no pool's
+                // `allocated` and no free capacity changed: `shrink`, which
+                // only destroys pools with nothing allocated, would find no
+                // victim it did not find before.
                 Ok(())
             }
-            None => bucket.return_set(device, set.pool, set.raw),
-        };
-        if !bucket.idle_pools.is_empty() {
-            bucket.shrink(device, &mut self.layouts);
+            None => {
+                let result = bucket.return_set(device, set.pool, set.raw);
+                if !bucket.idle_pools.is_empty() {
+                    bucket.shrink(device, &mut self.layouts);
+                }
+                result
+            }
         }
-        result
     }
 
     /// Destroys every pool and forgets every layout and set (device

@@ -22,6 +22,14 @@ const DRAW_INDEXED_ARGS: u64 = 20;
 /// Bytes of one `VkDispatchIndirectCommand`.
 const DISPATCH_ARGS: u64 = 12;
 
+/// Logs a dispatch over the workgroup limit (out of line: the per-command
+/// path is only the test).
+#[cold]
+#[inline(never)]
+fn too_many_workgroups(count: [u32; 3], max: u32) {
+    log::error!("keel-hal: dispatch of {count:?} workgroups exceeds {max} per dimension; skipped");
+}
+
 fn scissor(rect: &Rect<u32>) -> vk::Rect2D {
     let clamp = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     vk::Rect2D {
@@ -74,6 +82,7 @@ impl CommandEncoder {
     ///
     /// # Safety
     /// As the trait method.
+    #[inline]
     pub(super) unsafe fn pass_set_render_pipeline(&mut self, pipeline: &RenderPipeline) {
         let Some(raw) = self.in_pass(true, "set_render_pipeline") else {
             return;
@@ -209,6 +218,7 @@ impl CommandEncoder {
     ///
     /// # Safety
     /// As the trait method.
+    #[inline]
     pub(super) unsafe fn pass_draw(
         &mut self,
         first_vertex: u32,
@@ -236,6 +246,7 @@ impl CommandEncoder {
     ///
     /// # Safety
     /// As the trait method.
+    #[inline]
     pub(super) unsafe fn pass_draw_indexed(
         &mut self,
         first_index: u32,
@@ -347,6 +358,7 @@ impl CommandEncoder {
     ///
     /// # Safety
     /// As the trait method.
+    #[inline]
     pub(super) unsafe fn pass_set_compute_pipeline(&mut self, pipeline: &ComputePipeline) {
         let Some(raw) = self.in_pass(false, "set_compute_pipeline") else {
             return;
@@ -362,18 +374,17 @@ impl CommandEncoder {
     ///
     /// # Safety
     /// As the trait method.
+    #[inline]
     pub(super) unsafe fn pass_dispatch(&mut self, count: [u32; 3]) {
         let Some(raw) = self.in_pass(false, "dispatch") else {
             return;
         };
-        let max = self.device.limits.max_compute_workgroups_per_dimension;
-        if count.iter().any(|&n| n > max) {
-            log::error!(
-                "keel-hal: dispatch of {count:?} workgroups exceeds {max} per dimension; skipped"
-            );
+        let max = self.temp.pass.max_workgroups;
+        let [x, y, z] = count;
+        if x.max(y).max(z) > max {
+            too_many_workgroups(count, max);
             return;
         }
-        let [x, y, z] = count;
         // SAFETY: inside a compute pass with the pipeline and its bind
         // groups bound (the trait contract); counts within the limit (checked).
         unsafe { self.fns.cmd_dispatch(raw, x, y, z) };

@@ -343,8 +343,8 @@ pub struct AccelerationStructure {
     pub(crate) size: u64,
     /// Its own buffer, or a range of the caller's.
     pub(crate) storage: acceleration::Storage,
-    /// Device address, read once at creation.
-    pub(crate) address: u64,
+    /// Device address, read on first use (0: not read yet).
+    pub(crate) address: std::sync::atomic::AtomicU64,
     /// `wgt::AccelerationStructureFlags` bits of the last build or copy
     /// recorded into it (0 before the first), for the update and compaction
     /// checks of later recordings.

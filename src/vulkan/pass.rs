@@ -49,6 +49,9 @@ pub(super) struct PassState {
     pub(super) kind: PassKind,
     /// The pass opened a debug label region that its end closes.
     pub(super) label_open: bool,
+    /// The device's `max_compute_workgroups_per_dimension`, copied at the
+    /// pass's start so `dispatch` checks it without leaving the encoder.
+    pub(super) max_workgroups: u32,
 }
 
 fn load_op(ops: AttachmentOps) -> vk::AttachmentLoadOp {
@@ -158,9 +161,36 @@ fn push_constants_fit(
     offset % 4 == 0 && covered.contains(stages)
 }
 
+/// Logs a pass command recorded outside its kind of pass (out of line: the
+/// per-command path is only the test).
+#[cold]
+#[inline(never)]
+fn outside_pass(render: bool, what: &str) {
+    let pass = if render { "a render" } else { "a compute" };
+    log::error!("keel-hal: {what} outside {pass} pass (or in a rejected one); skipped");
+}
+
+/// Logs a command recorded outside any pass (out of line).
+#[cold]
+#[inline(never)]
+fn outside_any_pass(what: &str) {
+    log::error!("keel-hal: {what} outside a pass; skipped");
+}
+
+/// Logs a `set_bind_group` that does not fit its layout (out of line).
+#[cold]
+#[inline(never)]
+fn bind_group_mismatch(index: u32, groups: usize, offsets: usize, dynamic: u32) {
+    log::error!(
+        "keel-hal: set_bind_group: index {index} of a layout of {groups} groups, or {offsets} \
+         dynamic offsets for a group with {dynamic}; skipped"
+    );
+}
+
 impl CommandEncoder {
     /// The command buffer, when recording inside a pass of `kind` (for a
     /// render pass: one that began rendering); logs otherwise.
+    #[inline]
     pub(super) fn in_pass(&self, render: bool, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.recording()?;
         let ok = match self.temp.pass.kind {
@@ -169,8 +199,7 @@ impl CommandEncoder {
             PassKind::RayTracing | PassKind::None => false,
         };
         if !ok {
-            let pass = if render { "a render" } else { "a compute" };
-            log::error!("keel-hal: {what} outside {pass} pass (or in a rejected one); skipped");
+            outside_pass(render, what);
             return None;
         }
         Some(raw)
@@ -220,6 +249,7 @@ impl CommandEncoder {
         self.temp.pass = PassState {
             kind,
             label_open: false,
+            max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
         };
         Some(raw)
     }
@@ -388,6 +418,7 @@ impl CommandEncoder {
     ///
     /// # Safety
     /// As the trait method.
+    #[inline]
     pub(super) unsafe fn pass_set_bind_group(
         &mut self,
         layout: &PipelineLayout,
@@ -401,19 +432,18 @@ impl CommandEncoder {
             PassKind::Compute => vk::PipelineBindPoint::COMPUTE,
             PassKind::RayTracing => vk::PipelineBindPoint::RAY_TRACING_KHR,
             _ => {
-                log::error!("keel-hal: set_bind_group outside a pass; skipped");
+                outside_any_pass("set_bind_group");
                 return;
             }
         };
         if index as usize >= layout.groups.len()
             || dynamic_offsets.len() != group.dynamic_count as usize
         {
-            log::error!(
-                "keel-hal: set_bind_group: index {index} of a layout of {} groups, or {} \
-                 dynamic offsets for a group with {}; skipped",
+            bind_group_mismatch(
+                index,
                 layout.groups.len(),
                 dynamic_offsets.len(),
-                group.dynamic_count
+                group.dynamic_count,
             );
             return;
         }

@@ -15,7 +15,9 @@
 //! * Let go: on eviction, on a lower limit ([`Retention::set_limit`]) and
 //!   all at once on [`Retention::drain`] (`Device::trim_memory`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap;
 
 /// What makes the memory of two buffers interchangeable.
 ///
@@ -64,7 +66,7 @@ pub(crate) struct Retention<T> {
     /// Bytes kept now, by memory type.
     by_type: [u64; ash::vk::MAX_MEMORY_TYPES],
     /// Kept memory by key, oldest first; each entry carries its sequence number.
-    by_key: HashMap<BufferKey, VecDeque<(u64, Kept<T>)>>,
+    by_key: FxHashMap<BufferKey, VecDeque<(u64, Kept<T>)>>,
     /// Every kept entry by sequence number: the first is the oldest.
     order: BTreeMap<u64, BufferKey>,
     /// The next sequence number.
@@ -78,7 +80,7 @@ impl<T> Retention<T> {
             limit,
             bytes: 0,
             by_type: [0; ash::vk::MAX_MEMORY_TYPES],
-            by_key: HashMap::new(),
+            by_key: FxHashMap::default(),
             order: BTreeMap::new(),
             next: 0,
         }
