@@ -25,7 +25,8 @@ bitflags::bitflags! {
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
     pub struct InstanceFlags: u32 {
         /// Turn on the backend's validation (Vulkan: `VK_LAYER_KHRONOS_validation`
-        /// plus a debug messenger that routes to `log` and counts errors).
+        /// with synchronization validation, plus a debug messenger that routes
+        /// every message to `log` and counts errors and hazards).
         const VALIDATION = 1 << 0;
         /// Attach debug labels to objects and command buffers.
         const DEBUG = 1 << 1;
