@@ -290,6 +290,7 @@ pub(super) unsafe fn export_semaphore(
 /// # Safety
 /// As `Device::destroy_external_semaphore`.
 pub(super) unsafe fn destroy_semaphore(shared: &DeviceShared, semaphore: ExternalSemaphore) {
+    shared.instance.note_semaphore_read(semaphore.raw, None);
     // SAFETY: forwarded contract.
     unsafe { shared.raw.destroy_semaphore(semaphore.raw, None) };
     shared.counters.external_semaphores.sub();
@@ -305,7 +306,12 @@ pub(super) unsafe fn semaphore_value(
 ) -> Result<u64, ExternalError> {
     check_timeline(semaphore.kind, host_op::VALUE)?;
     // SAFETY: a timeline semaphore of this device (checked / contract).
-    unsafe { shared.raw.get_semaphore_counter_value(semaphore.raw) }.map_err(|e| map_err(e).into())
+    let value = unsafe { shared.raw.get_semaphore_counter_value(semaphore.raw) }
+        .map_err(|e| ExternalError::from(map_err(e)))?;
+    shared
+        .instance
+        .note_semaphore_read(semaphore.raw, Some(value));
+    Ok(value)
 }
 
 /// `Device::signal_semaphore`: `vkSignalSemaphore`, after the shared
@@ -351,7 +357,12 @@ pub(super) unsafe fn wait_semaphore(
         .values(&values);
     // SAFETY: a timeline semaphore of this device (checked / contract).
     match unsafe { shared.raw.wait_semaphores(&info, timeout_ns) } {
-        Ok(()) => Ok(true),
+        Ok(()) => {
+            shared
+                .instance
+                .note_semaphore_read(semaphore.raw, Some(value));
+            Ok(true)
+        }
         Err(vk::Result::TIMEOUT) => Ok(false),
         Err(e) => Err(map_err(e).into()),
     }

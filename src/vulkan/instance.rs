@@ -59,6 +59,19 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
                  memory, so a real overlap is still an error.",
     },
     Ignored {
+        id: "VUID-VkSemaphoreSignalInfo-value-03259",
+        layers: LayerRange::Before(vk::make_api_version(0, 1, 3, 296)),
+        scope: Scope::HostReadSemaphoreValue,
+        reason: "Layers before August 2024 record a value read by vkGetSemaphoreCounterValue \
+                 or reached by vkWaitSemaphores as a signal operation still pending (an \
+                 'orphaned signal', Vulkan-ValidationLayers #8212, fixed by #8396), so a later \
+                 vkSignalSemaphore above that value is reported as not below a pending signal. \
+                 keel-hal's host signal reads the value first (to refuse values that do not \
+                 increase), so every host signal of a timeline semaphore met it (seen with \
+                 1.3.239 on NVIDIA). Ignored only when the 'pending' value the message names \
+                 is one the host read from that semaphore through keel-hal.",
+    },
+    Ignored {
         id: "VUID-vkCmdCopyImageToBuffer-pRegions-00184",
         layers: LayerRange::Any,
         scope: Scope::ImageWithABufferAfter,
@@ -102,6 +115,9 @@ impl LayerRange {
 enum Scope {
     /// Only those naming a `VkImage` keel-hal made with external memory.
     ExternalImage,
+    /// Only those naming one `VkSemaphore` whose "pending signal operation
+    /// (N)" is a value N the host read from it through keel-hal.
+    HostReadSemaphoreValue,
     /// Only those naming one `VkImage` whose memory keel-hal bound, with no
     /// object keel-hal bound overlapping it and another object bound after
     /// it in the same `VkDeviceMemory`.
@@ -122,6 +138,10 @@ pub(crate) struct MessengerState {
     /// Memory bindings of live buffers and images keel-hal bound (kept only
     /// with validation on), for [`Scope::ImageWithABufferAfter`].
     bindings: parking_lot::Mutex<std::collections::HashMap<u64, Binding>>,
+    /// Values the host read from (or waited for on) each timeline
+    /// semaphore keel-hal made, the last few per semaphore (kept only with
+    /// validation on), for [`Scope::HostReadSemaphoreValue`].
+    semaphore_reads: parking_lot::Mutex<std::collections::HashMap<u64, Vec<u64>>>,
     /// The validation layer's `specVersion`, for [`LayerRange`]; 0 when
     /// validation is off.
     layer_version: std::sync::atomic::AtomicU32,
@@ -544,6 +564,9 @@ fn is_ignored(
             && match entry.scope {
                 Scope::ExternalImage => names_external_image(message, state),
                 Scope::ImageWithABufferAfter => names_image_with_a_buffer_after(objects, state),
+                Scope::HostReadSemaphoreValue => {
+                    names_a_read_semaphore_value(message, objects, state)
+                }
             }
     })
 }
@@ -576,6 +599,37 @@ fn names_image_with_a_buffer_after(
         buffer_after |= other_memory == memory && other_offset >= offset.saturating_add(size);
     }
     buffer_after
+}
+
+/// Whether the message names one semaphore and, as the value of a "pending
+/// signal operation (N)", a value the host read from it.
+fn names_a_read_semaphore_value(
+    message: &str,
+    objects: &[(vk::ObjectType, u64)],
+    state: &MessengerState,
+) -> bool {
+    let mut semaphores = objects
+        .iter()
+        .filter(|(t, _)| *t == vk::ObjectType::SEMAPHORE);
+    let (Some(&(_, semaphore)), None) = (semaphores.next(), semaphores.next()) else {
+        return false;
+    };
+    const KEY: &str = "pending signal operation (";
+    let Some(at) = message.find(KEY) else {
+        return false;
+    };
+    let digits: String = message[at + KEY.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let Ok(pending) = digits.parse::<u64>() else {
+        return false;
+    };
+    state
+        .semaphore_reads
+        .lock()
+        .get(&semaphore)
+        .is_some_and(|values| values.contains(&pending))
 }
 
 /// Whether two bound ranges share no byte.
@@ -614,6 +668,32 @@ impl InstanceShared {
             }
             None => {
                 bindings.remove(&object);
+            }
+        }
+    }
+
+    /// Notes a value the host read from a timeline semaphore (or waited for
+    /// on it): `Some(value)`; `None` when the semaphore is destroyed. For
+    /// [`Scope::HostReadSemaphoreValue`]; nothing is kept without validation.
+    pub(crate) fn note_semaphore_read(&self, semaphore: vk::Semaphore, value: Option<u64>) {
+        /// Values kept per semaphore: the layer's orphaned signal is the
+        /// last read before a host signal.
+        const KEPT: usize = 8;
+        if !self.validation {
+            return;
+        }
+        let raw = ash::vk::Handle::as_raw(semaphore);
+        let mut reads = self.messenger_state.semaphore_reads.lock();
+        match value {
+            Some(value) => {
+                let values = reads.entry(raw).or_default();
+                if values.len() == KEPT {
+                    values.remove(0);
+                }
+                values.push(value);
+            }
+            None => {
+                reads.remove(&raw);
             }
         }
     }
@@ -756,6 +836,27 @@ mod tests {
             state.external_images.lock().clear();
             assert!(is_ignored(id, 0, message, &[], Some(&state)).is_none());
         }
+    }
+
+    #[test]
+    fn pending_signal_entry_needs_a_value_the_host_read() {
+        let id = "VUID-VkSemaphoreSignalInfo-value-03259";
+        let message = "vkSignalSemaphore(): value (7) must be less than value of any pending \
+                       signal operation (5) for semaphore VkSemaphore 0x30d";
+        let objects = [(vk::ObjectType::SEMAPHORE, 0x30d)];
+        let state = state_with(&[], OLD_LAYER);
+        // No read noted: an error.
+        assert!(is_ignored(id, 0, message, &objects, Some(&state)).is_none());
+        state.semaphore_reads.lock().insert(0x30d, vec![3]);
+        assert!(is_ignored(id, 0, message, &objects, Some(&state)).is_none());
+        state.semaphore_reads.lock().insert(0x30d, vec![3, 5]);
+        assert!(is_ignored(id, 0, message, &objects, Some(&state)).is_some());
+        // Another semaphore, or a layer with the fix: an error.
+        let other = [(vk::ObjectType::SEMAPHORE, 0x31d)];
+        assert!(is_ignored(id, 0, message, &other, Some(&state)).is_none());
+        let fixed = state_with(&[], NEW_LAYER);
+        fixed.semaphore_reads.lock().insert(0x30d, vec![5]);
+        assert!(is_ignored(id, 0, message, &objects, Some(&fixed)).is_none());
     }
 
     #[test]
