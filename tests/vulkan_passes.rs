@@ -111,7 +111,10 @@ impl Gpu {
             record(&mut encoder);
             let cb = encoder.end_encoding().expect("end");
             self.queue.submit(&[&cb], &[], &fence, 1).expect("submit");
-            assert!(self.device.wait(&fence, 1, None).expect("wait"));
+            // A GPU that never finishes fails the test instead of hanging it.
+            let limit = Some(std::time::Duration::from_secs(60));
+            let done = self.device.wait(&fence, 1, limit).expect("wait");
+            assert!(done, "the GPU did not finish within 60 s");
             encoder.reset_all([cb]);
             self.device.destroy_command_encoder(encoder);
             self.device.destroy_fence(fence);
