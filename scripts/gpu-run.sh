@@ -3,6 +3,7 @@
 # the validation layer beside it (not into /), points the loader at the
 # NVIDIA ICD when the system has none registered, then runs "$@".
 set -uo pipefail
+if [ -f .gl/bin.tar.xz ] && [ ! -d .gl/bin ]; then tar -C .gl -xJf .gl/bin.tar.xz; fi
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 # KEEL_LAYER=1.4.309 picks Debian 13's validation layer (carried as

@@ -46,7 +46,7 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[path = "support/fds.rs"]
 mod fds;
-use fds::open_fds;
+use fds::{owned_fds, settled_fds};
 
 /// How a path ended.
 #[derive(Debug)]
@@ -101,7 +101,7 @@ fn sweep(
     for n in 1.. {
         let before = counts();
         let net_before = fault::net_creates();
-        let fds_before = open_fds();
+        let fds_before = owned_fds();
         fault::arm(n, result);
         let outcome = match path() {
             Ok(()) => Outcome::Done,
@@ -113,8 +113,9 @@ fn sweep(
             before,
             "{name}: live objects changed after failing call {n} with {result:?} ({outcome:?})"
         );
+        let fds_after = settled_fds(&fds_before);
         assert_eq!(
-            open_fds(),
+            fds_after,
             fds_before,
             "{name}: open fds changed after failing call {n} with {result:?} ({outcome:?})"
         );

@@ -206,6 +206,8 @@ mod vulkan {
         _keepalive: keel_hal::vulkan::Instance,
         /// The loaded validation layer's version (`specVersion`), or `None`.
         pub validation_layer: Option<u32>,
+        /// Whether an adapter runs NVIDIA's proprietary driver.
+        pub nvidia_proprietary: bool,
     }
 
     /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
@@ -231,10 +233,12 @@ mod vulkan {
             flags = InstanceFlags::DEBUG;
         }
         // SAFETY: live instance.
-        let adapters: Vec<String> = unsafe { instance.enumerate_adapters() }
-            .into_iter()
-            .map(|a| a.info.name)
-            .collect();
+        let exposed = unsafe { instance.enumerate_adapters() };
+        // NVIDIA's proprietary driver names itself "NVIDIA"; NVK is Mesa's.
+        let nvidia_proprietary = exposed
+            .iter()
+            .any(|a| a.info.vendor == 0x10de && a.info.driver.starts_with("NVIDIA"));
+        let adapters: Vec<String> = exposed.into_iter().map(|a| a.info.name).collect();
         if adapters.is_empty() {
             return Err(format!(
                 "no Vulkan adapter meets the Vulkan 1.3 baseline ({HINT})"
@@ -244,6 +248,7 @@ mod vulkan {
             flags,
             adapters,
             validation_layer: instance.validation_layer_version(),
+            nvidia_proprietary,
             _keepalive: instance,
         })
     }

@@ -9,6 +9,9 @@
 //! imported memory (memfds, dma-bufs, `/dev/shm` files), semaphores (sync
 //! files, anonymous inodes), pipes and sockets a test made.
 
+// Each test crate that includes this module uses a part of it.
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 
 /// Whether a descriptor's target is a driver's own cache or `/proc`.
@@ -45,4 +48,19 @@ pub fn owned_fds() -> Vec<(i32, String)> {
 /// How many descriptors [`owned_fds`] lists.
 pub fn open_fds() -> usize {
     owned_fds().len()
+}
+
+/// [`owned_fds`] once it equals `expected`, or after a second if it never
+/// does: a driver thread may hold a descriptor for a moment (a file it
+/// reads, a pipe to its worker), while a leaked one never goes. The caller
+/// compares the result with `expected`, so a failure lists the difference.
+pub fn settled_fds(expected: &[(i32, String)]) -> Vec<(i32, String)> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let now = owned_fds();
+        if now == expected || std::time::Instant::now() >= deadline {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
