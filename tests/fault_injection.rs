@@ -115,8 +115,7 @@ fn sweep(
         );
         let fds_after = settled_fds(&fds_before);
         assert_eq!(
-            fds_after,
-            fds_before,
+            fds_after, fds_before,
             "{name}: open fds changed after failing call {n} with {result:?} ({outcome:?})"
         );
         assert_eq!(
