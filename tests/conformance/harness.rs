@@ -62,15 +62,16 @@ macro_rules! check_eq {
 }
 
 /// Declares `#[test]`s, one per generic test function named, in a `run`
-/// submodule: `buffers::run::round_trip_4b` runs `buffers::round_trip_4b`
-/// on every configuration.
-macro_rules! conformance_tests {
-    ($($name:ident),* $(,)?) => {
+/// submodule, each calling `$runner` (one of this module's `run_*`) with the
+/// function instantiated for every type set. The three macros below name
+/// the runner.
+macro_rules! tests_with_runner {
+    ($runner:ident; $($name:ident),* $(,)?) => {
         mod run {
             $(
                 #[test]
                 fn $name() {
-                    $crate::harness::run_everywhere(
+                    $crate::harness::$runner(
                         stringify!($name),
                         $crate::harness::Fns {
                             noop: super::$name::<keel_hal::noop::Api>,
@@ -82,6 +83,14 @@ macro_rules! conformance_tests {
                 }
             )*
         }
+    };
+}
+
+/// `buffers::run::round_trip_4b` runs `buffers::round_trip_4b` on every
+/// configuration ([`run_everywhere`]).
+macro_rules! conformance_tests {
+    ($($name:ident),* $(,)?) => {
+        tests_with_runner!(run_everywhere; $($name),*);
     };
 }
 
@@ -91,22 +100,7 @@ macro_rules! conformance_tests {
 /// driver opens fds per device), so another test's device would move them.
 macro_rules! exclusive_conformance_tests {
     ($($name:ident),* $(,)?) => {
-        mod run {
-            $(
-                #[test]
-                fn $name() {
-                    $crate::harness::run_exclusive(
-                        stringify!($name),
-                        $crate::harness::Fns {
-                            noop: super::$name::<keel_hal::noop::Api>,
-                            dynamic: super::$name::<keel_hal::DynApi>,
-                            #[cfg(feature = "vulkan")]
-                            vulkan: super::$name::<keel_hal::vulkan::Api>,
-                        },
-                    );
-                }
-            )*
-        }
+        tests_with_runner!(run_exclusive; $($name),*);
     };
 }
 
@@ -115,22 +109,7 @@ macro_rules! exclusive_conformance_tests {
 /// a third-party bug outside the hal needs it ([`run_ray_tracing`]).
 macro_rules! ray_tracing_conformance_tests {
     ($($name:ident),* $(,)?) => {
-        mod run {
-            $(
-                #[test]
-                fn $name() {
-                    $crate::harness::run_ray_tracing(
-                        stringify!($name),
-                        $crate::harness::Fns {
-                            noop: super::$name::<keel_hal::noop::Api>,
-                            dynamic: super::$name::<keel_hal::DynApi>,
-                            #[cfg(feature = "vulkan")]
-                            vulkan: super::$name::<keel_hal::vulkan::Api>,
-                        },
-                    );
-                }
-            )*
-        }
+        tests_with_runner!(run_ray_tracing; $($name),*);
     };
 }
 
