@@ -14,9 +14,11 @@
 //! entries may name the same resource. Nothing reaches the driver before
 //! they all pass.
 //!
-//! The descriptor infos and writes are built in lists that live on the
-//! stack up to [`INLINE`] elements, so bind-group churn allocates nothing on
-//! the heap in the steady state.
+//! The descriptor infos and writes are built in lists on the stack: fixed
+//! arrays of [`INLINE`] elements for a group of at most [`INLINE`] entries
+//! and no arrays (one descriptor each), else lists that move to the heap
+//! past [`INLINE`] elements. Bind-group churn allocates nothing on the
+//! heap in the steady state.
 
 use arrayvec::ArrayVec;
 use ash::vk;
@@ -88,6 +90,25 @@ pub(super) unsafe fn create_bind_group(
     device: &super::Device,
     desc: &BindGroupDescriptor<super::Api>,
 ) -> Result<super::BindGroup, BindingError> {
+    // Without arrays each entry gives one descriptor, so at most `INLINE`
+    // entries fit fixed stack lists: no growth checks, no heap.
+    if desc.entries.len() <= INLINE && desc.layout.entries.iter().all(|e| e.count.is_none()) {
+        // SAFETY: forwarded contract.
+        unsafe { create_with::<Fixed>(device, desc) }
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { create_with::<Growable>(device, desc) }
+    }
+}
+
+/// [`create_bind_group`] with the scratch lists `S` gives.
+///
+/// # Safety
+/// As for [`create_bind_group`].
+unsafe fn create_with<S: Scratch>(
+    device: &super::Device,
+    desc: &BindGroupDescriptor<super::Api>,
+) -> Result<super::BindGroup, BindingError> {
     let shared = &*device.shared;
     let layout = desc.layout;
     let cx = GroupContext {
@@ -95,10 +116,12 @@ pub(super) unsafe fn create_bind_group(
         features: shared.features,
         partially_bound: layout.update_after_bind,
     };
-    let mut buffers = Inline::<vk::DescriptorBufferInfo, INLINE>::new();
-    let mut images = Inline::<vk::DescriptorImageInfo, INLINE>::new();
-    let mut structures = Inline::<vk::AccelerationStructureKHR, INLINE>::new();
-    let mut pending = Inline::<PendingWrite, INLINE>::new();
+    let mut buffers = S::List::<vk::DescriptorBufferInfo>::new();
+    let mut images = S::List::<vk::DescriptorImageInfo>::new();
+    let mut structures = S::List::<vk::AccelerationStructureKHR>::new();
+    let mut pending = S::List::<PendingWrite>::new();
+    // Set when a fixed list was full (not expected: see `create_bind_group`).
+    let mut overflow = false;
     let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
     let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
     let (entries, types) = (&*layout.entries, &*layout.types);
@@ -121,41 +144,44 @@ pub(super) unsafe fn create_bind_group(
             };
             let (first, count, infos) = match &entry.resource {
                 BindingResource::Buffer(b) => {
-                    buffers.push(buffer_info(b));
-                    (buffers.len() - 1, 1, Infos::Buffers)
+                    overflow |= !buffers.push(buffer_info(b));
+                    (buffers.len().wrapping_sub(1), 1, Infos::Buffers)
                 }
                 BindingResource::BufferArray(list) => {
                     let first = buffers.len();
-                    list.iter().for_each(|b| buffers.push(buffer_info(b)));
+                    for b in *list {
+                        overflow |= !buffers.push(buffer_info(b));
+                    }
                     (first, list.len(), Infos::Buffers)
                 }
                 BindingResource::Sampler(s) => {
-                    images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
-                    (images.len() - 1, 1, Infos::Images)
+                    overflow |= !images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                    (images.len().wrapping_sub(1), 1, Infos::Images)
                 }
                 BindingResource::SamplerArray(list) => {
                     let first = images.len();
                     for s in *list {
-                        images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                        overflow |= !images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
                     }
                     (first, list.len(), Infos::Images)
                 }
                 BindingResource::TextureView(v) => {
-                    images.push(image_info(v, image_layout));
-                    (images.len() - 1, 1, Infos::Images)
+                    overflow |= !images.push(image_info(v, image_layout));
+                    (images.len().wrapping_sub(1), 1, Infos::Images)
                 }
                 BindingResource::TextureViewArray(list) => {
                     let first = images.len();
-                    list.iter()
-                        .for_each(|v| images.push(image_info(v, image_layout)));
+                    for v in *list {
+                        overflow |= !images.push(image_info(v, image_layout));
+                    }
                     (first, list.len(), Infos::Images)
                 }
                 BindingResource::AccelerationStructure(s) => {
-                    structures.push(s.raw);
-                    (structures.len() - 1, 1, Infos::Structures)
+                    overflow |= !structures.push(s.raw);
+                    (structures.len().wrapping_sub(1), 1, Infos::Structures)
                 }
             };
-            pending.push(PendingWrite {
+            overflow |= !pending.push(PendingWrite {
                 binding: entry.binding,
                 ty,
                 first,
@@ -164,6 +190,11 @@ pub(super) unsafe fn create_bind_group(
             });
         },
     )?;
+    if overflow {
+        // Unreachable: fixed lists are used only where every entry fits.
+        log::error!("bind group scratch lists overflowed");
+        return Err(BindingError::Device(crate::DeviceError::Unexpected));
+    }
     if pending.len() != desc.entries.len() {
         // Unreachable: every entry that passed has a layout entry and a type.
         return Err(BindingError::UnknownBinding(
@@ -183,15 +214,16 @@ pub(super) unsafe fn create_bind_group(
     // One chained struct per structure (each structure entry is a single
     // one), all made before any write points at them: the list does not
     // move afterwards.
-    let mut chained = Inline::<vk::WriteDescriptorSetAccelerationStructureKHR, INLINE>::new();
+    let mut chained = S::List::<vk::WriteDescriptorSetAccelerationStructureKHR>::new();
     for handle in structures.as_slice() {
-        chained.push(
+        // `structures` and `chained` have the same capacity.
+        let _ = chained.push(
             vk::WriteDescriptorSetAccelerationStructureKHR::default()
                 .acceleration_structures(std::slice::from_ref(handle)),
         );
     }
     let chained = chained.as_slice();
-    let mut writes = Inline::<vk::WriteDescriptorSet, INLINE>::new();
+    let mut writes = S::List::<vk::WriteDescriptorSet>::new();
     for p in pending.as_slice() {
         let mut write = vk::WriteDescriptorSet::default()
             .dst_set(raw)
@@ -201,13 +233,30 @@ pub(super) unsafe fn create_bind_group(
         // layout's array length).
         write.descriptor_count = p.count as u32;
         let range = p.first..p.first + p.count;
-        match p.infos {
-            Infos::Images => write.p_image_info = image_infos[range].as_ptr(),
-            Infos::Buffers => write.p_buffer_info = buffer_infos[range].as_ptr(),
+        // The ranges were recorded as the lists grew, so they are in bounds;
+        // a miss would be a bug, answered with an error, not a panic.
+        let ok = match p.infos {
+            Infos::Images => image_infos
+                .get(range)
+                .map(|i| write.p_image_info = i.as_ptr()),
+            Infos::Buffers => buffer_infos
+                .get(range)
+                .map(|b| write.p_buffer_info = b.as_ptr()),
             // `first` indexes `structures`, so `chained` too.
-            Infos::Structures => write.p_next = std::ptr::from_ref(&chained[p.first]).cast(),
+            Infos::Structures => chained
+                .get(p.first)
+                .map(|c| write.p_next = std::ptr::from_ref(c).cast()),
+        };
+        if ok.is_none() || !writes.push(write) {
+            log::error!("bind group write {} out of its scratch lists", p.binding);
+            // SAFETY: the set came from this allocator and was never written
+            // or used since.
+            let freed = unsafe { shared.descriptors.lock().free(&shared.raw, set) };
+            if let Err(e) = freed {
+                log::error!("freeing descriptor set {raw:?}: {e}");
+            }
+            return Err(BindingError::Device(crate::DeviceError::Unexpected));
         }
-        writes.push(write);
     }
     // SAFETY: every write names a binding of the set's layout with its type
     // and a count within the binding's; the infos (or the chained structure
@@ -267,6 +316,79 @@ impl super::BindGroup {
     }
 }
 
+/// The scratch lists one bind group is built in.
+trait Scratch {
+    /// A list of `T`.
+    type List<T>: List<T>;
+}
+
+/// Fixed stack lists of [`INLINE`] elements, for groups without arrays of
+/// at most [`INLINE`] entries (one descriptor each).
+struct Fixed;
+
+impl Scratch for Fixed {
+    type List<T> = ArrayVec<T, INLINE>;
+}
+
+/// Lists on the stack up to [`INLINE`] elements, moved to the heap past
+/// that, for the other groups.
+struct Growable;
+
+impl Scratch for Growable {
+    type List<T> = Inline<T, INLINE>;
+}
+
+/// What [`create_with`] needs of a scratch list.
+trait List<T> {
+    /// An empty list.
+    fn new() -> Self;
+    /// Appends `value`; false (and nothing stored) when the list is full.
+    fn push(&mut self, value: T) -> bool;
+    /// The elements.
+    fn as_slice(&self) -> &[T];
+    /// The number of elements.
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+}
+
+impl<T, const N: usize> List<T> for ArrayVec<T, N> {
+    #[inline]
+    fn new() -> Self {
+        ArrayVec::new()
+    }
+
+    #[inline]
+    fn push(&mut self, value: T) -> bool {
+        self.try_push(value).is_ok()
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[T] {
+        self
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        ArrayVec::len(self)
+    }
+}
+
+impl<T, const N: usize> List<T> for Inline<T, N> {
+    fn new() -> Self {
+        Inline::new()
+    }
+
+    fn push(&mut self, value: T) -> bool {
+        Inline::push(self, value);
+        true
+    }
+
+    fn as_slice(&self) -> &[T] {
+        Inline::as_slice(self)
+    }
+}
+
 /// A list on the stack up to `N` elements, moved to the heap past that.
 pub(super) enum Inline<T, const N: usize> {
     Stack(ArrayVec<T, N>),
@@ -298,10 +420,6 @@ impl<T, const N: usize> Inline<T, N> {
             Self::Heap(items) => items,
         }
     }
-
-    pub(super) fn len(&self) -> usize {
-        self.as_slice().len()
-    }
 }
 
 #[cfg(test)]
@@ -310,11 +428,20 @@ mod tests {
 
     #[test]
     fn inline_moves_to_the_heap_past_its_capacity() {
-        let mut list = Inline::<u32, 2>::new();
+        let mut list = <Inline<u32, 2> as List<u32>>::new();
         for i in 0..5 {
-            list.push(i);
+            assert!(List::push(&mut list, i));
         }
         assert!(matches!(list, Inline::Heap(_)));
-        assert_eq!(list.as_slice(), &[0, 1, 2, 3, 4]);
+        assert_eq!(Inline::as_slice(&list), &[0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn fixed_lists_refuse_past_their_capacity() {
+        let mut list = <ArrayVec<u32, 2> as List<u32>>::new();
+        assert!(List::push(&mut list, 0));
+        assert!(List::push(&mut list, 1));
+        assert!(!List::push(&mut list, 2));
+        assert_eq!(List::as_slice(&list), &[0, 1]);
     }
 }
