@@ -58,7 +58,10 @@
 //! keeping more evicts the oldest kept memory first, whatever its
 //! description. Nothing is kept while the buffer's heap is at 90% of its
 //! budget or more (`VK_EXT_memory_budget` where the device has it, else
-//! VMA's estimate: 80% of the heap). `Device::trim_memory` frees everything
+//! VMA's estimate: 80% of the heap), as of the last read of the budgets:
+//! they are read again every 32 frees or 16 MiB freed, on every free while
+//! a heap was under pressure, and after a trim (`BudgetCache` in
+//! `memory/retention.rs`). `Device::trim_memory` frees everything
 //! kept and destroys every pool left empty, so what stays reserved is the
 //! blocks of live resources (plus, in VMA's default pools, which only
 //! textures and fallbacks use, at most one empty block per memory type).
@@ -79,7 +82,7 @@ use crate::{Counter, DeviceError, Memory};
 
 mod retention;
 
-use retention::{BufferKey, Kept, Retention};
+use retention::{BudgetCache, BufferKey, Kept, Retention};
 
 /// Why a resource could not get memory.
 #[derive(Debug)]
@@ -150,6 +153,9 @@ pub(crate) struct MemoryAllocator {
     pools: RwLock<Vec<Option<vk_mem::AllocatorPool>>>,
     /// Destroyed buffers' memory kept for reuse (module docs).
     retention: Mutex<Retention<Reusable>>,
+    /// The last read of which heaps are under pressure (retention's 90%
+    /// rule; re-read as `BudgetCache` documents).
+    budget: Mutex<BudgetCache>,
     /// The heap of each memory type.
     heap_of_type: Vec<u32>,
     /// The memory heaps.
@@ -262,6 +268,7 @@ impl MemoryAllocator {
             raw: ManuallyDrop::new(Arc::new(raw)),
             pools: RwLock::new((0..type_count).map(|_| None).collect()),
             retention: Mutex::new(Retention::new(largest / 4)),
+            budget: Mutex::new(BudgetCache::default()),
             heap_of_type,
             heaps,
             memory_budget,
@@ -558,17 +565,23 @@ impl MemoryAllocator {
     }
 
     /// Whether memory type `memory_type`'s heap is at 90% of its budget or
-    /// more (then freed memory is not kept).
-    fn under_pressure(&self, memory_type: u32) -> bool {
+    /// more (then freed memory is not kept), as of the last read of the
+    /// budgets (`BudgetCache`: at most every 32 frees or 16 MiB freed).
+    fn under_pressure(&self, memory_type: u32, bytes: u64) -> bool {
         let Some(&heap) = self.heap_of_type.get(memory_type as usize) else {
             return true;
         };
-        match self.raw.get_heap_budgets() {
-            Ok(budgets) => budgets
-                .get(heap as usize)
-                .is_some_and(|b| b.usage >= b.budget / 10 * 9),
-            Err(_) => false,
-        }
+        self.budget
+            .lock()
+            .under_pressure(heap, bytes, || match self.raw.get_heap_budgets() {
+                Ok(budgets) => budgets
+                    .iter()
+                    .take(32)
+                    .enumerate()
+                    .filter(|(_, b)| b.usage >= b.budget / 10 * 9)
+                    .fold(0, |bits, (i, _)| bits | 1 << i),
+                Err(_) => 0,
+            })
     }
 
     /// Destroys a buffer; its memory is kept for the next buffer of the
@@ -596,7 +609,7 @@ impl MemoryAllocator {
                 } = vma;
                 match key {
                     Some(key) => {
-                        let keep = !self.under_pressure(memory_type);
+                        let keep = !self.under_pressure(memory_type, bytes);
                         let value = if dedicated {
                             Reusable::Buffer(buffer, allocation)
                         } else {
@@ -690,6 +703,7 @@ impl MemoryAllocator {
     /// of blocks given back.
     pub(crate) fn trim(&self) -> u64 {
         let before = self.reserved_bytes();
+        self.budget.lock().invalidate();
         let kept = self.retention.lock().drain();
         // SAFETY: kept memory belongs to no live resource and no pending work.
         unsafe { self.release(kept) };

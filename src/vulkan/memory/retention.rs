@@ -188,6 +188,67 @@ impl<T> Retention<T> {
     }
 }
 
+/// Frees that may be offered on one read of the heap budgets.
+pub(crate) const BUDGET_READ_EVERY: u32 = 32;
+/// Bytes that may be offered on one read of the heap budgets.
+pub(crate) const BUDGET_READ_BYTES: u64 = 16 << 20;
+
+/// The last read of "which heaps are under pressure", so that a free does
+/// not read every heap's budget (VMA's `vmaGetHeapBudgets`, which the
+/// `vk-mem` wrapper returns in a fresh `Vec`).
+///
+/// The budgets are read again once [`BUDGET_READ_EVERY`] frees or
+/// [`BUDGET_READ_BYTES`] bytes have been offered since the last read, on
+/// every free while some heap was under pressure at the last read (so
+/// keeping resumes as soon as the pressure is gone), and after
+/// [`BudgetCache::invalidate`] (`Device::trim_memory`). Between two reads
+/// a heap that crosses its 90% mark can still be offered at most that
+/// many frees' worth of memory, which the retention limit bounds anyway.
+#[derive(Debug, Default)]
+pub(crate) struct BudgetCache {
+    /// Heaps under pressure at the last read, one bit per heap index.
+    pressured: u32,
+    /// Frees offered since the last read.
+    frees: u32,
+    /// Bytes offered since the last read.
+    bytes: u64,
+    /// Whether there was a read since the last invalidation.
+    fresh: bool,
+}
+
+impl BudgetCache {
+    /// Whether `heap` is under pressure for a free of `bytes`, reading the
+    /// budgets with `read` (which returns the heaps under pressure as bits)
+    /// when the last read is too old (see the type's docs).
+    pub(crate) fn under_pressure(
+        &mut self,
+        heap: u32,
+        bytes: u64,
+        read: impl FnOnce() -> u32,
+    ) -> bool {
+        if !self.fresh
+            || self.pressured != 0
+            || self.frees >= BUDGET_READ_EVERY
+            || self.bytes >= BUDGET_READ_BYTES
+        {
+            self.pressured = read();
+            self.frees = 0;
+            self.bytes = 0;
+            self.fresh = true;
+        }
+        self.frees += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        // Heaps past the bitmask (more than Vulkan's 16) count as pressured.
+        1u32.checked_shl(heap)
+            .is_none_or(|bit| self.pressured & bit != 0)
+    }
+
+    /// Forgets the last read: the next free reads the budgets.
+    pub(crate) fn invalidate(&mut self) {
+        self.fresh = false;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,5 +328,37 @@ mod tests {
         // Usable again after a drain.
         assert!(r.offer(key(100), kept(7, 100), true).is_empty());
         assert_eq!(r.take(&key(100)).map(|k| k.value), Some(7));
+    }
+
+    #[test]
+    fn budgets_are_read_again_after_enough_frees_or_bytes() {
+        let mut cache = BudgetCache::default();
+        let mut reads = 0;
+        for _ in 0..BUDGET_READ_EVERY {
+            assert!(!cache.under_pressure(0, 256, || {
+                reads += 1;
+                0
+            }));
+        }
+        assert_eq!(reads, 1, "one read for the first {BUDGET_READ_EVERY} frees");
+        // The next free reads again and sees heap 0 under pressure.
+        assert!(cache.under_pressure(0, 256, || 0b1));
+        assert!(!cache.under_pressure(1, 256, || 0b1));
+        // While a heap is under pressure, every free reads.
+        let mut reads = 0;
+        assert!(!cache.under_pressure(0, 256, || {
+            reads += 1;
+            0
+        }));
+        assert_eq!(reads, 1);
+        // A large free makes the next one read.
+        assert!(!cache.under_pressure(0, BUDGET_READ_BYTES, || 0));
+        assert!(cache.under_pressure(0, 256, || 0b1));
+        // An invalidated cache reads on the next free.
+        let _ = cache.under_pressure(0, 256, || 0);
+        cache.invalidate();
+        assert!(cache.under_pressure(0, 256, || 0b1));
+        // A heap index past the bitmask counts as under pressure.
+        assert!(cache.under_pressure(40, 256, || 0));
     }
 }
