@@ -239,7 +239,15 @@ bitflags::bitflags! {
 ///
 /// The fd is duplicated with `F_DUPFD_CLOEXEC` (what `OwnedFd::try_clone`
 /// does) and the original closed: the new fd names the same open file.
-/// On error (no fd number left) the original is closed too.
+/// On error (no fd number left) the original is closed too, and the error is
+/// `DeviceError::OutOfMemory`, as Vulkan itself reports fd exhaustion
+/// (`VK_ERROR_OUT_OF_HOST_MEMORY`, `VK_ERROR_TOO_MANY_OBJECTS`).
+///
+/// The driver's own fd exists without the flag between its export and this
+/// call: a child forked and exec'ed by another thread in that moment can
+/// still inherit it. Programs that fork while exporting on other threads
+/// serialise the two themselves (or spawn children with only the fds they
+/// name, as `posix_spawn` with file actions does).
 pub(crate) fn close_on_exec(fd: OwnedFd) -> Result<OwnedFd, crate::DeviceError> {
     // `fd` is dropped (closed) on both paths.
     fd.try_clone().map_err(|e| {

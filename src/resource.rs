@@ -500,8 +500,10 @@ impl BufferMapping {
     /// nothing.
     ///
     /// # Safety
-    /// The buffer is alive and still mapped, and no pending GPU work reads
-    /// or writes the range. The GPU sees the bytes from the next submit on
+    /// The buffer is alive and still mapped, no pending GPU work reads or
+    /// writes the range, and no other thread reads or writes it meanwhile
+    /// (every mapping of a buffer is the same memory). The GPU sees the
+    /// bytes from the next submit on
     /// ([host-visibility rule](BufferMapping#host-visibility)).
     pub unsafe fn write_slice<T: Plain>(
         &self,
@@ -528,8 +530,9 @@ impl BufferMapping {
     /// [`MappedRangeError`].
     ///
     /// # Safety
-    /// The buffer is alive and still mapped; no pending GPU work writes the
-    /// range; bytes the GPU wrote were made visible by the
+    /// The buffer is alive and still mapped; no pending GPU work and no
+    /// other thread writes the range meanwhile; bytes the GPU wrote were
+    /// made visible by the
     /// [host-visibility rule](BufferMapping#host-visibility) (a barrier to
     /// `MAP_READ`, then the fence wait).
     pub unsafe fn read_vec<T: Plain>(

@@ -234,10 +234,7 @@ impl CommandEncoder {
                 DeviceError::InvalidState("recorded outside begin_encoding/end_encoding").into(),
             );
         }
-        if !self.in_pass(Pass::None, what) {
-            return Err(DeviceError::InvalidState("recorded inside a pass").into());
-        }
-        Ok(())
+        crate::validate::acceleration::check_outside_pass(!self.in_pass(Pass::None, what))
     }
 
     /// Checks that `index` names a query of `set`, and that the set counts `kind`.

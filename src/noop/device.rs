@@ -455,12 +455,7 @@ impl crate::Device for Device {
         handle: ExternalHandle,
     ) -> Result<Texture, TextureError> {
         self.shared.lost.guard(|| {
-            if let ExternalHandle::HostPointer { .. } = handle {
-                return Err(TextureError::External(ExternalError::Unsupported {
-                    handle: ExternalHandleType::HostAllocation.name(),
-                    reason: "textures cannot be imported from host allocations",
-                }));
-            }
+            crate::validate::external::check_texture_handle(handle.handle_type())?;
             // `desc.memory` is ignored: the shared rule, as on Vulkan.
             let desc =
                 &crate::validate::external::imported_texture_desc(desc, handle.handle_type());

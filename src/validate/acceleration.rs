@@ -8,6 +8,7 @@
 //! | operation | function | checks, in order |
 //! | --- | --- | --- |
 //! | every entry point | [`unsupported_device`] | the error of a device without acceleration structures |
+//! | every recorded command | [`check_outside_pass`] | recorded inside a render or compute pass (`Device(InvalidState)`) |
 //! | creation | [`check_create`] | size 0 (`ZeroSize`); an owned structure above `max_buffer_size` (`LimitExceeded`); a placement buffer without `STORAGE` (`BufferUsage`), an offset not a multiple of [`PLACEMENT_ALIGNMENT`] or a range past the buffer (`InvalidPlacement`) |
 //! | size queries | [`check_size_query`] | [`check_flags`], then [`check_geometry`] without buffers |
 //! | builds and updates | [`check_build`] | the entries' kind against the destination (`WrongKind`); [`check_flags`]; an update's source: present (`MissingSource`), of the entries' kind (`WrongKind`), last built with `ALLOW_UPDATE` and the same flags (`MissingFlag`); [`check_geometry`] with buffers; the sizes, then the destination's size (`TooSmall`); the scratch buffer's usage (`BufferUsage`), offset alignment and size (`Scratch`) |
@@ -156,6 +157,18 @@ pub(crate) fn check_create(
 
 /// Checks that `what` (build entries, a copy's destination, a structure
 /// whose compacted size is read, …) is of the `expected` kind.
+/// Acceleration-structure commands (builds, copies, compacted-size reads)
+/// are recorded outside passes on every backend: Vulkan forbids them inside
+/// a render pass, and one rule for every pass kind keeps noop and Vulkan
+/// alike.
+pub(crate) fn check_outside_pass(in_pass: bool) -> Result<(), Error> {
+    if in_pass {
+        Err(crate::DeviceError::InvalidState("recorded inside a pass").into())
+    } else {
+        Ok(())
+    }
+}
+
 pub(crate) fn check_kind(what: &'static str, given: Kind, expected: Kind) -> Result<(), Error> {
     if given != expected {
         return Err(Error::WrongKind {
@@ -475,7 +488,7 @@ pub(crate) fn check_build<A: AccelerationFacts>(
     }
     let offset = desc.scratch_buffer_offset;
     let available = scratch.size.saturating_sub(offset);
-    if offset % limits.scratch_alignment != 0 || available < required {
+    if offset % limits.scratch_alignment.max(1) != 0 || available < required {
         return Err(Error::Scratch {
             offset,
             available,

@@ -39,6 +39,21 @@ pub(crate) fn check_import_size(size: u64, required: u64) -> Result<(), External
     Ok(())
 }
 
+/// Textures are never imported from host allocations (Vulkan has no
+/// host-pointer images): every backend refuses one with this error, first,
+/// before any check of the description.
+pub(crate) fn check_texture_handle(
+    handle_type: crate::ExternalHandleType,
+) -> Result<(), ExternalError> {
+    if handle_type == crate::ExternalHandleType::HostAllocation {
+        return Err(ExternalError::Unsupported {
+            handle: handle_type.name(),
+            reason: "textures cannot be imported from host allocations",
+        });
+    }
+    Ok(())
+}
+
 /// The description an imported texture is checked and made with: the
 /// caller's, with `memory` replaced by what an import of `handle_type` is
 /// (`Memory::External(ExternalMemory::imported(..))`). `desc.memory` is

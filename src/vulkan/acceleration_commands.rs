@@ -160,6 +160,9 @@ impl CommandEncoder {
                 "recorded outside begin_encoding/end_encoding",
             )));
         };
+        crate::validate::acceleration::check_outside_pass(
+            self.temp.pass.kind != super::pass::PassKind::None,
+        )?;
         let shared = &*self.device;
         let fns = fns(shared)?;
         let limits = acceleration::build_limits(shared);
@@ -305,6 +308,9 @@ impl CommandEncoder {
                 "recorded outside begin_encoding/end_encoding",
             )));
         };
+        crate::validate::acceleration::check_outside_pass(
+            self.temp.pass.kind != super::pass::PassKind::None,
+        )?;
         let fns = fns(&self.device)?;
         // A compacted size is the GPU's answer: unknown while recording.
         let (src_facts, dst_facts) = (super::Api::structure(src), super::Api::structure(dst));
@@ -340,6 +346,9 @@ impl CommandEncoder {
                 "recorded outside begin_encoding/end_encoding",
             )));
         };
+        crate::validate::acceleration::check_outside_pass(
+            self.temp.pass.kind != super::pass::PassKind::None,
+        )?;
         let fns = fns(&self.device)?;
         let count = checks::check_compacted_size_read(
             structures.iter().map(|s| super::Api::structure(s)),

@@ -364,6 +364,7 @@ pub(super) unsafe fn import_texture(
     handle: ExternalHandle,
 ) -> Result<super::Texture, TextureError> {
     let ht = handle.handle_type();
+    crate::validate::external::check_texture_handle(ht)?;
     // `desc.memory` is ignored: the shared rule, as on noop.
     let checked = crate::validate::external::imported_texture_desc(desc, ht);
     let desc = &checked;
@@ -480,8 +481,9 @@ pub(super) unsafe fn import_texture(
                 )
             }
         }
+        // Refused above (`check_texture_handle`); kept for the match.
         ExternalHandle::HostPointer { .. } => {
-            Err(unsupported(ht, "textures cannot live in host allocations").into())
+            Err(unsupported(ht, "textures cannot be imported from host allocations").into())
         }
     }
 }

@@ -683,6 +683,12 @@ fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult 
             errors.push(e.read_acceleration_structure_compacted_sizes(&[&tlas], &readback, 0));
             // A valid clone, so the valid build is used.
             e.copy_acceleration_structure(&plain, &target, AccelerationStructureCopy::Clone)?;
+            // A valid build, but inside a pass.
+            e.begin_compute_pass(&Default::default());
+            errors.push(
+                e.build_acceleration_structures(&[build(&entries, &scratch, 0, Build, None)]),
+            );
+            e.end_compute_pass();
             Ok(())
         });
         for s in [plain, small, target, tlas] {
@@ -693,8 +699,15 @@ fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult 
         }
         ran?;
     }
-    let [instances_into_blas, too_short, misaligned, update, compact, clone, tlas_read] =
-        <[Result<(), E>; 7]>::try_from(errors).map_err(|e| format!("{} results", e.len()))?;
+    let [instances_into_blas, too_short, misaligned, update, compact, clone, tlas_read, in_pass] =
+        <[Result<(), E>; 8]>::try_from(errors).map_err(|e| format!("{} results", e.len()))?;
+    check_eq!(
+        in_pass,
+        Err(E::Device(keel_hal::DeviceError::InvalidState(
+            "recorded inside a pass"
+        ))),
+        "a build recorded inside a compute pass"
+    );
     check_eq!(
         instances_into_blas,
         Err(E::WrongKind {

@@ -39,6 +39,7 @@ conformance_tests!(
     query_set_counts,
     short_host_pointer_is_too_small_for_the_buffer,
     imported_texture_ignores_the_callers_memory,
+    texture_from_a_host_pointer_is_refused_first,
 );
 
 const STAGES: wgt::ShaderStages = wgt::ShaderStages::COMPUTE;
@@ -841,5 +842,43 @@ fn imported_texture_ignores_the_callers_memory<A: Api>(ctx: &Ctx<A>) -> TestResu
         "import of a texture with Memory::Upload in its description"
     );
     a.check_clean("import with Memory::Upload")?;
+    Ok(Outcome::Pass)
+}
+
+/// A texture imported from a host allocation is refused with one error on
+/// every backend, before its description is checked (here a zero extent,
+/// which would otherwise be `ZeroExtent`): noop checked the handle first
+/// and Vulkan the description first.
+fn texture_from_a_host_pointer_is_refused_first<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let mut host = vec![0u8; 8192];
+    let handle = ExternalHandle::HostPointer {
+        ptr: std::ptr::NonNull::new(host.as_mut_ptr()).ok_or("null")?,
+        size: host.len() as u64,
+    };
+    let desc = TextureDescriptor {
+        size: wgt::Extent3d {
+            width: 0,
+            height: 16,
+            depth_or_array_layers: 1,
+        },
+        usage: wgt::TextureUsages::COPY_SRC,
+        ..Default::default()
+    };
+    let before = ctx.device.live_counts();
+    // SAFETY: live device; the allocation outlives the call, which fails.
+    let result = unsafe { ctx.device.import_texture(&desc, handle) };
+    check_eq!(ctx.device.live_counts(), before, "live counts");
+    let Err(err) = result else {
+        return Err("a texture was imported from a host allocation".into());
+    };
+    check_eq!(
+        err,
+        TextureError::External(ExternalError::Unsupported {
+            handle: ExternalHandleType::HostAllocation.name(),
+            reason: "textures cannot be imported from host allocations",
+        }),
+        "host-pointer texture"
+    );
+    drop(host);
     Ok(Outcome::Pass)
 }
