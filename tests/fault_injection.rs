@@ -46,7 +46,7 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[path = "support/fds.rs"]
 mod fds;
-use fds::{owned_fds, settled_fds};
+use fds::{new_fds_settled, owned_fds};
 
 /// How a path ended.
 #[derive(Debug)]
@@ -113,10 +113,11 @@ fn sweep(
             before,
             "{name}: live objects changed after failing call {n} with {result:?} ({outcome:?})"
         );
-        let fds_after = settled_fds(&fds_before);
-        assert_eq!(
-            fds_after, fds_before,
-            "{name}: open fds changed after failing call {n} with {result:?} ({outcome:?})"
+        let leaked_fds = new_fds_settled(&fds_before);
+        assert!(
+            leaked_fds.is_empty(),
+            "{name}: fds left open after failing call {n} with {result:?} ({outcome:?}): \
+             {leaked_fds:?}"
         );
         assert_eq!(
             fault::net_creates(),

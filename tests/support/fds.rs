@@ -17,7 +17,13 @@ use std::path::PathBuf;
 /// Whether a descriptor's target is a driver's own cache or `/proc`.
 fn is_driver_or_proc(target: &str) -> bool {
     const DRIVER_CACHES: [&str; 4] = ["mesa_shader_cache", "shader_cache", "GLCache", "/.nv/"];
-    if target.starts_with("/proc/") || DRIVER_CACHES.iter().any(|c| target.contains(c)) {
+    // `/proc` is the directory being read; `/sys` files are read for a
+    // moment by libraries on other threads (glibc's and LLVM's CPU counts
+    // read `/sys/devices/system/cpu/online`); keel-hal hands out neither.
+    if target.starts_with("/proc/")
+        || target.starts_with("/sys/")
+        || DRIVER_CACHES.iter().any(|c| target.contains(c))
+    {
         return true;
     }
     std::env::var_os("MESA_SHADER_CACHE_DIR")
@@ -50,16 +56,21 @@ pub fn open_fds() -> usize {
     owned_fds().len()
 }
 
-/// [`owned_fds`] once it equals `expected`, or after a second if it never
-/// does: a driver thread may hold a descriptor for a moment (a file it
-/// reads, a pipe to its worker), while a leaked one never goes. The caller
-/// compares the result with `expected`, so a failure lists the difference.
-pub fn settled_fds(expected: &[(i32, String)]) -> Vec<(i32, String)> {
+/// The descriptors [`owned_fds`] lists now that were not in `before`,
+/// once there are none, or after a second if some stay: a driver thread
+/// may hold a descriptor for a moment (a file it reads, a pipe to its
+/// worker), while a leaked one never goes. Descriptors of `before` that
+/// closed meanwhile are not counted: another thread's transient file was
+/// open when `before` was taken.
+pub fn new_fds_settled(before: &[(i32, String)]) -> Vec<(i32, String)> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
     loop {
-        let now = owned_fds();
-        if now == expected || std::time::Instant::now() >= deadline {
-            return now;
+        let new: Vec<_> = owned_fds()
+            .into_iter()
+            .filter(|fd| !before.contains(fd))
+            .collect();
+        if new.is_empty() || std::time::Instant::now() >= deadline {
+            return new;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
