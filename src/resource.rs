@@ -587,15 +587,19 @@ mod tests {
         // SAFETY: `bytes` outlives `map`; no GPU is involved.
         unsafe {
             // Unaligned offsets are fine; the last byte is reachable.
-            map.write_slice(1, &[0x0403_0201u32, 0x0807_0605]).unwrap();
-            map.write_slice(11, &[0xAAu8]).unwrap();
+            map.write_slice(1, &[0x0403_0201u32, 0x0807_0605])
+                .expect("test setup");
+            map.write_slice(11, &[0xAAu8]).expect("test setup");
             assert_eq!(
-                map.read_vec::<u8>(0, 12).unwrap()[..10],
+                map.read_vec::<u8>(0, 12).expect("test setup")[..10],
                 [0, 1, 2, 3, 4, 5, 6, 7, 8, 0]
             );
-            assert_eq!(map.read_vec::<[u16; 2]>(1, 1).unwrap(), [[0x0201, 0x0403]]);
-            assert_eq!(map.read_vec::<u8>(11, 1).unwrap(), [0xAA]);
-            assert_eq!(map.read_vec::<u64>(12, 0).unwrap(), []);
+            assert_eq!(
+                map.read_vec::<[u16; 2]>(1, 1).expect("test setup"),
+                [[0x0201, 0x0403]]
+            );
+            assert_eq!(map.read_vec::<u8>(11, 1).expect("test setup"), [0xAA]);
+            assert_eq!(map.read_vec::<u64>(12, 0).expect("test setup"), []);
             // One byte past the end, an overflowing offset, an overflowing count.
             let past = MappedRangeError {
                 offset: 9,

@@ -201,13 +201,13 @@ mod tests {
     fn open(allow_no_shader_execution: bool) -> Device {
         // SAFETY: the noop backend loads nothing.
         unsafe {
-            let instance = Instance::init(&Default::default()).unwrap();
+            let instance = Instance::init(&Default::default()).expect("test setup");
             let adapter = instance.enumerate_adapters().remove(0).adapter;
             let desc = DeviceDescriptor {
                 allow_no_shader_execution,
                 ..Default::default()
             };
-            adapter.open(&desc).unwrap().device
+            adapter.open(&desc).expect("test setup").device
         }
     }
 
@@ -221,12 +221,12 @@ mod tests {
                     bind_group_layouts: &[],
                     push_constant_ranges: &[],
                 })
-                .unwrap();
+                .expect("test setup");
             let module = device
                 .create_shader_module(&ShaderModuleDescriptor::wgsl(
                     "@compute @workgroup_size(1) fn main() {}",
                 ))
-                .unwrap();
+                .expect("test setup");
             let made = device.create_compute_pipeline(&ComputePipelineDescriptor {
                 label: None,
                 layout: &layout,

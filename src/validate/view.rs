@@ -262,7 +262,8 @@ mod tests {
             })
         );
         let depth = texture(wgt::TextureFormat::Depth32Float);
-        let view = check_view(&depth, &desc(wgt::TextureAspect::DepthOnly), true).unwrap();
+        let view =
+            check_view(&depth, &desc(wgt::TextureAspect::DepthOnly), true).expect("test setup");
         assert_eq!(view.dimension, wgt::TextureViewDimension::D2Array);
         assert_eq!((view.mip_level_count, view.array_layer_count), (2, 6));
     }
