@@ -35,7 +35,7 @@ exclusive_conformance_tests!(
 );
 
 /// An exportable (or, for imports, importable) buffer description.
-fn buffer_desc(size: u64, ht: ExternalHandleType) -> BufferDescriptor<'static> {
+pub fn buffer_desc(size: u64, ht: ExternalHandleType) -> BufferDescriptor<'static> {
     BufferDescriptor {
         label: Some("external buffer"),
         size,
@@ -45,7 +45,7 @@ fn buffer_desc(size: u64, ht: ExternalHandleType) -> BufferDescriptor<'static> {
 }
 
 /// A 64×64 RGBA8 texture to export as `ht`.
-fn texture_desc(ht: ExternalHandleType) -> TextureDescriptor<'static> {
+pub fn texture_desc(ht: ExternalHandleType) -> TextureDescriptor<'static> {
     TextureDescriptor {
         label: Some("external texture"),
         size: wgt::Extent3d {

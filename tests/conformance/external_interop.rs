@@ -8,14 +8,13 @@
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::time::{Duration, Instant};
 
-use keel_hal::wgt;
 use keel_hal::{
     Adapter, Api, Backend, BufferDescriptor, Device, ExportedMemory, ExternalError,
-    ExternalHandleType, ExternalMemory, ExternalSemaphoreDescriptor, ExternalSemaphoreType,
-    HalFeatures, Memory, MemoryProperties, SemaphoreKind, SemaphoreSignal, SemaphoreWait,
-    TextureDescriptor,
+    ExternalHandleType, ExternalSemaphoreDescriptor, ExternalSemaphoreType, HalFeatures,
+    MemoryProperties, SemaphoreKind, SemaphoreSignal, SemaphoreWait,
 };
 
+use crate::external::texture_desc;
 use crate::external_side::{check_fds, open_fds, Side};
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
 
@@ -100,27 +99,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// A 64 KiB buffer to export as `ht`.
 fn buffer_desc(ht: ExternalHandleType) -> BufferDescriptor<'static> {
-    BufferDescriptor {
-        label: Some("interop buffer"),
-        size: 64 * 1024,
-        usage: wgt::BufferUsages::COPY_SRC | wgt::BufferUsages::COPY_DST,
-        memory: Memory::External(ExternalMemory::export(ht)),
-    }
-}
-
-/// A 64×64 RGBA8 texture to export as `ht`.
-fn texture_desc(ht: ExternalHandleType) -> TextureDescriptor<'static> {
-    TextureDescriptor {
-        label: Some("interop texture"),
-        size: wgt::Extent3d {
-            width: 64,
-            height: 64,
-            depth_or_array_layers: 1,
-        },
-        usage: wgt::TextureUsages::COPY_SRC | wgt::TextureUsages::COPY_DST,
-        memory: Memory::External(ExternalMemory::export(ht)),
-        ..Default::default()
-    }
+    crate::external::buffer_desc(64 * 1024, ht)
 }
 
 /// Checks what an export reports besides its fd.
