@@ -80,8 +80,7 @@ mod interop {
         DeviceDescriptor, ExportedMemory, ExposedAdapter, ExternalHandleType, ExternalMemory,
         ExternalSemaphoreDescriptor, ExternalSemaphoreType, ExternalSubmission, HalFeatures,
         InstanceDescriptor, InstanceFlags, Memory, OwnershipTransfer, SemaphoreKind,
-        SemaphoreSignal, SemaphoreWait, StateTransition, TextureBarrier, TextureDescriptor,
-        TextureUses,
+        SemaphoreSignal, SemaphoreWait, TextureBarrier, TextureDescriptor, TextureUses,
     };
     // The trait set.
     use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _, Queue as _};
@@ -466,14 +465,38 @@ mod interop {
         }
     }
 
-    fn barrier(
-        buffer: &vulkan::Buffer,
-        from: BufferUses,
-        to: BufferUses,
-    ) -> BufferBarrier<'_, vulkan::Buffer> {
-        BufferBarrier {
-            buffer,
-            usage: StateTransition { from, to },
+    /// Records the read-back of the shared buffer after the foreign API
+    /// wrote it: acquire from `VK_QUEUE_FAMILY_EXTERNAL` (`shared` was left
+    /// in `shared_was` by its release), copy it into `readback` (in
+    /// `readback_was`) and make that readable by the host.
+    ///
+    /// # Safety
+    /// As `CommandEncoder::copy_buffer_to_buffer`; both buffers are idle.
+    unsafe fn record_read_back(
+        e: &mut vulkan::CommandEncoder,
+        shared: &vulkan::Buffer,
+        shared_was: BufferUses,
+        readback: &vulkan::Buffer,
+        readback_was: BufferUses,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            e.transfer_ownership(
+                OwnershipTransfer::Acquire,
+                &[BufferBarrier::new(shared, shared_was, BufferUses::COPY_SRC)],
+                &[],
+            );
+            e.transition_buffers(&[BufferBarrier::new(
+                readback,
+                readback_was,
+                BufferUses::COPY_DST,
+            )]);
+            e.copy_buffer_to_buffer(shared, readback, &whole(BUFFER_LEN));
+            e.transition_buffers(&[BufferBarrier::new(
+                readback,
+                BufferUses::COPY_DST,
+                BufferUses::MAP_READ,
+            )]);
         }
     }
 
@@ -664,14 +687,18 @@ mod interop {
             // 1. Vulkan writes pattern(1) and pattern(11), and releases both.
             let done = gpu.submit("write", &[], &[], |e| {
                 e.transition_buffers(&[
-                    barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
-                    barrier(&tex_upload, BufferUses::empty(), BufferUses::COPY_SRC),
-                    barrier(&shared, BufferUses::empty(), BufferUses::COPY_DST),
+                    BufferBarrier::new(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                    BufferBarrier::new(&tex_upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                    BufferBarrier::new(&shared, BufferUses::empty(), BufferUses::COPY_DST),
                 ]);
                 e.copy_buffer_to_buffer(&upload, &shared, &whole(BUFFER_LEN));
                 e.transfer_ownership(
                     OwnershipTransfer::Release,
-                    &[barrier(&shared, BufferUses::COPY_DST, BufferUses::COPY_DST)],
+                    &[BufferBarrier::new(
+                        &shared,
+                        BufferUses::COPY_DST,
+                        BufferUses::COPY_DST,
+                    )],
                     &[],
                 );
                 if let Some(t) = &texture {
@@ -781,26 +808,21 @@ mod interop {
             }
             talk.expect("BUFFER done")?;
             let done = gpu.submit("read buffer", &[], &[], |e| {
-                e.transfer_ownership(
-                    OwnershipTransfer::Acquire,
-                    &[barrier(&shared, BufferUses::COPY_DST, BufferUses::COPY_SRC)],
-                    &[],
-                );
-                e.transition_buffers(&[barrier(
+                record_read_back(
+                    e,
+                    &shared,
+                    BufferUses::COPY_DST,
                     &readback,
                     BufferUses::empty(),
-                    BufferUses::COPY_DST,
-                )]);
-                e.copy_buffer_to_buffer(&shared, &readback, &whole(BUFFER_LEN));
-                e.transition_buffers(&[barrier(
-                    &readback,
-                    BufferUses::COPY_DST,
-                    BufferUses::MAP_READ,
-                )]);
+                );
                 // CUDA writes it again in step 3.
                 e.transfer_ownership(
                     OwnershipTransfer::Release,
-                    &[barrier(&shared, BufferUses::COPY_SRC, BufferUses::COPY_SRC)],
+                    &[BufferBarrier::new(
+                        &shared,
+                        BufferUses::COPY_SRC,
+                        BufferUses::COPY_SRC,
+                    )],
                     &[],
                 );
             })?;
@@ -826,7 +848,7 @@ mod interop {
                                 TextureUses::COPY_SRC,
                             )],
                         );
-                        e.transition_buffers(&[barrier(
+                        e.transition_buffers(&[BufferBarrier::new(
                             &tex_readback,
                             BufferUses::empty(),
                             BufferUses::COPY_DST,
@@ -837,7 +859,7 @@ mod interop {
                             &tex_readback,
                             &texture_region(),
                         );
-                        e.transition_buffers(&[barrier(
+                        e.transition_buffers(&[BufferBarrier::new(
                             &tex_readback,
                             BufferUses::COPY_DST,
                             BufferUses::MAP_READ,
@@ -897,22 +919,13 @@ mod interop {
 
             // 3. CUDA -> Vulkan: Vulkan's queue waits for 1, then reads.
             let done = gpu.submit("wait for CUDA (1), read", &wait(sem, 1), &[], |e| {
-                e.transfer_ownership(
-                    OwnershipTransfer::Acquire,
-                    &[barrier(shared, BufferUses::COPY_SRC, BufferUses::COPY_SRC)],
-                    &[],
+                record_read_back(
+                    e,
+                    shared,
+                    BufferUses::COPY_SRC,
+                    readback,
+                    BufferUses::MAP_READ,
                 );
-                e.transition_buffers(&[barrier(
-                    readback,
-                    BufferUses::MAP_READ,
-                    BufferUses::COPY_DST,
-                )]);
-                e.copy_buffer_to_buffer(shared, readback, &whole(BUFFER_LEN));
-                e.transition_buffers(&[barrier(
-                    readback,
-                    BufferUses::COPY_DST,
-                    BufferUses::MAP_READ,
-                )]);
             })?;
             talk.send("A")?;
             talk.expect("A enqueued")?;
@@ -959,7 +972,7 @@ mod interop {
                 &signal(sem, 3),
                 |e| {
                     // Vulkan acquired the buffer in step 3 and still owns it.
-                    e.transition_buffers(&[barrier(
+                    e.transition_buffers(&[BufferBarrier::new(
                         shared,
                         BufferUses::COPY_SRC,
                         BufferUses::COPY_DST,
@@ -967,7 +980,11 @@ mod interop {
                     e.copy_buffer_to_buffer(upload, shared, &whole(BUFFER_LEN));
                     e.transfer_ownership(
                         OwnershipTransfer::Release,
-                        &[barrier(shared, BufferUses::COPY_DST, BufferUses::COPY_DST)],
+                        &[BufferBarrier::new(
+                            shared,
+                            BufferUses::COPY_DST,
+                            BufferUses::COPY_DST,
+                        )],
                         &[],
                     );
                 },
@@ -993,22 +1010,13 @@ mod interop {
                 return Err("the host never saw CUDA's 4".into());
             }
             let done = gpu.submit("wait for CUDA (4), read", &wait(sem, 4), &[], |e| {
-                e.transfer_ownership(
-                    OwnershipTransfer::Acquire,
-                    &[barrier(shared, BufferUses::COPY_DST, BufferUses::COPY_SRC)],
-                    &[],
+                record_read_back(
+                    e,
+                    shared,
+                    BufferUses::COPY_DST,
+                    readback,
+                    BufferUses::MAP_READ,
                 );
-                e.transition_buffers(&[barrier(
-                    readback,
-                    BufferUses::MAP_READ,
-                    BufferUses::COPY_DST,
-                )]);
-                e.copy_buffer_to_buffer(shared, readback, &whole(BUFFER_LEN));
-                e.transition_buffers(&[barrier(
-                    readback,
-                    BufferUses::COPY_DST,
-                    BufferUses::MAP_READ,
-                )]);
             })?;
             gpu.finish(done, "the last read")?;
             compare(
