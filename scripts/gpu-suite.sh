@@ -66,13 +66,14 @@ for layer in "${layers[@]}"; do
 done
 
 # Ray tracing without a layer, default threads: the NVIDIA workaround must
-# keep pipeline creation and device creation on other threads from hanging.
+# keep ray-tracing pipeline creation and destruction and device creation and
+# destruction on other threads from hanging.
 hangs=0
 for i in $(seq 1 "${rt_runs:-0}"); do
     for t in conformance vulkan_ray_tracing; do
         filter=(); [ "$t" = conformance ] && filter=(ray_tracing)
         log=$out/rt-$i-$t.log
-        KEEL_LAYER=none timeout 300 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent KEEL_ALLOW_NO_VALIDATION=1 KEEL_RT_UNLOCKED=1 \
+        KEEL_LAYER=none timeout 300 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent KEEL_ALLOW_NO_VALIDATION=1 \
             ".gl/bin/$t" "${filter[@]}" >"$log" 2>&1
         status=$?
         [ "$status" -eq 124 ] && hangs=$((hangs + 1))

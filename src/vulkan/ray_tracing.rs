@@ -416,8 +416,9 @@ pub(super) unsafe fn create_pipeline(
     // the layout came from this device; every pointer in `info` outlives
     // the call.
     let result = {
-        // Some drivers deadlock creating a ray-tracing pipeline beside a
-        // device's creation or destruction (`workarounds.rs`).
+        // Some drivers deadlock creating or destroying a ray-tracing
+        // pipeline beside a device's creation or destruction
+        // (`workarounds.rs`).
         let _serial = shared.physical.workarounds.serialize_device_lifetime();
         // SAFETY: as above.
         unsafe { fns.create_pipeline(&info) }
@@ -438,6 +439,12 @@ pub(super) unsafe fn create_pipeline(
 /// # Safety
 /// As `Device::destroy_ray_tracing_pipeline`.
 pub(super) unsafe fn destroy_pipeline(device: &super::Device, pipeline: RayTracingPipeline) {
+    // As around creation (`workarounds.rs`).
+    let _serial = device
+        .shared
+        .physical
+        .workarounds
+        .serialize_device_lifetime();
     // SAFETY: the caller guarantees it is ours and idle.
     unsafe { device.shared.raw.destroy_pipeline(pipeline.raw, None) };
     device.shared.counters.ray_tracing_pipelines.sub();

@@ -12,7 +12,7 @@
 //!
 //! | workaround | driver | versions | what keel-hal does |
 //! |---|---|---|---|
-//! | [`Workarounds::SERIALIZE_DEVICE_LIFETIME`] | NVIDIA proprietary (vendor `0x10de`) | all (seen on 580.159) | one process-wide lock around `vkCreateRayTracingPipelinesKHR`, `vkCreateDevice` and `vkDestroyDevice` |
+//! | [`Workarounds::SERIALIZE_DEVICE_LIFETIME`] | NVIDIA proprietary (vendor `0x10de`) | all (seen on 580.159) | one process-wide lock around `vkCreateRayTracingPipelinesKHR`, `vkDestroyPipeline` of a ray-tracing pipeline, `vkCreateDevice` and `vkDestroyDevice` |
 
 use std::ops::RangeInclusive;
 use std::sync::{Mutex, MutexGuard};
@@ -23,8 +23,9 @@ bitflags::bitflags! {
     /// The driver workarounds an adapter needs.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
     pub(crate) struct Workarounds: u32 {
-        /// Serialise, process-wide, ray-tracing pipeline creation with the
-        /// creation and destruction of devices: see [`TABLE`].
+        /// Serialise, process-wide, ray-tracing pipeline creation and
+        /// destruction with the creation and destruction of devices: see
+        /// [`TABLE`].
         const SERIALIZE_DEVICE_LIFETIME = 1 << 0;
     }
 }
@@ -64,11 +65,12 @@ pub(crate) const TABLE: &[Row] = &[Row {
     vendor: NVIDIA,
     // Seen on 580.159 (H200); no fixed version is known, so every version.
     versions: 0..=u32::MAX,
-    what: "one process-wide lock held around vkCreateRayTracingPipelinesKHR, vkCreateDevice \
-           and vkDestroyDevice",
-    why: "vkCreateRayTracingPipelinesKHR on one device deadlocks with vkCreateDevice or \
-          vkDestroyDevice of another device on another thread (NVIDIA 580.159 on an H200: \
-          both threads wait forever inside the driver)",
+    what: "one process-wide lock held around vkCreateRayTracingPipelinesKHR, vkDestroyPipeline \
+           of a ray-tracing pipeline, vkCreateDevice and vkDestroyDevice",
+    why: "creating or destroying a ray-tracing pipeline on one device deadlocks with \
+          vkCreateDevice or vkDestroyDevice of another device on another thread (NVIDIA \
+          580.159 on an H200: the pipeline call holds the CUDA layer's lock and waits for the \
+          driver's global one, device destruction holds them the other way round)",
 }];
 
 impl Workarounds {
@@ -91,8 +93,8 @@ impl Workarounds {
     /// Holds the process-wide driver lock while the guard lives, when this
     /// set has [`Workarounds::SERIALIZE_DEVICE_LIFETIME`]; `None` (no lock)
     /// otherwise. Take it around `vkCreateRayTracingPipelinesKHR`,
-    /// `vkCreateDevice` and `vkDestroyDevice`, and around nothing that may
-    /// take it again.
+    /// `vkDestroyPipeline` of a ray-tracing pipeline, `vkCreateDevice` and
+    /// `vkDestroyDevice`, and around nothing that may take it again.
     pub(crate) fn serialize_device_lifetime(self) -> Option<MutexGuard<'static, ()>> {
         /// One lock for the process: the bug is between devices.
         static DRIVER_LOCK: Mutex<()> = Mutex::new(());

@@ -186,7 +186,7 @@ pub use vulkan::*;
 
 #[cfg(feature = "vulkan")]
 mod vulkan {
-    use std::sync::{Arc, OnceLock};
+    use std::sync::{Arc, Mutex, OnceLock};
 
     use keel_hal::{Backend, DynApi, Instance, InstanceDescriptor, InstanceFlags};
 
@@ -198,16 +198,8 @@ mod vulkan {
         pub flags: InstanceFlags,
         /// Adapter names, in enumeration order.
         pub adapters: Vec<String>,
-        /// The probe's instance, held for the whole process: the loader
-        /// unloads the driver when the last instance goes, and NVIDIA's
-        /// driver cannot be loaded again and again in one process (its
-        /// static TLS block runs out: "cannot allocate memory in static TLS
-        /// block", then no driver at all).
-        _keepalive: keel_hal::vulkan::Instance,
         /// The loaded validation layer's version (`specVersion`), or `None`.
         pub validation_layer: Option<u32>,
-        /// Whether an adapter runs NVIDIA's proprietary driver.
-        pub nvidia_proprietary: bool,
     }
 
     /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
@@ -234,23 +226,50 @@ mod vulkan {
         }
         // SAFETY: live instance.
         let exposed = unsafe { instance.enumerate_adapters() };
-        // NVIDIA's proprietary driver names itself "NVIDIA"; NVK is Mesa's.
-        let nvidia_proprietary = exposed
-            .iter()
-            .any(|a| a.info.vendor == 0x10de && a.info.driver.starts_with("NVIDIA"));
         let adapters: Vec<String> = exposed.into_iter().map(|a| a.info.name).collect();
         if adapters.is_empty() {
             return Err(format!(
                 "no Vulkan adapter meets the Vulkan 1.3 baseline ({HINT})"
             ));
         }
-        Ok(VulkanSetup {
+        let setup = VulkanSetup {
             flags,
             adapters,
             validation_layer: instance.validation_layer_version(),
-            nvidia_proprietary,
-            _keepalive: instance,
-        })
+        };
+        keep_until_exit(instance);
+        Ok(setup)
+    }
+
+    /// The probe's instance, held from the probe until the process exits:
+    /// the loader unloads the driver when the last instance goes, and
+    /// NVIDIA's driver cannot be loaded again and again in one process (its
+    /// static TLS block runs out: "cannot allocate memory in static TLS
+    /// block", then no driver at all).
+    static KEEPALIVE: Mutex<Option<keel_hal::vulkan::Instance>> = Mutex::new(None);
+
+    /// Keeps `instance` in [`KEEPALIVE`] and has `exit` destroy it.
+    ///
+    /// NVIDIA's driver registers its own exit handler when an instance is
+    /// created, and that handler tearing down an instance that is still
+    /// alive deadlocks now and then (580.159 on the H200: the tests had
+    /// all passed and printed their result, and the process never exited;
+    /// gfx-rs/wgpu#8365 reports the same). Handlers run in the reverse order
+    /// of registration, so this one, registered after the driver's, destroys
+    /// the instance first and the driver's finds nothing alive.
+    fn keep_until_exit(instance: keel_hal::vulkan::Instance) {
+        /// Runs inside `exit`, after every test has returned.
+        extern "C" fn release() {
+            let mut held = KEEPALIVE.lock().unwrap_or_else(|e| e.into_inner());
+            drop(held.take());
+        }
+        *KEEPALIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(instance);
+        // SAFETY: `release` is a plain function that touches only
+        // `KEEPALIVE`, which is never locked across a test's end; libtest
+        // has joined every test thread before `main` returns into `exit`.
+        if unsafe { libc::atexit(release) } != 0 {
+            println!("vulkan: atexit failed: the probe instance lives until the process ends");
+        }
     }
 
     /// Fails when validation was asked for but the layer is not really on.

@@ -140,15 +140,10 @@ const LAST_THREAD_UNSAFE_LAYER: u32 = (1 << 22) | (3 << 12) | 239;
 ///   and `vkGetDeviceProcAddr` while other threads create devices: not
 ///   detected here; CI runs that leg with one test thread.
 ///
-/// * NVIDIA's proprietary driver (580.159, H200) deadlocks
-///   `vkCreateRayTracingPipelinesKHR` on one device against
-///   `vkCreateDevice`/`vkDestroyDevice` of another on another thread. The
-///   hal serialises those calls (`src/vulkan/workarounds.rs`), which made
-///   the deadlock rarer but not gone: without a layer, at default threads,
-///   these tests still hung in 2 of about 14 runs on the H200 (the driver's
-///   `[vkrt] Analysis` threads idle; the culprit call is not identified
-///   yet). Alone on that driver until it is; `KEEL_RT_UNLOCKED=1` runs them
-///   unlocked to reproduce it.
+/// NVIDIA's proprietary driver needs nothing here: the hal serialises the
+/// calls its driver deadlocks on (`src/vulkan/workarounds.rs`), and the
+/// probe instance is destroyed before the driver's exit handler runs
+/// (`keep_until_exit` in `configs.rs`).
 pub fn ray_tracing_needs_isolation() -> Option<&'static str> {
     #[cfg(feature = "vulkan")]
     if configs::selected(Backend::Vulkan) {
@@ -158,9 +153,6 @@ pub fn ray_tracing_needs_isolation() -> Option<&'static str> {
                 .is_some_and(|v| v <= LAST_THREAD_UNSAFE_LAYER)
             {
                 return Some("validation layer 1.3.239 or older loaded");
-            }
-            if setup.nvidia_proprietary && std::env::var_os("KEEL_RT_UNLOCKED").is_none() {
-                return Some("NVIDIA's proprietary driver: an unidentified deadlock remains");
             }
         }
     }
