@@ -38,9 +38,11 @@ pub struct LiveCounts {
     /// blocks; VMA may keep an emptied block, which this does not count; external
     /// memory is one dedicated allocation each).
     pub memory_allocations: isize,
-    /// Query pools the backend keeps for compacted-size reads of acceleration
+    /// Query pools the backend uses for compacted-size reads of acceleration
     /// structures (Vulkan: shared `ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR`
-    /// pools, destroyed when all their slots are free; 0 where a backend has none).
+    /// pools with at least one slot in use; a few idle ones are kept for the
+    /// next reads, uncounted, until [`crate::Device::trim_memory`]; 0 where
+    /// a backend has none).
     pub compaction_query_pools: isize,
     /// External semaphores.
     pub external_semaphores: isize,

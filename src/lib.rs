@@ -666,7 +666,8 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     fn memory_report(&self) -> MemoryReport;
 
     /// Releases every piece of memory the device keeps for reuse and every
-    /// block left empty by that; returns the bytes given back to the
+    /// block left empty by that, and the idle query pools it keeps for
+    /// compacted-size reads; returns the memory bytes given back to the
     /// driver. Live resources are untouched. Call it after a burst that
     /// will not come back, or when the process is asked to use less memory.
     fn trim_memory(&self) -> u64;

@@ -2,7 +2,9 @@
 //! device opened with `ACCELERATION_STRUCTURE` (so the other workloads run
 //! on a device without it, as before).
 //!
-//! Compaction cycle: BLASes with owned storage; builds in batches of
+//! Compaction cycle: as the raw floor does, the originals are placed in one
+//! buffer and the compacted structures in another (`InBuffer` placement,
+//! 256-byte slots); builds in batches of
 //! [`BUILD_BATCH`], each batch's submission also reading the batch's
 //! compacted sizes with one `read_acceleration_structure_compacted_sizes`
 //! (slots from the device's shared query pools); one submission of the
@@ -271,13 +273,22 @@ impl<A: kh::Api> KeelAccel<A> {
         let mut originals = Vec::with_capacity(blases);
         let mut compacted = Vec::with_capacity(blases);
         let mut kept = Vec::new();
+        // Storage of the originals, then of the compacted structures.
+        let mut storage: Vec<A::Buffer> = Vec::with_capacity(2);
+        let slot = size.div_ceil(PLACEMENT_ALIGN) * PLACEMENT_ALIGN;
         // SAFETY: every object is this device's; every submission is waited
         // for before what it used is reused or destroyed; the kept command
         // buffers are reset once all of them completed.
         let run = unsafe {
             (|| -> Result<(u64, u64), String> {
-                let desc = blas_desc::<A>(size);
-                for _ in 0..blases {
+                storage.push(self.buffer(
+                    slot * blases as u64,
+                    wgt::BufferUsages::STORAGE,
+                    kh::Memory::Device,
+                    &[],
+                )?);
+                for i in 0..blases {
+                    let desc = placed_desc(size, &storage[0], i as u64 * slot);
                     let s = self.device.create_acceleration_structure(&desc);
                     originals.push(s.map_err(err("BLAS"))?);
                 }
@@ -326,15 +337,26 @@ impl<A: kh::Api> KeelAccel<A> {
                 }
                 let map = self.device.map_buffer(readback).map_err(err("map"))?;
                 let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 8 * blases);
-                let mut after = 0;
-                for c in bytes.chunks_exact(8) {
-                    let size = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-                    after += size;
-                    let s = self
-                        .device
-                        .create_acceleration_structure(&blas_desc::<A>(size));
+                let sizes: Vec<u64> = bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                    .collect();
+                let placed = |z: u64| z.div_ceil(PLACEMENT_ALIGN) * PLACEMENT_ALIGN;
+                let total: u64 = sizes.iter().map(|&z| placed(z)).sum();
+                storage.push(self.buffer(
+                    total,
+                    wgt::BufferUsages::STORAGE,
+                    kh::Memory::Device,
+                    &[],
+                )?);
+                let mut offset = 0;
+                for &z in &sizes {
+                    let desc = placed_desc(z, &storage[1], offset);
+                    let s = self.device.create_acceleration_structure(&desc);
                     compacted.push(s.map_err(err("compacted BLAS"))?);
+                    offset += placed(z);
                 }
+                let after: u64 = sizes.iter().sum();
                 self.encoder.begin_encoding(None).map_err(err("begin"))?;
                 let targets: Vec<_> = compacted.iter().collect();
                 self.encoder.place_acceleration_structure_barrier(
@@ -370,8 +392,14 @@ impl<A: kh::Api> KeelAccel<A> {
         }
         self.destroy_all(originals);
         self.destroy_all(compacted);
-        // SAFETY: every kept command buffer completed (waited for).
-        unsafe { self.encoder.reset_all(kept) };
+        // SAFETY: every kept command buffer completed (waited for); the
+        // structures placed in the storage buffers are destroyed.
+        unsafe {
+            self.encoder.reset_all(kept);
+            for b in storage {
+                self.device.destroy_buffer(b);
+            }
+        }
         let wall = start.stop();
         let (before, after) = run?;
         Ok((wall, blocked, before, after))
@@ -413,6 +441,23 @@ fn triangles<'a, A: kh::Api>(
         transform: None,
         flags: wgt::AccelerationStructureGeometryFlags::OPAQUE,
     }]
+}
+
+/// Offsets of placed structures are multiples of this.
+const PLACEMENT_ALIGN: u64 = 256;
+
+/// A BLAS of `size` bytes at `offset` of `buffer`.
+fn placed_desc<A: kh::Api>(
+    size: u64,
+    buffer: &A::Buffer,
+    offset: u64,
+) -> kh::AccelerationStructureDescriptor<'_, A> {
+    kh::AccelerationStructureDescriptor {
+        label: None,
+        kind: kh::AccelerationStructureKind::BottomLevel,
+        size,
+        placement: kh::AccelerationStructurePlacement::InBuffer { buffer, offset },
+    }
 }
 
 fn blas_desc<A: kh::Api>(size: u64) -> kh::AccelerationStructureDescriptor<'static, A> {

@@ -691,6 +691,11 @@ impl crate::Device for super::Device {
     }
 
     fn trim_memory(&self) -> u64 {
+        // SAFETY: the pools are this device's.
+        let pools = unsafe { self.shared.compaction_pools.lock().trim(&self.shared.raw) };
+        if pools > 0 {
+            log::debug!("keel-hal: trim_memory destroyed {pools} idle compaction query pool(s)");
+        }
         self.shared.memory.trim()
     }
 

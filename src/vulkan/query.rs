@@ -14,13 +14,17 @@
 //!   one copy.
 //! * The encoder that recorded the reads keeps its ranges until its command
 //!   buffers are reset (`reset_all`) or it is destroyed: only then is the GPU
-//!   done with them. `give_back` merges a range into its pool's free list and
-//!   destroys the pool once all of its slots are free, so the live count
-//!   (`LiveCounts::compaction_query_pools`) returns to its start when
+//!   done with them. `give_back` merges a range into its pool's free list.
+//! * A pool left with every slot free is *idle*: up to [`KEEP_IDLE_POOLS`]
+//!   idle pools are kept for the next batch, so build-compact rounds create
+//!   no pool after the first; an idle pool beyond that is destroyed, and
+//!   `Device::trim_memory` destroys them all. `LiveCounts::compaction_query_pools`
+//!   counts the pools with a slot in use, so it returns to its start when
 //!   everything is released.
 //!
 //! The slot bookkeeping is plain data (unit-tested below); the Vulkan calls
-//! are the pool creation in `take` and the destruction in `give_back`.
+//! are the pool creation in `take` and the destructions in `give_back`,
+//! `trim` and `destroy_all`.
 
 use std::ops::Range;
 
@@ -32,6 +36,11 @@ use crate::{Counter, DeviceError};
 /// memory per pool, large enough that a batch of hundreds of BLASes reads its
 /// sizes from one range, small enough that an idle pool costs little.
 pub(crate) const COMPACTION_POOL_SLOTS: u32 = 512;
+
+/// Idle pools (every slot free) kept for the next reads: four pools are
+/// 2,048 queries, a few KiB of driver memory, and hold the slots of a
+/// thousand-BLAS compaction round twice over.
+pub(crate) const KEEP_IDLE_POOLS: usize = 4;
 
 /// The smallest fragment worth splitting a batch for: below this, a request
 /// that no free range holds whole gets a new pool instead.
@@ -115,24 +124,33 @@ impl CompactionPools {
         self.pools.len()
     }
 
-    /// Up to `want` (≥ 1) contiguous slots from the existing pools, or
-    /// `None` when a new pool should be made (see the module docs).
-    fn take_existing(&mut self, want: u32) -> Option<SlotRange> {
+    /// Number of idle pools (every slot free).
+    fn idle(&self) -> usize {
+        self.pools.iter().filter(|p| p.all_free()).count()
+    }
+
+    /// Up to `want` (≥ 1) contiguous slots from the existing pools, and
+    /// whether their pool was idle; `None` when a new pool should be made
+    /// (see the module docs).
+    fn take_existing(&mut self, want: u32) -> Option<(SlotRange, bool)> {
         let whole = want.min(COMPACTION_POOL_SLOTS);
         let mut largest: Option<(usize, usize, u32)> = None;
         for (p, pool) in self.pools.iter().enumerate() {
             for (i, range) in pool.free.iter().enumerate() {
                 let len = range.end - range.start;
                 if len >= whole {
-                    return Some(self.pools[p].carve(i, whole));
+                    let was_idle = pool.all_free();
+                    return Some((self.pools[p].carve(i, whole), was_idle));
                 }
                 if largest.is_none_or(|(_, _, l)| len > l) {
                     largest = Some((p, i, len));
                 }
             }
         }
+        // A fragment is part of a pool in use (an idle pool holds any
+        // request whole), so it never wakes an idle pool.
         let (p, i, len) = largest.filter(|&(_, _, len)| len >= MIN_FRAGMENT)?;
-        Some(self.pools[p].carve(i, len))
+        Some((self.pools[p].carve(i, len), false))
     }
 
     /// Adds a new, entirely free pool and takes up to `want` slots of it.
@@ -143,16 +161,23 @@ impl CompactionPools {
         range
     }
 
-    /// Returns a range; answers the pool's handle when it is now entirely
-    /// free (removed from the list: the caller destroys it).
-    fn release(&mut self, range: SlotRange) -> Option<vk::QueryPool> {
+    /// Returns a range: says whether its pool is still in use, now idle and
+    /// kept, or now idle beyond [`KEEP_IDLE_POOLS`] (removed from the list:
+    /// the caller destroys it).
+    fn release(&mut self, range: SlotRange) -> Released {
         let Some(index) = self.pools.iter().position(|p| p.raw == range.pool) else {
             log::error!("keel-hal: compaction query range {range:?} names no live pool; ignored");
-            return None;
+            return Released::InUse;
         };
         let pool = &mut self.pools[index];
         pool.release(range.first, range.count);
-        pool.all_free().then(|| self.pools.swap_remove(index).raw)
+        if !pool.all_free() {
+            Released::InUse
+        } else if self.idle() > KEEP_IDLE_POOLS {
+            Released::Surplus(self.pools.swap_remove(index).raw)
+        } else {
+            Released::Kept
+        }
     }
 
     /// Up to `want` (≥ 1) contiguous slots, creating a pool if needed.
@@ -165,7 +190,10 @@ impl CompactionPools {
         counter: &Counter,
         want: u32,
     ) -> Result<SlotRange, DeviceError> {
-        if let Some(range) = self.take_existing(want) {
+        if let Some((range, was_idle)) = self.take_existing(want) {
+            if was_idle {
+                counter.add();
+            }
             return Ok(range);
         }
         let info = vk::QueryPoolCreateInfo::default()
@@ -178,8 +206,8 @@ impl CompactionPools {
         Ok(self.take_new(raw, want))
     }
 
-    /// Returns ranges taken with [`Self::take`]; destroys pools left with
-    /// no slot in use.
+    /// Returns ranges taken with [`Self::take`]; keeps pools left idle, up
+    /// to [`KEEP_IDLE_POOLS`], and destroys the rest.
     ///
     /// # Safety
     /// `device` owns the pools; no pending GPU work uses the ranges.
@@ -190,12 +218,33 @@ impl CompactionPools {
         ranges: impl IntoIterator<Item = SlotRange>,
     ) {
         for range in ranges {
-            if let Some(raw) = self.release(range) {
-                // SAFETY: forwarded contract: no slot of it is in use.
-                unsafe { device.destroy_query_pool(raw, None) };
-                counter.sub();
+            match self.release(range) {
+                Released::InUse => {}
+                Released::Kept => counter.sub(),
+                Released::Surplus(raw) => {
+                    // SAFETY: forwarded contract: no slot of it is in use.
+                    unsafe { device.destroy_query_pool(raw, None) };
+                    counter.sub();
+                }
             }
         }
+    }
+
+    /// Destroys every idle pool; returns how many.
+    ///
+    /// # Safety
+    /// `device` owns the pools.
+    pub(crate) unsafe fn trim(&mut self, device: &ash::Device) -> usize {
+        let before = self.pools.len();
+        self.pools.retain(|pool| {
+            if pool.all_free() {
+                // SAFETY: forwarded contract; no slot of it is in use, so
+                // no pending GPU work uses it.
+                unsafe { device.destroy_query_pool(pool.raw, None) };
+            }
+            !pool.all_free()
+        });
+        before - self.pools.len()
     }
 
     /// Destroys every pool (device teardown).
@@ -204,11 +253,24 @@ impl CompactionPools {
     /// `device` owns the pools; no pending GPU work uses them.
     pub(crate) unsafe fn destroy_all(&mut self, device: &ash::Device, counter: &Counter) {
         for pool in self.pools.drain(..) {
+            if !pool.all_free() {
+                counter.sub();
+            }
             // SAFETY: forwarded contract.
             unsafe { device.destroy_query_pool(pool.raw, None) };
-            counter.sub();
         }
     }
+}
+
+/// What returning a range did to its pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Released {
+    /// The pool still has slots in use.
+    InUse,
+    /// The pool is idle and kept.
+    Kept,
+    /// The pool is idle and beyond [`KEEP_IDLE_POOLS`]: destroy it.
+    Surplus(vk::QueryPool),
 }
 
 #[cfg(test)]
@@ -221,10 +283,13 @@ mod tests {
         let mut out = Vec::new();
         let mut remaining = want;
         while remaining > 0 {
-            let range = pools.take_existing(remaining).unwrap_or_else(|| {
-                *next += 1;
-                pools.take_new(vk::QueryPool::from_raw(*next), remaining)
-            });
+            let range = pools.take_existing(remaining).map_or_else(
+                || {
+                    *next += 1;
+                    pools.take_new(vk::QueryPool::from_raw(*next), remaining)
+                },
+                |(range, _)| range,
+            );
             assert!(range.count >= 1 && range.count <= remaining);
             remaining -= range.count;
             out.push(range);
@@ -242,9 +307,30 @@ mod tests {
         }
         assert_eq!(pools.len(), 2);
         assert_eq!(taken.iter().map(|r| r.count).sum::<u32>(), 1000);
-        let freed: Vec<_> = taken.into_iter().filter_map(|r| pools.release(r)).collect();
-        assert_eq!(freed.len(), 2);
-        assert_eq!(pools.len(), 0);
+        let released: Vec<_> = taken.into_iter().map(|r| pools.release(r)).collect();
+        // Both pools end idle and are kept: the next round makes none.
+        assert_eq!(released.iter().filter(|r| **r == Released::Kept).count(), 2);
+        assert_eq!((pools.len(), pools.idle()), (2, 2));
+        let made = next;
+        for batch in [256, 256, 256, 232] {
+            take_all(&mut pools, &mut next, batch);
+        }
+        assert_eq!((next, pools.len(), pools.idle()), (made, 2, 0));
+    }
+
+    #[test]
+    fn idle_pools_beyond_the_kept_few_are_destroyed() {
+        let mut pools = CompactionPools::default();
+        let mut next = 0;
+        let count = KEEP_IDLE_POOLS as u32 + 2;
+        let taken = take_all(&mut pools, &mut next, count * COMPACTION_POOL_SLOTS);
+        assert_eq!(pools.len(), count as usize);
+        let surplus = taken
+            .into_iter()
+            .filter(|r| matches!(pools.release(*r), Released::Surplus(_)))
+            .count();
+        assert_eq!((surplus, pools.len()), (2, KEEP_IDLE_POOLS));
+        assert_eq!(pools.idle(), KEEP_IDLE_POOLS);
     }
 
     #[test]
@@ -263,7 +349,8 @@ mod tests {
         for r in taken.into_iter().chain(big) {
             pools.release(r);
         }
-        assert_eq!(pools.len(), 0);
+        assert!(pools.len() <= KEEP_IDLE_POOLS);
+        assert_eq!(pools.idle(), pools.len());
     }
 
     #[test]
@@ -274,13 +361,13 @@ mod tests {
         let b = take_all(&mut pools, &mut next, 100);
         let c = take_all(&mut pools, &mut next, 100);
         assert_eq!((a[0].first, b[0].first, c[0].first), (0, 100, 200));
-        assert_eq!(pools.release(b[0]), None);
-        assert_eq!(pools.release(a[0]), None);
+        assert_eq!(pools.release(b[0]), Released::InUse);
+        assert_eq!(pools.release(a[0]), Released::InUse);
         // 0..200 is free again, merged: a request of 150 fits at 0.
         let d = take_all(&mut pools, &mut next, 150);
         assert_eq!((d.len(), d[0].first), (1, 0));
-        assert_eq!(pools.release(c[0]), None);
-        assert!(pools.release(d[0]).is_some());
+        assert_eq!(pools.release(c[0]), Released::InUse);
+        assert_eq!(pools.release(d[0]), Released::Kept);
     }
 
     #[test]
