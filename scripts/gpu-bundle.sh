@@ -2,7 +2,7 @@
 # Prepares .gl/ (ignored by git) for running keel-hal on a GPU machine that has
 # a driver but no Vulkan loader or validation layer: the loader and GL/EGL
 # packages, the validation layer, and release builds of the test binaries,
-# examples and benchmark. Run it here, then carry .gl to the GPU machine and
+# examples and the benchmark. Run it here, then carry .gl to the GPU machine and
 # run scripts/gpu-run.sh there (scripts/gpu-suite.sh runs the lot).
 # Arguments: the examples to carry too.
 set -euo pipefail
@@ -35,6 +35,9 @@ for ex in "$@"; do
     cargo build --release --example "$ex"
     cp "target/release/examples/$ex" .gl/bin/
 done
+# The benchmark (docs/benchmarks.md), run by scripts/gpu-suite.sh bench.
+cargo build --release -p bench
+cp target/release/bench .gl/bin/
 strip .gl/bin/* 2>/dev/null || true
 # The carried tree is limited to 64 MiB: the binaries travel compressed and
 # scripts/gpu-run.sh unpacks them.

@@ -4,17 +4,19 @@
 # 13's (1.4.309), counting errors and synchronization hazards through the
 # debug messenger; then the ray-tracing tests N times (default 10) without a
 # layer at the default thread count, each under a time limit (a hang is a
-# failure); then the CUDA interop example. Logs go to /tmp/gpu-suite, and
-# into one $OUT/gpu-suite-logs.tgz where $OUT is set.
+# failure: every thread's state, and once the stacks, go to the logs); then
+# the CUDA interop example; then the benchmark (BENCH_ROUNDS rounds, default
+# 9). Logs go to /tmp/gpu-suite, and into one $OUT/gpu-suite-logs.tgz where
+# $OUT is set.
 #
-#   scripts/gpu-suite.sh [layers] [rt N] [cuda]   (no argument: all three, N = 10)
+#   scripts/gpu-suite.sh [layers] [rt N] [cuda] [bench]   (no argument: all, N = 10)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/gpu-suite
 mkdir -p "$out"
 if [ -f .gl/bin.tar.xz ] && [ ! -d .gl/bin ]; then tar -C .gl -xJf .gl/bin.tar.xz; fi
 parts=" $* "
-[ $# -eq 0 ] && parts=" layers rt 10 cuda "
+[ $# -eq 0 ] && parts=" layers rt 10 cuda bench "
 rt_runs=$(echo "$parts" | sed -n 's/.* rt \([0-9]*\) .*/\1/p')
 failed=0
 error_lines=' ERROR [^]]*\] \[vulkan\] |^Validation Error: '
@@ -65,18 +67,44 @@ for layer in "${layers[@]}"; do
     echo "== layer $layer: $total_e validation errors, $total_h synchronization hazards"
 done
 
-# Ray tracing without a layer, default threads: the NVIDIA workaround must
-# keep ray-tracing pipeline creation and destruction and device creation and
-# destruction on other threads from hanging.
+# Ray tracing without a layer, default threads, unlocked (KEEL_RT_UNLOCKED=1:
+# not alone even on NVIDIA's driver): a hang is a failure.
+# A hang's report goes straight to $OUT (or $out): the thread states of the
+# hung process, and with RT_STACKS=1 every stack once (cuda-gdb; a cuda-gdb
+# killed while attached has left the process unkillable, so it is opt-in).
+report_dir=${OUT:-$out}
+stacks_taken=0
+hang_report() { # pid name
+    for t in /proc/"$1"/task/*; do
+        echo "task $(basename "$t") $(cat "$t"/comm) wchan=$(cat "$t"/wchan)"
+    done
+    if [ "${RT_STACKS:-0}" = 1 ] && [ "$stacks_taken" -eq 0 ] && command -v cuda-gdb >/dev/null; then
+        stacks_taken=1
+        timeout 120 cuda-gdb -q -p "$1" -batch -ex 'set pagination off' \
+            -ex 'thread apply all bt 30' 2>&1 | grep -E '^#|^Thread'
+    fi
+} >> "$report_dir/$2.hang"
 hangs=0
 for i in $(seq 1 "${rt_runs:-0}"); do
     for t in conformance vulkan_ray_tracing; do
         filter=(); [ "$t" = conformance ] && filter=(ray_tracing)
         log=$out/rt-$i-$t.log
-        KEEL_LAYER=none timeout 300 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent KEEL_ALLOW_NO_VALIDATION=1 \
-            ".gl/bin/$t" "${filter[@]}" >"$log" 2>&1
-        status=$?
-        [ "$status" -eq 124 ] && hangs=$((hangs + 1))
+        KEEL_LAYER=none scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent KEEL_ALLOW_NO_VALIDATION=1 KEEL_RT_UNLOCKED=1 \
+            ".gl/bin/$t" "${filter[@]}" >"$log" 2>&1 &
+        pid=$!; waited=0
+        while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${RT_LIMIT:-60}" ]; do sleep 1; waited=$((waited + 1)); done
+        if kill -0 "$pid" 2>/dev/null; then
+            hangs=$((hangs + 1))
+            echo "ray tracing run $i ($t): hung; report in $report_dir/rt-$i-$t.hang"
+            cp "$log" "$report_dir/" 2>/dev/null
+            for p in $(pgrep -f "^\.gl/bin/$t"); do hang_report "$p" "rt-$i-$t"; done
+            pkill -KILL -f "^\.gl/bin/$t"
+            # A process the driver keeps from dying must not stop the suite.
+            for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+            failed=1
+            continue
+        fi
+        wait "$pid"; status=$?
         [ "$status" -eq 0 ] || { failed=1; echo "ray tracing run $i ($t): exit $status"; tail -n 5 "$log"; }
     done
 done
@@ -91,6 +119,15 @@ if [[ "$parts" == *" cuda "* ]] && [ -x .gl/bin/cuda_interop ]; then
     status=$?
     echo "== cuda_interop: exit $status"
     cat "$out/cuda_interop.log"
+    [ "$status" -eq 0 ] || failed=1
+fi
+if [[ "$parts" == *" bench "* ]] && [ -x .gl/bin/bench ]; then
+    # The process's only Vulkan user: no layer (docs/benchmarks.md).
+    KEEL_LAYER=none timeout 540 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent BENCH_ADAPTER="${BENCH_ADAPTER:-H200}" \
+        .gl/bin/bench --rounds "${BENCH_ROUNDS:-9}" --json "$out/bench.json" >"$out/bench.md" 2>&1
+    status=$?
+    echo "== bench: exit $status"
+    cat "$out/bench.md"
     [ "$status" -eq 0 ] || failed=1
 fi
 [ -n "${OUT:-}" ] && tar -C "$out" -czf "$OUT/gpu-suite-logs.tgz" .

@@ -200,6 +200,8 @@ mod vulkan {
         pub adapters: Vec<String>,
         /// The loaded validation layer's version (`specVersion`), or `None`.
         pub validation_layer: Option<u32>,
+        /// Whether an adapter runs NVIDIA's proprietary driver.
+        pub nvidia_proprietary: bool,
     }
 
     /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
@@ -226,6 +228,10 @@ mod vulkan {
         }
         // SAFETY: live instance.
         let exposed = unsafe { instance.enumerate_adapters() };
+        // NVIDIA's proprietary driver names itself "NVIDIA"; NVK is Mesa's.
+        let nvidia_proprietary = exposed
+            .iter()
+            .any(|a| a.info.vendor == 0x10de && a.info.driver.starts_with("NVIDIA"));
         let adapters: Vec<String> = exposed.into_iter().map(|a| a.info.name).collect();
         if adapters.is_empty() {
             return Err(format!(
@@ -236,6 +242,7 @@ mod vulkan {
             flags,
             adapters,
             validation_layer: instance.validation_layer_version(),
+            nvidia_proprietary,
         };
         keep_until_exit(instance);
         Ok(setup)
