@@ -35,9 +35,10 @@ for ex in "$@"; do
     cargo build --release --example "$ex"
     cp "target/release/examples/$ex" .gl/bin/
 done
-# The benchmark (docs/benchmarks.md), run by scripts/gpu-suite.sh bench.
-cargo build --release -p bench
-cp target/release/bench .gl/bin/
+# The benchmark (docs/benchmarks.md) and the feature-parity list
+# (docs/design.md), run by scripts/gpu-suite.sh bench and parity.
+cargo build --release -p bench --bin bench --example feature_parity
+cp target/release/bench target/release/examples/feature_parity .gl/bin/
 strip .gl/bin/* 2>/dev/null || true
 # The carried tree is limited to 64 MiB: the binaries travel compressed and
 # scripts/gpu-run.sh unpacks them.

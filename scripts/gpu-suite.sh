@@ -6,17 +6,17 @@
 # layer at the default thread count, each under a time limit (a hang is a
 # failure: every thread's state, and once the stacks, go to the logs); then
 # the CUDA interop example; then the benchmark (BENCH_ROUNDS rounds, default
-# 9). Logs go to /tmp/gpu-suite, and into one $OUT/gpu-suite-logs.tgz where
+# 9); then wgpu-hal's and keel-hal's feature lists side by side. Logs go to /tmp/gpu-suite, and into one $OUT/gpu-suite-logs.tgz where
 # $OUT is set.
 #
-#   scripts/gpu-suite.sh [layers] [rt N] [cuda] [bench]   (no argument: all, N = 10)
+#   scripts/gpu-suite.sh [layers] [rt N] [cuda] [bench] [parity]   (no argument: all, N = 10)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/gpu-suite
 mkdir -p "$out"
 if [ -f .gl/bin.tar.xz ] && [ ! -d .gl/bin ]; then tar -C .gl -xJf .gl/bin.tar.xz; fi
 parts=" $* "
-[ $# -eq 0 ] && parts=" layers rt 10 cuda bench "
+[ $# -eq 0 ] && parts=" layers rt 10 cuda bench parity "
 rt_runs=$(echo "$parts" | sed -n 's/.* rt \([0-9]*\) .*/\1/p')
 failed=0
 error_lines=' ERROR [^]]*\] \[vulkan\] |^Validation Error: '
@@ -129,6 +129,12 @@ if [[ "$parts" == *" bench "* ]] && [ -x .gl/bin/bench ]; then
     echo "== bench: exit $status"
     cat "$out/bench.md"
     [ "$status" -eq 0 ] || failed=1
+fi
+if [[ "$parts" == *" parity "* ]] && [ -x .gl/bin/feature_parity ]; then
+    KEEL_LAYER=none timeout 120 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent \
+        .gl/bin/feature_parity >"$out/feature-parity.md" 2>&1
+    echo "== feature parity: exit $?"
+    cat "$out/feature-parity.md"
 fi
 [ -n "${OUT:-}" ] && tar -C "$out" -czf "$OUT/gpu-suite-logs.tgz" .
 exit $failed
