@@ -510,6 +510,27 @@ pub enum ShaderError {
         /// Column of the first span, 0 when none.
         column: u32,
     },
+    /// A module that is valid but uses what this device does not support:
+    /// `needed` are the shader capabilities it lacks (naga's names: e.g.
+    /// `MULTISAMPLED_SHADING` for `@builtin(sample_index)`, `SUBGROUP`),
+    /// `available` what the device has
+    /// ([`Device::shader_capabilities`](crate::Device::shader_capabilities)).
+    #[error(
+        "{line}:{column}: the shader needs {needed:?}, which this device does not support \
+         (it has {available:?}): {message}"
+    )]
+    MissingCapabilities {
+        /// Capabilities the module needs and the device lacks.
+        needed: naga::valid::Capabilities,
+        /// The device's capabilities.
+        available: naga::valid::Capabilities,
+        /// naga's message, with its chain of causes.
+        message: String,
+        /// Line of the first span, 0 when none.
+        line: u32,
+        /// Column of the first span, 0 when none.
+        column: u32,
+    },
     /// naga could not translate the module for this backend.
     #[error("translation failed: {0}")]
     Translation(String),

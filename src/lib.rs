@@ -96,6 +96,10 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+/// The naga keel-hal takes modules from and reports shader capabilities in
+/// ([`Device::shader_capabilities`]), re-exported so callers use the same
+/// version.
+pub use naga;
 pub use wgt;
 
 mod acceleration;
@@ -659,6 +663,13 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
 
     /// Counts of live objects of this device.
     fn live_counts(&self) -> LiveCounts;
+
+    /// The naga capabilities shader modules of this device may use: those
+    /// of its enabled features, and of what the device itself supports
+    /// (cube arrays, per-sample shading, `pack2x16float`, …). A module that
+    /// needs more fails with [`ShaderError::MissingCapabilities`] naming
+    /// what it lacks; ask here before creating one.
+    fn shader_capabilities(&self) -> naga::valid::Capabilities;
 
     /// What the device's memory holds now: live, retained and reserved
     /// bytes, blocks, per memory type and heap, and the heap budgets where

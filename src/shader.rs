@@ -26,24 +26,39 @@ mod tests;
 
 use crate::ShaderSource;
 
+/// What a device supports for shaders beyond its features: each backend
+/// fills it from its device ([`capabilities`] turns it into naga's terms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ShaderSupport {
+    /// Cube-array textures (Vulkan `imageCubeArray`).
+    pub cube_arrays: bool,
+    /// Per-sample shading: `@builtin(sample_index)` and
+    /// `@interpolate(_, sample)` (Vulkan `sampleRateShading`).
+    pub sample_rate_shading: bool,
+}
+
 /// What shaders may use on a device opened with `features` and
-/// `hal_features`, the same for every backend so that naga accepts and
-/// rejects the same modules everywhere. Always: immediates (push constants)
-/// and early depth tests; atomics on storage textures (32-bit; Vulkan
-/// requires `STORAGE_IMAGE_ATOMIC` on R32Uint/R32Sint, and layouts check the
-/// format); cube-array textures when `cube_arrays`; ray
-/// queries and ray-tracing stages with their hal features. Never: what needs
-/// a feature keel-hal does not enable (multiview, clip distances,
-/// sample-rate shading, subgroups, dual-source blending, …).
+/// `hal_features` that has `support`, the same for every backend so that
+/// naga accepts and rejects the same modules everywhere. Always:
+/// immediates (push constants), early depth tests, `pack2x16float` /
+/// `unpack2x16float` (core WGSL; `PackHalf2x16` needs no Vulkan feature),
+/// atomics on storage textures (32-bit; Vulkan requires
+/// `STORAGE_IMAGE_ATOMIC` on R32Uint/R32Sint, and layouts check the
+/// format). With `support`: cube arrays and per-sample shading. With their
+/// features: 16- and 64-bit types, binding arrays, ray queries and
+/// ray-tracing stages. Never: what needs a feature keel-hal does not enable
+/// (multiview, clip distances, subgroups, dual-source blending, …;
+/// `docs/design.md` §16 lists them).
 pub(crate) fn capabilities(
     features: wgt::Features,
     hal_features: crate::HalFeatures,
-    cube_arrays: bool,
+    support: ShaderSupport,
 ) -> naga::valid::Capabilities {
     use crate::HalFeatures as H;
     use naga::valid::Capabilities as C;
     use wgt::Features as F;
-    let mut caps = C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::TEXTURE_ATOMIC;
+    let mut caps =
+        C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::TEXTURE_ATOMIC | C::SHADER_FLOAT16_IN_FLOAT32;
     let pairs = [
         (F::SHADER_F64, C::FLOAT64),
         (F::SHADER_INT64, C::SHADER_INT64),
@@ -73,9 +88,8 @@ pub(crate) fn capabilities(
             caps |= cap;
         }
     }
-    if cube_arrays {
-        caps |= C::CUBE_ARRAY_TEXTURES;
-    }
+    caps.set(C::CUBE_ARRAY_TEXTURES, support.cube_arrays);
+    caps.set(C::MULTISAMPLED_SHADING, support.sample_rate_shading);
     if hal_features.contains(H::RAY_QUERY) {
         caps |= C::RAY_QUERY;
     }
@@ -205,7 +219,8 @@ pub(crate) fn parse_and_validate(
 ) -> Result<ValidatedModule, ShaderError> {
     match source {
         ShaderSource::Wgsl(text) => {
-            let module = parse_wgsl(&text, capabilities)?;
+            let module = parse_wgsl(&text, capabilities)
+                .map_err(|err| refused_enable(err, &text, capabilities))?;
             let info = validate(&module, capabilities, Some(&text))?;
             Ok(ValidatedModule {
                 module,
@@ -235,7 +250,7 @@ pub(crate) fn parse_and_validate(
 /// capability naga does not know is refused rather than half-understood.
 /// Its failures (and a panic inside it, should naga have such a bug) are
 /// [`ShaderError::SpirVParse`] with naga's message; validation failures are
-/// [`ShaderError::Validation`] at 0:0.
+/// [`ShaderError::Validation`] (or [`ShaderError::MissingCapabilities`]) at 0:0.
 pub(crate) fn parse_spirv(
     words: &[u32],
     capabilities: naga::valid::Capabilities,
@@ -354,7 +369,8 @@ fn parse_wgsl(
 
 /// Validates a module with every validation flag and `capabilities`.
 /// `text` is the WGSL the module came from, if any: it gives the error's
-/// position (0:0 without it).
+/// position (0:0 without it). A module that only fails for want of
+/// capabilities is [`ShaderError::MissingCapabilities`], naming them.
 fn validate(
     module: &naga::Module,
     capabilities: naga::valid::Capabilities,
@@ -366,12 +382,86 @@ fn validate(
             let (line, column) = text
                 .and_then(|text| err.spans().find_map(|&(span, _)| span_location(text, span)))
                 .unwrap_or((0, 0));
-            ShaderError::Validation {
-                message: error_chain(&err),
-                line,
-                column,
+            let message = error_chain(&err);
+            match missing_capabilities(module, capabilities) {
+                Some(needed) => ShaderError::MissingCapabilities {
+                    needed,
+                    available: capabilities,
+                    message,
+                    line,
+                    column,
+                },
+                None => ShaderError::Validation {
+                    message,
+                    line,
+                    column,
+                },
             }
         })
+}
+
+/// A WGSL parse error, as [`ShaderError::MissingCapabilities`] when it is
+/// an `enable` directive (or what it gates) refused for want of
+/// capabilities the module then needs; `err` unchanged otherwise.
+fn refused_enable(
+    err: ShaderError,
+    text: &str,
+    capabilities: naga::valid::Capabilities,
+) -> ShaderError {
+    let ShaderError::Parse {
+        message,
+        line,
+        column,
+    } = err
+    else {
+        return err;
+    };
+    let needed = parse_wgsl(text, naga::valid::Capabilities::all())
+        .ok()
+        .and_then(|module| missing_capabilities(&module, capabilities))
+        .filter(|needed| !needed.is_empty());
+    match needed {
+        Some(needed) => ShaderError::MissingCapabilities {
+            needed,
+            available: capabilities,
+            message,
+            line,
+            column,
+        },
+        None => ShaderError::Parse {
+            message,
+            line,
+            column,
+        },
+    }
+}
+
+/// The capabilities beyond `capabilities` that `module` (which failed
+/// validation with them) needs: `None` when it fails with every capability
+/// too, i.e. for another reason; empty when it passes with `capabilities`.
+/// Runs only on an error path: a few more validations find the
+/// capabilities whose absence alone fails the module.
+fn missing_capabilities(
+    module: &naga::Module,
+    capabilities: naga::valid::Capabilities,
+) -> Option<naga::valid::Capabilities> {
+    let passes = |caps| {
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+            .validate(module)
+            .is_ok()
+    };
+    let all = naga::valid::Capabilities::all();
+    if !passes(all) {
+        return None;
+    }
+    // Drop each extra capability the module still validates without.
+    let mut needed = all.difference(capabilities);
+    for cap in needed.iter() {
+        if passes(capabilities | needed.difference(cap)) {
+            needed.remove(cap);
+        }
+    }
+    Some(needed)
 }
 
 /// An error's message followed by its chain of causes, `: `-separated.

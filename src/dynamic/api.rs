@@ -405,6 +405,9 @@ impl Device for Box<dyn DynDevice> {
     fn live_counts(&self) -> LiveCounts {
         DynDevice::live_counts(&**self)
     }
+    fn shader_capabilities(&self) -> naga::valid::Capabilities {
+        DynDevice::shader_capabilities(&**self)
+    }
     fn memory_report(&self) -> crate::MemoryReport {
         DynDevice::memory_report(&**self)
     }

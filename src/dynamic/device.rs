@@ -309,6 +309,8 @@ pub trait DynDevice: DynResource {
     unsafe fn destroy_shader_binding_table(&self, table: ShaderBindingTable<Box<dyn DynBuffer>>);
     /// See [`Device::live_counts`].
     fn live_counts(&self) -> LiveCounts;
+    /// See [`Device::shader_capabilities`].
+    fn shader_capabilities(&self) -> naga::valid::Capabilities;
     /// See [`Device::memory_report`].
     fn memory_report(&self) -> crate::MemoryReport;
     /// See [`Device::trim_memory`].
@@ -746,6 +748,9 @@ impl<D: Device> DynDevice for D {
     }
     fn live_counts(&self) -> LiveCounts {
         Device::live_counts(self)
+    }
+    fn shader_capabilities(&self) -> naga::valid::Capabilities {
+        Device::shader_capabilities(self)
     }
     fn memory_report(&self) -> crate::MemoryReport {
         Device::memory_report(self)

@@ -382,6 +382,10 @@ impl crate::Device for Device {
         self.shared.counters.snapshot()
     }
 
+    fn shader_capabilities(&self) -> naga::valid::Capabilities {
+        super::pipeline::naga_capabilities(&self.shared)
+    }
+
     fn memory_report(&self) -> crate::MemoryReport {
         // Every live byte is its own allocation, returned when its resource
         // goes: nothing is retained, and reserved is live.

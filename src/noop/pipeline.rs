@@ -24,10 +24,15 @@ use crate::{
 };
 
 /// What shaders may use on a noop device: the rule every backend shares
-/// ([`crate::shader::capabilities`]), with cube arrays always allowed.
+/// ([`crate::shader::capabilities`]), with cube arrays and per-sample
+/// shading always allowed.
 pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
-    // Noop samples nothing, so cube arrays cost it nothing.
-    crate::shader::capabilities(shared.features, shared.hal_features, true)
+    // Noop runs no shader, so neither costs it anything.
+    let support = crate::shader::ShaderSupport {
+        cube_arrays: true,
+        sample_rate_shading: true,
+    };
+    crate::shader::capabilities(shared.features, shared.hal_features, support)
 }
 
 /// Which stages may write storage on a noop device: all of them. It runs

@@ -58,7 +58,7 @@ fn lowering_type_error_is_parse_with_position() {
 }
 
 #[test]
-fn missing_capability_is_validation_with_position() {
+fn missing_capability_is_named_with_position() {
     let text = "\
 struct Pc { v: vec4<f32> }
 var<immediate> pc: Pc;
@@ -71,12 +71,67 @@ fn main() { let x = pc.v; }
     )
     .expect_err("immediates need the IMMEDIATES capability");
     match err {
-        ShaderError::Validation { message, line, .. } => {
+        ShaderError::MissingCapabilities {
+            needed,
+            available,
+            message,
+            line,
+            ..
+        } => {
+            assert_eq!(needed, Capabilities::IMMEDIATES, "{message}");
+            assert_eq!(available, Capabilities::default());
             assert!(line >= 1, "a WGSL module's error has a position: {message}");
-            assert!(!message.is_empty());
         }
-        other => panic!("expected a validation error, got {other:?}"),
+        other => panic!("expected missing capabilities, got {other:?}"),
     }
+}
+
+/// The capabilities every device gets, from the shared rule.
+fn device_caps(sample_rate_shading: bool) -> Capabilities {
+    crate::shader::capabilities(
+        wgt::Features::empty(),
+        crate::HalFeatures::empty(),
+        crate::shader::ShaderSupport {
+            cube_arrays: true,
+            sample_rate_shading,
+        },
+    )
+}
+
+#[test]
+fn pack2x16float_is_core_wgsl_on_every_device() {
+    let text = "\
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+@compute @workgroup_size(1)
+fn main() {
+    let v = unpack2x16float(data[0]);
+    data[1] = pack2x16float(v * 2.0);
+}
+";
+    parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(text)), device_caps(false))
+        .expect("pack2x16float needs nothing beyond the baseline");
+}
+
+#[test]
+fn sample_rate_shading_comes_from_the_device() {
+    let text = "\
+@fragment
+fn main(@builtin(sample_index) i: u32, @builtin(sample_mask) m: u32) -> @location(0) vec4<f32> {
+    return vec4<f32>(f32(i), f32(m), 0.0, 1.0);
+}
+";
+    parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(text)), device_caps(true))
+        .expect("a device with sample-rate shading takes sample_index");
+    let err = parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(text)), device_caps(false))
+        .expect_err("sample_index needs per-sample shading");
+    assert!(
+        matches!(
+            err,
+            ShaderError::MissingCapabilities { needed, .. }
+                if needed == Capabilities::MULTISAMPLED_SHADING
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -186,7 +241,8 @@ fn main() {
 ";
     let without = parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(text)), caps());
     assert!(
-        matches!(without, Err(ShaderError::Parse { line: 1, .. })),
+        matches!(without, Err(ShaderError::MissingCapabilities { needed, line: 1, .. })
+            if needed == Capabilities::RAY_QUERY),
         "{without:?}"
     );
     let module = parse_and_validate(
@@ -268,7 +324,8 @@ fn ray_tracing_stages_validate_reflect_and_translate() {
     let source = || ShaderSource::Wgsl(Cow::Borrowed(RAY_TRACING));
     let without = parse_and_validate(source(), caps());
     assert!(
-        matches!(without, Err(ShaderError::Parse { line: 1, .. })),
+        matches!(without, Err(ShaderError::MissingCapabilities { needed, line: 1, .. })
+            if needed == Capabilities::RAY_TRACING_PIPELINE),
         "{without:?}"
     );
     let module = parse_and_validate(source(), caps() | Capabilities::RAY_TRACING_PIPELINE)
@@ -479,7 +536,8 @@ fn spirv_is_validated_with_the_capabilities() {
     parse_spirv(&words, with).expect("accepted with SHADER_FLOAT16");
     assert!(matches!(
         parse_spirv(&words, caps()),
-        Err(ShaderError::Validation { .. })
+        Err(ShaderError::MissingCapabilities { needed, .. })
+            if needed.contains(Capabilities::SHADER_FLOAT16)
     ));
 }
 

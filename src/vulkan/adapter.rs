@@ -20,6 +20,9 @@ use crate::{
 pub(crate) struct PhysicalFeatures {
     pub(crate) sampler_anisotropy: bool,
     pub(crate) image_cube_array: bool,
+    /// Per-sample shading; enabled whenever supported (shaders may use it:
+    /// `pipeline::shader_capabilities`).
+    pub(crate) sample_rate_shading: bool,
     pub(crate) texture_compression_bc: bool,
     pub(crate) texture_compression_etc2: bool,
     pub(crate) texture_compression_astc_ldr: bool,
@@ -83,6 +86,7 @@ impl PhysicalFeatures {
         vk::PhysicalDeviceFeatures::default()
             .sampler_anisotropy(self.sampler_anisotropy)
             .image_cube_array(self.image_cube_array)
+            .sample_rate_shading(self.sample_rate_shading)
             .fill_mode_non_solid(self.fill_mode_non_solid)
             .depth_clamp(self.depth_clamp)
             .depth_bias_clamp(self.depth_bias_clamp)
@@ -461,6 +465,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let features = PhysicalFeatures {
         sampler_anisotropy: b(core.sampler_anisotropy),
         image_cube_array: b(core.image_cube_array),
+        sample_rate_shading: b(core.sample_rate_shading),
         texture_compression_bc: b(core.texture_compression_bc),
         texture_compression_etc2: b(core.texture_compression_etc2),
         texture_compression_astc_ldr: b(core.texture_compression_astc_ldr),

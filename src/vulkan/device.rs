@@ -686,6 +686,10 @@ impl crate::Device for super::Device {
         self.shared.counters.snapshot()
     }
 
+    fn shader_capabilities(&self) -> naga::valid::Capabilities {
+        super::pipeline::shader_capabilities(&self.shared)
+    }
+
     fn memory_report(&self) -> crate::MemoryReport {
         self.shared.memory.report()
     }

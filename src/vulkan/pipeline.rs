@@ -44,13 +44,18 @@ use crate::{
 };
 
 /// The naga capabilities a device's shaders may use: the rule every backend
-/// shares ([`crate::shader::capabilities`]), with cube arrays where the
-/// device has `imageCubeArray`.
+/// shares ([`crate::shader::capabilities`]), with cube arrays and per-sample
+/// shading where the device has `imageCubeArray` and `sampleRateShading`
+/// (both enabled wherever supported).
 pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
+    let physical = &shared.physical.features;
     crate::shader::capabilities(
         shared.features,
         shared.hal_features,
-        shared.physical.features.image_cube_array,
+        crate::shader::ShaderSupport {
+            cube_arrays: physical.image_cube_array,
+            sample_rate_shading: physical.sample_rate_shading,
+        },
     )
 }
 

@@ -10,7 +10,7 @@ use keel_hal::wgt;
 use keel_hal::{
     Adapter, Api, Backend, BindGroupLayoutDescriptor, BindGroupLayoutFlags,
     ComputePipelineDescriptor, Device, DeviceDescriptor, PipelineError, PipelineLayoutDescriptor,
-    ProgrammableStage, RenderPipelineDescriptor, ShaderModuleDescriptor,
+    ProgrammableStage, RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
 };
 
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
@@ -23,6 +23,7 @@ conformance_tests!(
     binding_array_pipelines,
     storage_texture_atomics,
     format_features_match_their_probes,
+    shader_capabilities_gate_modules,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -436,5 +437,68 @@ fn format_features_match_their_probes<A: Api>(ctx: &Ctx<A>) -> TestResult {
     ctx.note(format!(
         "DEPTH32FLOAT_STENCIL8: {d32s8}, TEXTURE_FORMAT_16BIT_NORM: {norm16}"
     ));
+    Ok(Outcome::Pass)
+}
+
+/// `Device::shader_capabilities` is what module creation takes: a module
+/// within it is created, one needing more fails with
+/// `ShaderError::MissingCapabilities` naming exactly what it lacks.
+/// `pack2x16float` (core WGSL) builds everywhere; `sample_index` where the
+/// device has per-sample shading; `primitive_index` nowhere yet (keel-hal
+/// does not enable it: `docs/design.md` §16).
+fn shader_capabilities_gate_modules<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use keel_hal::naga::valid::Capabilities as Caps;
+    let device = &ctx.device;
+    let caps = device.shader_capabilities();
+    check!(
+        caps.contains(Caps::SHADER_FLOAT16_IN_FLOAT32),
+        "pack2x16float is core WGSL: {caps:?}"
+    );
+    let pack = "
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+@compute @workgroup_size(1)
+fn main() { data[1] = pack2x16float(unpack2x16float(data[0]) * 2.0); }
+";
+    let sample = "
+@fragment
+fn main(@builtin(sample_index) i: u32, @builtin(sample_mask) m: u32) -> @location(0) vec4<f32> {
+    return vec4<f32>(f32(i), f32(m), 0.0, 1.0);
+}
+";
+    let primitive = "
+enable primitive_index;
+@fragment
+fn main(@builtin(primitive_index) p: u32) -> @location(0) vec4<f32> {
+    return vec4<f32>(f32(p), 0.0, 0.0, 1.0);
+}
+";
+    let cases = [
+        ("pack2x16float", pack, Caps::empty()),
+        ("sample_index", sample, Caps::MULTISAMPLED_SHADING),
+        ("primitive_index", primitive, Caps::PRIMITIVE_INDEX),
+    ];
+    for (what, wgsl, needs) in cases {
+        // SAFETY: live device; a module made is destroyed right away.
+        let made = unsafe { device.create_shader_module(&ShaderModuleDescriptor::wgsl(wgsl)) };
+        match made {
+            Ok(module) => {
+                // SAFETY: unused.
+                unsafe { device.destroy_shader_module(module) };
+                check!(caps.contains(needs), "{what}: created without {needs:?}");
+            }
+            Err(ShaderError::MissingCapabilities {
+                needed, available, ..
+            }) => {
+                check!(
+                    !caps.contains(needs),
+                    "{what}: refused although the device has {needs:?}"
+                );
+                check_eq!(needed, needs, "{what}: the capabilities named");
+                check_eq!(available, caps, "{what}: the capabilities available");
+            }
+            Err(e) => return Err(format!("{what}: {e}").into()),
+        }
+    }
+    ctx.note(format!("shader capabilities: {caps:?}"));
     Ok(Outcome::Pass)
 }
