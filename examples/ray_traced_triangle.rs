@@ -851,6 +851,7 @@ impl<A: Api> Tracer<A> {
             let stage = |entry_point| ProgrammableStage {
                 module: &module,
                 entry_point,
+                constants: &[],
             };
             let program = match way {
                 Way::Query => {

@@ -271,6 +271,7 @@ impl<A: Api> Scene<A> {
                 vertex_stage: ProgrammableStage {
                     module: &shader,
                     entry_point: "vs_main",
+                    constants: &[],
                 },
                 primitive: wgt::PrimitiveState::default(),
                 depth_stencil: None,
@@ -278,6 +279,7 @@ impl<A: Api> Scene<A> {
                 fragment_stage: Some(ProgrammableStage {
                     module: &shader,
                     entry_point: "fs_main",
+                    constants: &[],
                 }),
                 color_targets: &[Some(wgt::ColorTargetState {
                     format,

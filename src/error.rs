@@ -601,9 +601,53 @@ pub enum PipelineError {
          DeviceDescriptor::allow_no_shader_execution where they only need to exist)"
     )]
     NoShaderExecution,
+    /// A stage's value for a pipeline-overridable constant is refused.
+    #[error("{stage:?} entry point {entry_point:?}: pipeline constant {name:?}: {problem}")]
+    Constant {
+        /// The stage.
+        stage: naga::ShaderStage,
+        /// Its entry point.
+        entry_point: String,
+        /// The constant's identifier as given (or as the module names it);
+        /// empty where naga names none.
+        name: String,
+        /// What is wrong.
+        problem: ConstantProblem,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+/// Why a pipeline-overridable constant's value is refused
+/// ([`PipelineError::Constant`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConstantProblem {
+    /// The module declares no override with this identifier (its `@id`
+    /// when it has one, else its name).
+    #[error("the module declares no override with this identifier (its @id, else its name)")]
+    NotDeclared,
+    /// The entry point uses an override that has no default, and no value
+    /// was given.
+    #[error("the override has no default and no value was given")]
+    Missing,
+    /// NaN or an infinity for a numeric override.
+    #[error("the value is not finite")]
+    NotFinite,
+    /// The value does not fit the override's type.
+    #[error("the value does not fit the override's type {ty}")]
+    OutOfRange {
+        /// The type, in WGSL.
+        ty: &'static str,
+    },
+    /// Values are given to WGSL and naga modules; this stage's module is
+    /// SPIR-V.
+    #[error("pipeline constants are given to WGSL and naga modules; this module is SPIR-V")]
+    SpirV,
+    /// The module with these values is invalid (naga's message: e.g. a
+    /// workgroup size that is not positive).
+    #[error("the module with these values is invalid: {0}")]
+    Invalid(String),
 }
 
 /// Failure of a surface operation.

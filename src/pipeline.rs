@@ -102,6 +102,24 @@ pub struct ProgrammableStage<'a, R: Resources + ?Sized> {
     pub module: &'a R::ShaderModule,
     /// The entry point's name.
     pub entry_point: &'a str,
+    /// Values for the module's pipeline-overridable constants (`override`
+    /// declarations), each under the override's identifier: its `@id`
+    /// when it has one, else its name. An override without a value keeps
+    /// its default; one the entry point uses without either is an error
+    /// ([`PipelineError::Constant`](crate::PipelineError::Constant)), as is
+    /// a value that does not fit its type. For WGSL and naga modules only.
+    pub constants: &'a [(&'a str, f64)],
+}
+
+impl<'a, R: Resources + ?Sized> ProgrammableStage<'a, R> {
+    /// `module`'s `entry_point`, overrides at their defaults.
+    pub fn new(module: &'a R::ShaderModule, entry_point: &'a str) -> Self {
+        Self {
+            module,
+            entry_point,
+            constants: &[],
+        }
+    }
 }
 
 impl<R: Resources + ?Sized> Clone for ProgrammableStage<'_, R> {
@@ -135,6 +153,7 @@ impl<'a, R: Resources + ?Sized> ComputePipelineDescriptor<'a, R> {
             stage: ProgrammableStage {
                 module,
                 entry_point,
+                constants: &[],
             },
         }
     }

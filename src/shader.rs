@@ -20,6 +20,7 @@ use std::borrow::Cow;
 
 use crate::ShaderError;
 
+pub(crate) mod constants;
 pub(crate) mod interface;
 #[cfg(test)]
 mod tests;

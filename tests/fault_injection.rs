@@ -458,6 +458,7 @@ fn compute_pipeline_path(
         stage: keel_hal::ProgrammableStage {
             module,
             entry_point: "main",
+            constants: &[],
         },
     };
     // SAFETY: the layout and module came from this device; destroyed at once.
@@ -489,6 +490,7 @@ fn render_pipeline_path(
     let stage = |entry_point| keel_hal::ProgrammableStage {
         module,
         entry_point,
+        constants: &[],
     };
     let targets = [Some(wgt::ColorTargetState {
         format: wgt::TextureFormat::Rgba8Unorm,
@@ -619,6 +621,7 @@ fn ray_tracing_pipeline_path(
         stage: keel_hal::ProgrammableStage {
             module,
             entry_point,
+            constants: &[],
         },
     };
     let stages = [

@@ -256,6 +256,7 @@ fn compute_with_dynamic_offset_push_constants_and_indirect_dispatch() {
                 stage: ProgrammableStage {
                     module: &module,
                     entry_point: "main",
+                    constants: &[],
                 },
             })
             .expect("compute pipeline");
@@ -454,6 +455,7 @@ fn msaa_depth_resolve_indexed_indirect_and_y_up() {
                 vertex_stage: ProgrammableStage {
                     module: &module,
                     entry_point: "vs",
+                    constants: &[],
                 },
                 primitive: wgt::PrimitiveState {
                     cull_mode: Some(wgt::Face::Back),
@@ -473,6 +475,7 @@ fn msaa_depth_resolve_indexed_indirect_and_y_up() {
                 fragment_stage: Some(ProgrammableStage {
                     module: &module,
                     entry_point: "fs",
+                    constants: &[],
                 }),
                 color_targets: &targets,
             })
@@ -624,6 +627,7 @@ fn pipeline_errors_are_typed() {
             stage: ProgrammableStage {
                 module: &module,
                 entry_point,
+                constants: &[],
             },
         };
         let before = device.live_counts();
@@ -662,6 +666,7 @@ fn pipeline_errors_are_typed() {
             stage: ProgrammableStage {
                 module: &spirv,
                 entry_point,
+                constants: &[],
             },
         };
         match device.create_compute_pipeline(&spirv_desc("mian")) {

@@ -519,6 +519,7 @@ fn ray_query(gpu: &Gpu, scene: &Scene) {
                         stage: ProgrammableStage {
                             module: &module,
                             entry_point: "main",
+                            constants: &[],
                         },
                     })
                     .expect("ray-query pipeline");
@@ -553,6 +554,7 @@ fn ray_tracing_pipeline(gpu: &Gpu, scene: &Scene) {
             stage: ProgrammableStage {
                 module: &module,
                 entry_point,
+                constants: &[],
             },
         };
         let stages = [

@@ -128,6 +128,7 @@ impl<A: kh::Api> Keel<A> {
             let stage = |entry_point| kh::ProgrammableStage {
                 module: &shader,
                 entry_point,
+                constants: &[],
             };
             let desc = kh::ComputePipelineDescriptor {
                 label: None,

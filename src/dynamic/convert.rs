@@ -320,6 +320,7 @@ where
     Ok(ProgrammableStage {
         module: c.shader_module(s.module).ok_or(FOREIGN)?,
         entry_point: s.entry_point,
+        constants: s.constants,
     })
 }
 

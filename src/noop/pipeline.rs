@@ -17,7 +17,9 @@ use super::{ComputePipeline, DeviceShared, RenderPipeline, ShaderModule};
 use crate::shader::interface::{
     check_layout, check_stage_stores, find_entry_point, EntryPointInterface,
 };
-use crate::shader::{spirv_has_entry_point, ShaderInput, StageStores};
+use std::borrow::Cow;
+
+use crate::shader::{constants, spirv_has_entry_point, ShaderInput, StageStores};
 use crate::{
     ComputePipelineDescriptor, PipelineError, ProgrammableStage, RenderPipelineDescriptor,
     ShaderError, ShaderModuleDescriptor,
@@ -68,6 +70,7 @@ fn check_stage(
             words,
             module: None,
         } => {
+            constants::refuse_for_spirv(naga_stage, stage.entry_point, stage.constants)?;
             if !spirv_has_entry_point(words, naga_stage, stage.entry_point) {
                 return Err(PipelineError::EntryPoint {
                     stage: naga_stage,
@@ -79,10 +82,15 @@ fn check_stage(
         ShaderInput::SpirV {
             module: Some(module),
             ..
+        } => {
+            constants::refuse_for_spirv(naga_stage, stage.entry_point, stage.constants)?;
+            Cow::Borrowed(&**module)
         }
-        | ShaderInput::Naga(module) => module,
+        ShaderInput::Naga(module) => {
+            constants::resolve(module, naga_stage, stage.entry_point, stage.constants)?
+        }
     };
-    let interface = find_entry_point(module, stage.entry_point, naga_stage)?;
+    let interface = find_entry_point(&module, stage.entry_point, naga_stage)?;
     check_layout(&interface, layout)?;
     check_stage_stores(&interface, stage_stores())?;
     Ok(Some(interface))
@@ -238,6 +246,7 @@ mod tests {
                 stage: ProgrammableStage {
                     module: &module,
                     entry_point: "main",
+                    constants: &[],
                 },
             });
             let result = made.map(|p| device.destroy_compute_pipeline(p));

@@ -37,7 +37,9 @@ use crate::shader::interface::{
     binding_map, check_layout, check_stage_stores, find_entry_point, EntryPointInterface,
 };
 pub(super) use crate::shader::spirv_has_entry_point_model;
-use crate::shader::{spirv_has_entry_point, to_spirv, ShaderInput, SpirvOptions, StageStores};
+use crate::shader::{
+    constants, spirv_has_entry_point, to_spirv, ShaderInput, SpirvOptions, StageStores,
+};
 use crate::{
     ComputePipelineDescriptor, DeviceError, PipelineError, ProgrammableStage,
     RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
@@ -200,14 +202,16 @@ unsafe fn stage_module<'d>(
     let name = stage.entry_point;
     let (words, workgroup_size) = match &module.input {
         ShaderInput::Naga(validated) => {
-            let interface = check_entry_point(shared, validated, name, naga_stage, layout)?;
-            let words = translate(shared, validated, name, naga_stage, layout, point_list)?;
+            let resolved = constants::resolve(validated, naga_stage, name, stage.constants)?;
+            let interface = check_entry_point(shared, &resolved, name, naga_stage, layout)?;
+            let words = translate(shared, &resolved, name, naga_stage, layout, point_list)?;
             (Cow::Owned(words), interface.workgroup_size)
         }
         ShaderInput::SpirV {
             words,
             module: Some(validated),
         } => {
+            constants::refuse_for_spirv(naga_stage, name, stage.constants)?;
             let interface = check_entry_point(shared, validated, name, naga_stage, layout)?;
             (Cow::Borrowed(&words[..]), interface.workgroup_size)
         }
@@ -215,6 +219,7 @@ unsafe fn stage_module<'d>(
             words,
             module: None,
         } => {
+            constants::refuse_for_spirv(naga_stage, name, stage.constants)?;
             if !spirv_has_entry_point(words, naga_stage, name) {
                 return Err(PipelineError::EntryPoint {
                     stage: naga_stage,

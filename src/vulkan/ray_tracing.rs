@@ -338,12 +338,30 @@ unsafe fn stage_module<'d>(
                     "intersection shaders come from SPIR-V modules (WGSL has none)".into(),
                 ));
             };
-            check_entry_point(shared, validated, name, naga_stage, layout)?;
+            let constants = stage.stage.constants;
+            let resolved =
+                crate::shader::constants::resolve(validated, naga_stage, name, constants)?;
+            check_entry_point(shared, &resolved, name, naga_stage, layout)?;
             Cow::Owned(translate(
-                shared, validated, name, naga_stage, layout, false,
+                shared, &resolved, name, naga_stage, layout, false,
             )?)
         }
         ShaderInput::SpirV { words, module } => {
+            match naga_stage {
+                Some(naga_stage) => crate::shader::constants::refuse_for_spirv(
+                    naga_stage,
+                    name,
+                    stage.stage.constants,
+                )?,
+                None if !stage.stage.constants.is_empty() => {
+                    return Err(PipelineError::Unsupported(
+                        "pipeline constants for an intersection shader: values are given to \
+                         WGSL and naga modules, and intersection shaders are SPIR-V"
+                            .into(),
+                    ))
+                }
+                None => {}
+            }
             match (module, naga_stage) {
                 // SPIR-V naga's front end read: its interface is checked
                 // (naga has no intersection stage).

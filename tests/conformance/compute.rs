@@ -1,14 +1,15 @@
 //! Compute passes: a shader doubles a large storage buffer; dynamic
-//! offsets pick the slice a shader writes; push constants reach a shader.
-//! Each needs shader execution (skipped on noop).
+//! offsets pick the slice a shader writes; push constants and
+//! pipeline-overridable constants reach a shader. Each needs shader
+//! execution (skipped on noop).
 
 use std::num::NonZeroU64;
 
 use keel_hal::wgt;
 use keel_hal::{
     Api, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding, BufferUses,
-    CommandEncoder, ComputePassDescriptor, ComputePipelineDescriptor, Device, Memory,
-    ProgrammableStage, PushConstantRange,
+    CommandEncoder, ComputePassDescriptor, ComputePipelineDescriptor, ConstantProblem, Device,
+    Memory, PipelineError, ProgrammableStage, PushConstantRange,
 };
 
 use crate::harness::{Ctx, Failure, Outcome, TestResult};
@@ -23,6 +24,7 @@ conformance_tests!(
     compute_doubles_a_million_u32,
     dynamic_offsets_select_the_slice,
     push_constants_arrive,
+    pipeline_constants_reach_the_shader,
 );
 
 const DOUBLE: &str = "
@@ -56,16 +58,31 @@ unsafe fn pipeline<A: Api>(
     module: &A::ShaderModule,
     layout: &A::PipelineLayout,
 ) -> Result<A::ComputePipeline, Failure> {
+    // SAFETY: forwarded contract.
+    Ok(unsafe { pipeline_with(ctx, module, layout, &[]) }?)
+}
+
+/// As [`pipeline`], with values for the module's overrides; the typed error as it is.
+///
+/// # Safety
+/// As for [`pipeline`].
+unsafe fn pipeline_with<A: Api>(
+    ctx: &Ctx<A>,
+    module: &A::ShaderModule,
+    layout: &A::PipelineLayout,
+    constants: &[(&str, f64)],
+) -> Result<A::ComputePipeline, PipelineError> {
     let desc = ComputePipelineDescriptor {
         label: Some("conformance"),
         layout,
         stage: ProgrammableStage {
             module,
             entry_point: "main",
+            constants,
         },
     };
     // SAFETY: forwarded contract.
-    Ok(unsafe { ctx.device.create_compute_pipeline(&desc) }?)
+    unsafe { ctx.device.create_compute_pipeline(&desc) }
 }
 
 /// A bind group with one buffer range at binding 0.
@@ -351,6 +368,91 @@ fn push_constants_arrive<A: Api>(ctx: &Ctx<A>) -> TestResult {
             out,
             vec![0, 0, 0, 0, 0, 0x1234_5678, 0, 0],
             "words after the push-constant write"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Values for a stage's overrides.
+type Values<'a> = &'a [(&'a str, f64)];
+
+const OVERRIDES: &str = "
+override scale: u32 = 1u;
+@id(7) override offset: u32;
+override flag: bool = false;
+@group(0) @binding(0) var<storage, read_write> data: array<u32, 4>;
+
+@compute @workgroup_size(1)
+fn main() {
+    data[0] = scale;
+    data[1] = offset;
+    data[2] = select(0u, 1u, flag);
+    data[3] = scale * 10u + offset;
+}
+";
+
+/// Values for `override`s reach the shader (under the name, or the `@id`
+/// where there is one); a missing, undeclared, non-finite or out-of-range
+/// value is a typed `PipelineError::Constant` naming the constant.
+fn pipeline_constants_reach_the_shader<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if let Some(skipped) = needs_shaders(ctx) {
+        return skipped;
+    }
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    // SAFETY: every object is destroyed below, after the fence wait.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(&entries), &[])?;
+        let module = wgsl(ctx, OVERRIDES)?;
+        let refused: [(Values, &str, ConstantProblem); 4] = [
+            (&[], "7", ConstantProblem::Missing),
+            (&[("offset", 5.0)], "offset", ConstantProblem::NotDeclared),
+            (
+                &[("7", -1.0)],
+                "7",
+                ConstantProblem::OutOfRange { ty: "u32" },
+            ),
+            (
+                &[("7", 1.0), ("scale", f64::NAN)],
+                "scale",
+                ConstantProblem::NotFinite,
+            ),
+        ];
+        for (values, name, problem) in refused {
+            match pipeline_with(ctx, &module, &layouts.pipeline, values) {
+                Err(PipelineError::Constant {
+                    name: got_name,
+                    problem: got,
+                    ..
+                }) => {
+                    check_eq!(got_name.as_str(), name, "the constant named for {values:?}");
+                    check_eq!(got, problem, "the problem for {values:?}");
+                }
+                Ok(pipe) => {
+                    ctx.device.destroy_compute_pipeline(pipe);
+                    return Err(format!("{values:?} was accepted").into());
+                }
+                Err(e) => return Err(format!("{values:?}: {e}").into()),
+            }
+        }
+        let values = [("scale", 3.0), ("7", 5.0), ("flag", 1.0)];
+        let pipe = pipeline_with(ctx, &module, &layouts.pipeline, &values)?;
+        let data = storage_buffer(ctx, 16)?;
+        let layout = layouts.group.as_ref().ok_or("no group layout")?;
+        let bind = group(ctx, layout, &data, None)?;
+        let out = run_and_read(ctx, &data, 16, BufferUses::empty(), |enc| {
+            enc.set_compute_pipeline(&pipe);
+            enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
+            enc.dispatch([1, 1, 1]);
+        });
+        ctx.device.destroy_bind_group(bind);
+        ctx.device.destroy_buffer(data);
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        check_eq!(
+            bytes_to_words(&out?),
+            vec![3, 5, 1, 35],
+            "the overridden values"
         );
     }
     Ok(Outcome::Pass)

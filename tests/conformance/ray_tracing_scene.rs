@@ -808,6 +808,7 @@ pub unsafe fn trace<A: Api>(
         let stage = |entry_point| ProgrammableStage {
             module: &module,
             entry_point,
+            constants: &[],
         };
         let to_storage = |e: &mut A::CommandEncoder| {
             e.transition_buffers(&[buffer_barrier(

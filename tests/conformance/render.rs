@@ -386,6 +386,7 @@ unsafe fn pipeline<A: Api>(
         vertex_stage: ProgrammableStage {
             module,
             entry_point: "vs",
+            constants: &[],
         },
         primitive: wgt::PrimitiveState::default(),
         depth_stencil: setup.depth.then(|| wgt::DepthStencilState {
@@ -402,6 +403,7 @@ unsafe fn pipeline<A: Api>(
         fragment_stage: Some(ProgrammableStage {
             module,
             entry_point: "fs",
+            constants: &[],
         }),
         color_targets: &targets,
     };

@@ -155,6 +155,7 @@ fn spirv_pipeline<A: Api>(
                 stage: ProgrammableStage {
                     module: &module,
                     entry_point: "main",
+                    constants: &[],
                 },
             });
         let result = made.map(|pipeline| ctx.device.destroy_compute_pipeline(pipeline));
@@ -238,6 +239,7 @@ fn expect_pipeline_error<A: Api>(
                 stage: ProgrammableStage {
                     module: &module,
                     entry_point,
+                    constants: &[],
                 },
             });
         let after = ctx.device.live_counts();

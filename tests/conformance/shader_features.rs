@@ -95,6 +95,7 @@ impl<A: Api> Objects<A> {
             stage: ProgrammableStage {
                 module: &self.module,
                 entry_point: name,
+                constants: &[],
             },
         };
         // SAFETY: every object came from `device`; the pipeline is unused.
@@ -123,6 +124,7 @@ impl<A: Api> Objects<A> {
             vertex_stage: ProgrammableStage {
                 module: &self.module,
                 entry_point: "vs",
+                constants: &[],
             },
             primitive: wgt::PrimitiveState {
                 topology: wgt::PrimitiveTopology::PointList,
@@ -133,6 +135,7 @@ impl<A: Api> Objects<A> {
             fragment_stage: Some(ProgrammableStage {
                 module: &self.module,
                 entry_point: "fs",
+                constants: &[],
             }),
             color_targets: &targets,
         };
