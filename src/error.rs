@@ -592,6 +592,15 @@ pub enum PipelineError {
         /// The feature, by its Vulkan name.
         feature: &'static str,
     },
+    /// Pipeline state that needs a `wgpu-types` feature the device was not
+    /// opened with (e.g. polygon mode `Line` without `POLYGON_MODE_LINE`).
+    #[error("{what} needs the feature {feature:?}, which the device was not opened with")]
+    MissingFeature {
+        /// What in the description needs it.
+        what: &'static str,
+        /// The feature.
+        feature: wgt::Features,
+    },
     /// A compute, render or ray-tracing pipeline was asked of an adapter
     /// that executes no shaders (the noop backend), on a device not opened
     /// with `DeviceDescriptor::allow_no_shader_execution`: its dispatches,

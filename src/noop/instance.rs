@@ -97,7 +97,8 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 /// - features: timestamp queries (written from a CPU clock at submit),
 ///   also inside encoders; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
-///   which cost a backend that runs no shader nothing to accept;
+///   polygon modes and unclipped depth, which cost a backend that runs no
+///   shader nothing to accept;
 /// - of the [`HalFeatures`], only `ACCELERATION_STRUCTURE`: structures are
 ///   created, sized, built, copied and compacted as bookkeeping (see
 ///   `acceleration.rs`); there is no `SHADER_EXECUTION`, so no
@@ -125,7 +126,10 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::TEXTURE_BINDING_ARRAY
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
-            | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY,
+            | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY
+            | wgt::Features::POLYGON_MODE_LINE
+            | wgt::Features::POLYGON_MODE_POINT
+            | wgt::Features::DEPTH_CLIP_CONTROL,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {
@@ -297,13 +301,14 @@ mod tests {
         };
         assert!(open(&DeviceDescriptor::default()).is_ok());
         let desc = DeviceDescriptor {
-            required_features: wgt::Features::TIMESTAMP_QUERY | wgt::Features::DEPTH_CLIP_CONTROL,
+            required_features: wgt::Features::TIMESTAMP_QUERY
+                | wgt::Features::TEXTURE_COMPRESSION_BC,
             ..Default::default()
         };
         assert_eq!(
             open(&desc),
             Err(OpenError::MissingFeatures(
-                wgt::Features::DEPTH_CLIP_CONTROL
+                wgt::Features::TEXTURE_COMPRESSION_BC
             ))
         );
         let desc = DeviceDescriptor {

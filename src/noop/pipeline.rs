@@ -129,6 +129,7 @@ pub(crate) fn create_render_pipeline(
     if let Some(fragment) = &desc.fragment_stage {
         check_stage(fragment, naga::ShaderStage::Fragment, desc.layout)?;
     }
+    crate::validate::pipeline::check_primitive(shared.features, &desc.primitive)?;
     check_fixed_function(shared, desc).map_err(|what| PipelineError::Unsupported(what.into()))?;
     Ok(RenderPipeline { _private: () })
 }

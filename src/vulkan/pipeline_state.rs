@@ -186,21 +186,16 @@ fn rasterization(
     primitive: &wgt::PrimitiveState,
     depth_stencil: Option<&wgt::DepthStencilState>,
 ) -> Result<vk::PipelineRasterizationStateCreateInfo<'static>, PipelineError> {
+    // Polygon modes, unclipped depth and conservative rasterization need
+    // their features, which the adapter advertises only with
+    // fillModeNonSolid and depthClamp (enabled wherever supported).
+    crate::validate::pipeline::check_primitive(shared.features, primitive)?;
     let features = &shared.physical.features;
-    if primitive.conservative {
-        return unsupported("conservative rasterization");
-    }
     let polygon_mode = match primitive.polygon_mode {
         wgt::PolygonMode::Fill => vk::PolygonMode::FILL,
         wgt::PolygonMode::Line => vk::PolygonMode::LINE,
         wgt::PolygonMode::Point => vk::PolygonMode::POINT,
     };
-    if polygon_mode != vk::PolygonMode::FILL && !features.fill_mode_non_solid {
-        return unsupported("line and point polygon modes need fillModeNonSolid");
-    }
-    if primitive.unclipped_depth && !features.depth_clamp {
-        return unsupported("unclipped depth needs depthClamp");
-    }
     let mut info = vk::PipelineRasterizationStateCreateInfo::default()
         .depth_clamp_enable(primitive.unclipped_depth)
         .polygon_mode(polygon_mode)

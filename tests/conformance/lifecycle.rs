@@ -21,6 +21,7 @@ use crate::helpers::{
 
 conformance_tests!(
     counters_return_to_zero,
+    every_advertised_feature_opens_a_device,
     open_with_missing_features,
     open_with_missing_capabilities,
     open_with_limit_above_the_adapter,
@@ -115,6 +116,37 @@ fn expect_open_error<A: Api>(
             Ok(())
         }
     }
+}
+
+/// Every feature and capability the adapter advertises opens a device,
+/// each alone and all together, and the device closes cleanly (the
+/// harness then checks that validation reported nothing).
+fn every_advertised_feature_opens_a_device<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let (features, hal) = (ctx.caps.features, ctx.caps.hal_features);
+    let alone = features
+        .iter()
+        .map(|f| (f, keel_hal::HalFeatures::empty()))
+        .chain(hal.iter().map(|h| (wgt::Features::empty(), h)));
+    for (required_features, required_hal_features) in alone.chain([(features, hal)]) {
+        let desc = DeviceDescriptor {
+            label: Some("every advertised feature"),
+            required_features,
+            required_hal_features,
+            allow_no_shader_execution: true,
+            ..Default::default()
+        };
+        // SAFETY: the adapter is live; the device is dropped right away.
+        let open = unsafe { ctx.adapter.open(&desc) };
+        if let Err(e) = open {
+            return Err(format!("{required_features:?} / {required_hal_features:?}: {e}").into());
+        }
+    }
+    ctx.note(format!(
+        "{} features and {} capabilities, each alone and all together",
+        features.iter().count(),
+        hal.iter().count()
+    ));
+    Ok(Outcome::Pass)
 }
 
 fn open_with_missing_features<A: Api>(ctx: &Ctx<A>) -> TestResult {

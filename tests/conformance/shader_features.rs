@@ -24,6 +24,7 @@ conformance_tests!(
     storage_texture_atomics,
     format_features_match_their_probes,
     shader_capabilities_gate_modules,
+    pipeline_state_needs_its_feature,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -112,6 +113,23 @@ impl<A: Api> Objects<A> {
     /// # Safety
     /// `device` made `self`.
     unsafe fn render(&self, device: &A::Device) -> Result<(), PipelineError> {
+        let points = wgt::PrimitiveState {
+            topology: wgt::PrimitiveTopology::PointList,
+            ..Default::default()
+        };
+        // SAFETY: forwarded contract.
+        unsafe { self.render_with(device, points) }
+    }
+
+    /// As [`Self::render`], with `primitive` state.
+    ///
+    /// # Safety
+    /// As for [`Self::render`].
+    unsafe fn render_with(
+        &self,
+        device: &A::Device,
+        primitive: wgt::PrimitiveState,
+    ) -> Result<(), PipelineError> {
         let targets = [Some(wgt::ColorTargetState {
             format: wgt::TextureFormat::Rgba8Unorm,
             blend: None,
@@ -126,10 +144,7 @@ impl<A: Api> Objects<A> {
                 entry_point: "vs",
                 constants: &[],
             },
-            primitive: wgt::PrimitiveState {
-                topology: wgt::PrimitiveTopology::PointList,
-                ..Default::default()
-            },
+            primitive,
             depth_stencil: None,
             multisample: wgt::MultisampleState::default(),
             fragment_stage: Some(ProgrammableStage {
@@ -503,5 +518,63 @@ fn main(@builtin(primitive_index) p: u32) -> @location(0) vec4<f32> {
         }
     }
     ctx.note(format!("shader capabilities: {caps:?}"));
+    Ok(Outcome::Pass)
+}
+
+/// Polygon modes, unclipped depth and conservative rasterization need their
+/// features: a device opened without one refuses the pipeline with
+/// `PipelineError::MissingFeature` naming it; one opened with it (where the
+/// adapter advertises it) makes the pipeline.
+fn pipeline_state_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use wgt::Features as F;
+    let wgsl = "
+@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4<f32>(0.0, 0.0, 0.0, 1.0); }
+@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+";
+    let triangles = |f: fn(&mut wgt::PrimitiveState)| {
+        let mut p = wgt::PrimitiveState::default();
+        f(&mut p);
+        p
+    };
+    let cases = [
+        (
+            triangles(|p| p.polygon_mode = wgt::PolygonMode::Line),
+            F::POLYGON_MODE_LINE,
+        ),
+        (
+            triangles(|p| p.polygon_mode = wgt::PolygonMode::Point),
+            F::POLYGON_MODE_POINT,
+        ),
+        (
+            triangles(|p| p.unclipped_depth = true),
+            F::DEPTH_CLIP_CONTROL,
+        ),
+        (
+            triangles(|p| p.conservative = true),
+            F::CONSERVATIVE_RASTERIZATION,
+        ),
+    ];
+    let plain = open_with(ctx, F::empty())?.ok_or("no plain device")?;
+    let mut made = Vec::new();
+    for (primitive, feature) in cases {
+        let flags = BindGroupLayoutFlags::empty();
+        // SAFETY: the objects came from this device.
+        let without = with_objects::<A, _>(&plain.device, &[], flags, wgsl, |o| unsafe {
+            o.render_with(&plain.device, primitive)
+        })?;
+        check!(
+            matches!(without, Err(PipelineError::MissingFeature { feature: f, .. }) if f == feature),
+            "{feature:?} not enabled: {without:?}"
+        );
+        let Some(open) = open_with(ctx, feature)? else {
+            continue;
+        };
+        // SAFETY: as above.
+        with_objects::<A, _>(&open.device, &[], flags, wgsl, |o| unsafe {
+            o.render_with(&open.device, primitive)
+        })??;
+        made.push(feature);
+    }
+    ctx.note(format!("pipelines made with {made:?}"));
     Ok(Outcome::Pass)
 }
