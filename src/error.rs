@@ -589,7 +589,9 @@ pub enum PipelineError {
         name: String,
         /// What in the shader needs the feature.
         what: String,
-        /// The feature, by its Vulkan name.
+        /// The feature: a `wgpu-types` feature's name when the device can
+        /// be opened with it (`VERTEX_WRITABLE_STORAGE`), else the Vulkan
+        /// one the adapter lacks (`fragmentStoresAndAtomics`).
         feature: &'static str,
     },
     /// Pipeline state that needs a `wgpu-types` feature the device was not

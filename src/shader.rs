@@ -101,9 +101,12 @@ pub(crate) fn capabilities(
 }
 
 /// Which stages outside compute may write storage buffers and textures
-/// (and use atomics on them): Vulkan's `vertexPipelineStoresAndAtomics` and
-/// `fragmentStoresAndAtomics`. Each backend says what its device has;
-/// [`interface::check_stage_stores`] holds entry points to it.
+/// (and use atomics on them): vertex shaders on a device opened with
+/// `VERTEX_WRITABLE_STORAGE` (Vulkan advertises it with
+/// `vertexPipelineStoresAndAtomics`), fragment shaders where the device
+/// has them (WebGPU allows them; Vulkan's `fragmentStoresAndAtomics`).
+/// Each backend says what its device has; [`interface::check_stage_stores`]
+/// holds entry points to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct StageStores {
     /// Vertex shaders may write storage.

@@ -41,9 +41,11 @@ pub(crate) fn naga_capabilities(shared: &DeviceShared) -> naga::valid::Capabilit
 /// no shaders, so it has no such limit (Vulkan's comes from
 /// `vertexPipelineStoresAndAtomics` / `fragmentStoresAndAtomics`); the
 /// check itself is the shared one.
-pub(crate) fn stage_stores() -> StageStores {
+pub(crate) fn stage_stores(shared: &DeviceShared) -> StageStores {
     StageStores {
-        vertex: true,
+        vertex: shared
+            .features
+            .contains(wgt::Features::VERTEX_WRITABLE_STORAGE),
         fragment: true,
     }
 }
@@ -61,6 +63,7 @@ pub(crate) fn create_shader_module(
 /// stage rules; `None` for unchecked SPIR-V, whose interface the hal does
 /// not know (its entry point is still looked up, as on Vulkan).
 fn check_stage(
+    shared: &DeviceShared,
     stage: &ProgrammableStage<'_, super::Api>,
     naga_stage: naga::ShaderStage,
     layout: &super::PipelineLayout,
@@ -92,7 +95,7 @@ fn check_stage(
     };
     let interface = find_entry_point(&module, stage.entry_point, naga_stage)?;
     check_layout(&interface, layout)?;
-    check_stage_stores(&interface, stage_stores())?;
+    check_stage_stores(&interface, stage_stores(shared))?;
     Ok(Some(interface))
 }
 
@@ -102,7 +105,9 @@ pub(crate) fn create_compute_pipeline(
     desc: &ComputePipelineDescriptor<super::Api>,
 ) -> Result<ComputePipeline, PipelineError> {
     crate::adapter::check_shader_execution(shared.hal_features, shared.allow_no_shader_execution)?;
-    if let Some(interface) = check_stage(&desc.stage, naga::ShaderStage::Compute, desc.layout)? {
+    if let Some(interface) =
+        check_stage(shared, &desc.stage, naga::ShaderStage::Compute, desc.layout)?
+    {
         let l = &shared.limits;
         let [x, y, z] = interface.workgroup_size;
         let invocations = u64::from(x) * u64::from(y) * u64::from(z);
@@ -125,9 +130,14 @@ pub(crate) fn create_render_pipeline(
     desc: &RenderPipelineDescriptor<super::Api>,
 ) -> Result<RenderPipeline, PipelineError> {
     crate::adapter::check_shader_execution(shared.hal_features, shared.allow_no_shader_execution)?;
-    check_stage(&desc.vertex_stage, naga::ShaderStage::Vertex, desc.layout)?;
+    check_stage(
+        shared,
+        &desc.vertex_stage,
+        naga::ShaderStage::Vertex,
+        desc.layout,
+    )?;
     if let Some(fragment) = &desc.fragment_stage {
-        check_stage(fragment, naga::ShaderStage::Fragment, desc.layout)?;
+        check_stage(shared, fragment, naga::ShaderStage::Fragment, desc.layout)?;
     }
     crate::validate::pipeline::check_primitive(shared.features, &desc.primitive)?;
     check_fixed_function(shared, desc).map_err(|what| PipelineError::Unsupported(what.into()))?;

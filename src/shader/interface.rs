@@ -418,7 +418,7 @@ pub(crate) fn check_stage_stores(
     stores: StageStores,
 ) -> Result<(), PipelineError> {
     let feature = match interface.stage {
-        naga::ShaderStage::Vertex if !stores.vertex => "vertexPipelineStoresAndAtomics",
+        naga::ShaderStage::Vertex if !stores.vertex => "VERTEX_WRITABLE_STORAGE",
         naga::ShaderStage::Fragment if !stores.fragment => "fragmentStoresAndAtomics",
         _ => return Ok(()),
     };

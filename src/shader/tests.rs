@@ -731,7 +731,7 @@ fn stage_stores_need_the_stage_feature() {
     assert!(matches!(
         check_stage_stores(&vs, none),
         Err(PipelineError::MissingShaderFeature {
-            feature: "vertexPipelineStoresAndAtomics",
+            feature: "VERTEX_WRITABLE_STORAGE",
             ..
         })
     ));

@@ -730,6 +730,10 @@ pub(super) fn map_features(
     f.set(F::POLYGON_MODE_LINE, pf.fill_mode_non_solid);
     f.set(F::POLYGON_MODE_POINT, pf.fill_mode_non_solid);
     f.set(F::DEPTH_CLIP_CONTROL, pf.depth_clamp);
+    f.set(
+        F::VERTEX_WRITABLE_STORAGE,
+        pf.vertex_pipeline_stores_and_atomics,
+    );
     f.set(F::SHADER_F64, pf.shader_float64);
     f.set(F::SHADER_I16, pf.shader_int16 && pf.storage_16bit());
     f.set(F::SHADER_INT64, pf.shader_int64);

@@ -65,10 +65,11 @@ pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabil
 /// (`open` enables `vertexPipelineStoresAndAtomics` and
 /// `fragmentStoresAndAtomics` wherever supported).
 pub(super) fn stage_stores(shared: &DeviceShared) -> StageStores {
-    let f = &shared.physical.features;
     StageStores {
-        vertex: f.vertex_pipeline_stores_and_atomics,
-        fragment: f.fragment_stores_and_atomics,
+        vertex: shared
+            .features
+            .contains(wgt::Features::VERTEX_WRITABLE_STORAGE),
+        fragment: shared.physical.features.fragment_stores_and_atomics,
     }
 }
 

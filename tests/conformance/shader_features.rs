@@ -243,7 +243,9 @@ fn fragment_shader_writes_storage<A: Api>(ctx: &Ctx<A>) -> TestResult {
     )
 }
 
-/// A vertex shader that writes its index to a storage buffer.
+/// A vertex shader that writes its index to a storage buffer: refused with
+/// `MissingShaderFeature` naming `VERTEX_WRITABLE_STORAGE` on a device not
+/// opened with it, made on one opened with it (where advertised).
 fn vertex_shader_writes_storage<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let wgsl = "
 @group(0) @binding(0) var<storage, read_write> seen: array<u32>;
@@ -253,12 +255,25 @@ fn vertex_shader_writes_storage<A: Api>(ctx: &Ctx<A>) -> TestResult {
 }
 @fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
 ";
-    stage_writes_storage(
-        ctx,
-        wgt::ShaderStages::VERTEX,
-        wgsl,
-        "vertexPipelineStoresAndAtomics",
-    )
+    let entries = [entry(0, wgt::ShaderStages::VERTEX, storage(false, false))];
+    let flags = BindGroupLayoutFlags::empty();
+    // SAFETY: the objects came from this device.
+    let without = with_objects::<A, _>(&ctx.device, &entries, flags, wgsl, |objects| unsafe {
+        objects.render(&ctx.device)
+    })?;
+    check!(
+        matches!(&without, Err(PipelineError::MissingShaderFeature { feature, .. })
+            if *feature == "VERTEX_WRITABLE_STORAGE"),
+        "without the feature: {without:?}"
+    );
+    let Some(open) = open_with(ctx, wgt::Features::VERTEX_WRITABLE_STORAGE)? else {
+        return skip("no VERTEX_WRITABLE_STORAGE");
+    };
+    // SAFETY: as above.
+    with_objects::<A, _>(&open.device, &entries, flags, wgsl, |objects| unsafe {
+        objects.render(&open.device)
+    })??;
+    Ok(Outcome::Pass)
 }
 
 /// A second device of the test's adapter opened with `features`; `None`
