@@ -46,9 +46,10 @@ pub(crate) struct ShaderSupport {
 /// atomics on storage textures (32-bit; Vulkan requires
 /// `STORAGE_IMAGE_ATOMIC` on R32Uint/R32Sint, and layouts check the
 /// format). With `support`: cube arrays and per-sample shading. With their
-/// features: 16- and 64-bit types, binding arrays, ray queries and
+/// features: 16- and 64-bit types, binding arrays, clip distances,
+/// primitive and draw indices, dual-source blending, ray queries and
 /// ray-tracing stages. Never: what needs a feature keel-hal does not enable
-/// (multiview, clip distances, subgroups, dual-source blending, …;
+/// (multiview, cull distances, subgroups, barycentrics, …;
 /// `docs/design.md` §16 lists them).
 pub(crate) fn capabilities(
     features: wgt::Features,
@@ -83,6 +84,10 @@ pub(crate) fn capabilities(
             F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
             C::STORAGE_TEXTURE_BINDING_ARRAY_NON_UNIFORM_INDEXING,
         ),
+        (F::CLIP_DISTANCES, C::CLIP_DISTANCES),
+        (F::PRIMITIVE_INDEX, C::PRIMITIVE_INDEX),
+        (F::SHADER_DRAW_INDEX, C::DRAW_INDEX),
+        (F::DUAL_SOURCE_BLENDING, C::DUAL_SOURCE_BLENDING),
     ];
     for (feature, cap) in pairs {
         if features.contains(feature) {

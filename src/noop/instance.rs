@@ -97,8 +97,10 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 /// - features: timestamp queries (written from a CPU clock at submit),
 ///   also inside encoders; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
-///   polygon modes, unclipped depth and vertex-stage storage writes, which
-///   cost a backend that runs no shader nothing to accept;
+///   polygon modes, unclipped depth, vertex-stage storage writes, early
+///   depth tests, clip distances, primitive and draw indices and
+///   dual-source blending, which cost a backend that runs no shader
+///   nothing to accept;
 /// - of the [`HalFeatures`], only `ACCELERATION_STRUCTURE`: structures are
 ///   created, sized, built, copied and compacted as bookkeeping (see
 ///   `acceleration.rs`); there is no `SHADER_EXECUTION`, so no
@@ -130,7 +132,12 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::POLYGON_MODE_LINE
             | wgt::Features::POLYGON_MODE_POINT
             | wgt::Features::DEPTH_CLIP_CONTROL
-            | wgt::Features::VERTEX_WRITABLE_STORAGE,
+            | wgt::Features::VERTEX_WRITABLE_STORAGE
+            | wgt::Features::SHADER_EARLY_DEPTH_TEST
+            | wgt::Features::CLIP_DISTANCES
+            | wgt::Features::PRIMITIVE_INDEX
+            | wgt::Features::DUAL_SOURCE_BLENDING
+            | wgt::Features::SHADER_DRAW_INDEX,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

@@ -140,6 +140,7 @@ pub(crate) fn create_render_pipeline(
         check_stage(shared, fragment, naga::ShaderStage::Fragment, desc.layout)?;
     }
     crate::validate::pipeline::check_primitive(shared.features, &desc.primitive)?;
+    crate::validate::pipeline::check_blend(shared.features, desc.color_targets)?;
     check_fixed_function(shared, desc).map_err(|what| PipelineError::Unsupported(what.into()))?;
     Ok(RenderPipeline { _private: () })
 }

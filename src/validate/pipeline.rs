@@ -1,6 +1,7 @@
 //! Render-pipeline state checked against the features the device was
-//! opened with, the same on every backend: polygon modes, unclipped depth
-//! and conservative rasterization each need their feature.
+//! opened with, the same on every backend: polygon modes, unclipped depth,
+//! conservative rasterization and dual-source blend factors each need
+//! their feature.
 
 use crate::PipelineError;
 
@@ -41,6 +42,32 @@ pub(crate) fn check_primitive(
     }
 }
 
+/// Blend factors that read the second blend source need
+/// `DUAL_SOURCE_BLENDING`.
+pub(crate) fn check_blend(
+    enabled: wgt::Features,
+    targets: &[Option<wgt::ColorTargetState>],
+) -> Result<(), PipelineError> {
+    let feature = wgt::Features::DUAL_SOURCE_BLENDING;
+    let dual = targets.iter().flatten().filter_map(|t| t.blend).any(|b| {
+        [
+            b.color.src_factor,
+            b.color.dst_factor,
+            b.alpha.src_factor,
+            b.alpha.dst_factor,
+        ]
+        .iter()
+        .any(|f| f.ref_second_blend_source())
+    });
+    if dual && !enabled.contains(feature) {
+        return Err(PipelineError::MissingFeature {
+            what: "a blend factor of the second blend source",
+            feature,
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +100,31 @@ mod tests {
             ));
             assert_eq!(check_primitive(feature, &state), Ok(()));
         }
+    }
+
+    #[test]
+    fn second_source_factors_need_dual_source_blending() {
+        let component = wgt::BlendComponent {
+            src_factor: wgt::BlendFactor::Src1,
+            dst_factor: wgt::BlendFactor::OneMinusSrc1,
+            operation: wgt::BlendOperation::Add,
+        };
+        let targets = [Some(wgt::ColorTargetState {
+            format: wgt::TextureFormat::Rgba8Unorm,
+            blend: Some(wgt::BlendState {
+                color: component,
+                alpha: wgt::BlendComponent::REPLACE,
+            }),
+            write_mask: wgt::ColorWrites::ALL,
+        })];
+        assert!(matches!(
+            check_blend(wgt::Features::empty(), &targets),
+            Err(PipelineError::MissingFeature { .. })
+        ));
+        assert_eq!(
+            check_blend(wgt::Features::DUAL_SOURCE_BLENDING, &targets),
+            Ok(())
+        );
+        assert_eq!(check_blend(wgt::Features::empty(), &[None]), Ok(()));
     }
 }

@@ -57,6 +57,16 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) storage_buffer_16bit_access: bool,
     pub(crate) uniform_and_storage_buffer_16bit_access: bool,
     pub(crate) storage_input_output16: bool,
+    /// Shader features a device enables when opened with the `wgpu-types`
+    /// feature that stands for it (`conv::map_features` advertises each):
+    /// `shaderClipDistance` (`CLIP_DISTANCES`), `geometryShader`
+    /// (`PRIMITIVE_INDEX`: SPIR-V's `PrimitiveId` in fragment shaders needs
+    /// it), `dualSrcBlend` (`DUAL_SOURCE_BLENDING`) and
+    /// `shaderDrawParameters` (`SHADER_DRAW_INDEX`).
+    pub(crate) shader_clip_distance: bool,
+    pub(crate) geometry_shader: bool,
+    pub(crate) dual_src_blend: bool,
+    pub(crate) shader_draw_parameters: bool,
 }
 
 impl PhysicalFeatures {
@@ -101,6 +111,9 @@ impl PhysicalFeatures {
             .shader_float64(features.contains(F::SHADER_F64))
             .shader_int16(features.contains(F::SHADER_I16))
             .shader_int64(features.contains(F::SHADER_INT64))
+            .shader_clip_distance(features.contains(F::CLIP_DISTANCES))
+            .geometry_shader(features.contains(F::PRIMITIVE_INDEX))
+            .dual_src_blend(features.contains(F::DUAL_SOURCE_BLENDING))
     }
 
     /// The 16-bit storage features a device opened with `features` enables:
@@ -494,6 +507,10 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         storage_buffer_16bit_access: b(f11.storage_buffer16_bit_access),
         uniform_and_storage_buffer_16bit_access: b(f11.uniform_and_storage_buffer16_bit_access),
         storage_input_output16: b(f11.storage_input_output16),
+        shader_clip_distance: b(core.shader_clip_distance),
+        geometry_shader: b(core.geometry_shader),
+        dual_src_blend: b(core.dual_src_blend),
+        shader_draw_parameters: b(f11.shader_draw_parameters),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -738,7 +755,9 @@ impl crate::Adapter for Adapter {
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
-        let mut f11 = pf.enabled_16bit_storage(features);
+        let mut f11 = pf
+            .enabled_16bit_storage(features)
+            .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX));
         let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)

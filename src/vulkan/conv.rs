@@ -734,6 +734,14 @@ pub(super) fn map_features(
         F::VERTEX_WRITABLE_STORAGE,
         pf.vertex_pipeline_stores_and_atomics,
     );
+    // Push constants and early fragment tests are core Vulkan.
+    f |= F::IMMEDIATES | F::SHADER_EARLY_DEPTH_TEST;
+    // Shader features `open` enables when asked (`shader::capabilities`
+    // gives naga the capability each stands for).
+    f.set(F::CLIP_DISTANCES, pf.shader_clip_distance);
+    f.set(F::PRIMITIVE_INDEX, pf.geometry_shader);
+    f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
+    f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
     f.set(F::SHADER_F64, pf.shader_float64);
     f.set(F::SHADER_I16, pf.shader_int16 && pf.storage_16bit());
     f.set(F::SHADER_INT64, pf.shader_int64);

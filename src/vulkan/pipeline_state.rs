@@ -289,6 +289,9 @@ fn color_targets(
     shared: &DeviceShared,
     targets: &[Option<wgt::ColorTargetState>],
 ) -> Result<ColorTargets, PipelineError> {
+    // Second-source factors need DUAL_SOURCE_BLENDING (dualSrcBlend,
+    // enabled with it).
+    crate::validate::pipeline::check_blend(shared.features, targets)?;
     let max = (shared.limits.max_color_attachments as usize).min(MAX_COLOR_ATTACHMENTS);
     if targets.len() > max {
         return unsupported(format!(
@@ -322,15 +325,6 @@ fn color_targets(
                     "colour target {slot}: {:?} cannot be blended",
                     target.format
                 ));
-            }
-            let factors = [
-                blend.color.src_factor,
-                blend.color.dst_factor,
-                blend.alpha.src_factor,
-                blend.alpha.dst_factor,
-            ];
-            if factors.iter().any(|f| f.ref_second_blend_source()) {
-                return unsupported(format!("colour target {slot}: dual-source blend factors"));
             }
             state = state
                 .blend_enable(true)

@@ -25,6 +25,7 @@ conformance_tests!(
     format_features_match_their_probes,
     shader_capabilities_gate_modules,
     pipeline_state_needs_its_feature,
+    shader_features_grant_their_capabilities,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -118,10 +119,10 @@ impl<A: Api> Objects<A> {
             ..Default::default()
         };
         // SAFETY: forwarded contract.
-        unsafe { self.render_with(device, points) }
+        unsafe { self.render_with(device, points, None) }
     }
 
-    /// As [`Self::render`], with `primitive` state.
+    /// As [`Self::render`], with `primitive` state and the target's `blend`.
     ///
     /// # Safety
     /// As for [`Self::render`].
@@ -129,10 +130,11 @@ impl<A: Api> Objects<A> {
         &self,
         device: &A::Device,
         primitive: wgt::PrimitiveState,
+        blend: Option<wgt::BlendState>,
     ) -> Result<(), PipelineError> {
         let targets = [Some(wgt::ColorTargetState {
             format: wgt::TextureFormat::Rgba8Unorm,
-            blend: None,
+            blend,
             write_mask: wgt::ColorWrites::ALL,
         })];
         let desc = RenderPipelineDescriptor {
@@ -477,8 +479,8 @@ fn format_features_match_their_probes<A: Api>(ctx: &Ctx<A>) -> TestResult {
 /// within it is created, one needing more fails with
 /// `ShaderError::MissingCapabilities` naming exactly what it lacks.
 /// `pack2x16float` (core WGSL) builds everywhere; `sample_index` where the
-/// device has per-sample shading; `primitive_index` nowhere yet (keel-hal
-/// does not enable it: `docs/design.md` §16).
+/// device has per-sample shading; `primitive_index` not on the test's
+/// device, which is not opened with `PRIMITIVE_INDEX`.
 fn shader_capabilities_gate_modules<A: Api>(ctx: &Ctx<A>) -> TestResult {
     use keel_hal::naga::valid::Capabilities as Caps;
     let device = &ctx.device;
@@ -575,7 +577,7 @@ fn pipeline_state_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
         let flags = BindGroupLayoutFlags::empty();
         // SAFETY: the objects came from this device.
         let without = with_objects::<A, _>(&plain.device, &[], flags, wgsl, |o| unsafe {
-            o.render_with(&plain.device, primitive)
+            o.render_with(&plain.device, primitive, None)
         })?;
         check!(
             matches!(without, Err(PipelineError::MissingFeature { feature: f, .. }) if f == feature),
@@ -586,9 +588,101 @@ fn pipeline_state_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
         };
         // SAFETY: as above.
         with_objects::<A, _>(&open.device, &[], flags, wgsl, |o| unsafe {
-            o.render_with(&open.device, primitive)
+            o.render_with(&open.device, primitive, None)
         })??;
         made.push(feature);
+    }
+    ctx.note(format!("pipelines made with {made:?}"));
+    Ok(Outcome::Pass)
+}
+
+/// Each shader feature grants its naga capability: on a device not opened
+/// with it a module using it is `ShaderError::MissingCapabilities` naming
+/// exactly that capability; on one opened with it (where advertised) the
+/// module and a render pipeline of it are made (dual-source blending with
+/// second-source blend factors, which need the feature too).
+fn shader_features_grant_their_capabilities<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use keel_hal::naga::valid::Capabilities as Caps;
+    use wgt::Features as F;
+    const FS: &str = "@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }";
+    const VS: &str =
+        "@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4<f32>(0.0, 0.0, 0.0, 1.0); }";
+    let clip = format!(
+        "enable clip_distances;
+struct Out {{ @builtin(position) p: vec4<f32>, @builtin(clip_distances) clip: array<f32, 1> }}
+@vertex fn vs() -> Out {{ return Out(vec4<f32>(0.0, 0.0, 0.0, 1.0), array<f32, 1>(1.0)); }}
+{FS}"
+    );
+    let primitive = format!(
+        "enable primitive_index;
+{VS}
+@fragment fn fs(@builtin(primitive_index) i: u32) -> @location(0) vec4<f32> {{
+    return vec4<f32>(f32(i));
+}}"
+    );
+    let draw = format!(
+        "enable draw_index;
+@vertex fn vs(@builtin(draw_index) d: u32) -> @builtin(position) vec4<f32> {{
+    return vec4<f32>(f32(d), 0.0, 0.0, 1.0);
+}}
+{FS}"
+    );
+    let dual = format!(
+        "enable dual_source_blending;
+{VS}
+struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src(1) b: vec4<f32> }}
+@fragment fn fs() -> FsOut {{ return FsOut(vec4<f32>(1.0), vec4<f32>(0.5)); }}"
+    );
+    let second_source = wgt::BlendState {
+        color: wgt::BlendComponent {
+            src_factor: wgt::BlendFactor::Src1,
+            dst_factor: wgt::BlendFactor::OneMinusSrc1,
+            operation: wgt::BlendOperation::Add,
+        },
+        alpha: wgt::BlendComponent::REPLACE,
+    };
+    let cases = [
+        (F::CLIP_DISTANCES, Caps::CLIP_DISTANCES, clip, None),
+        (F::PRIMITIVE_INDEX, Caps::PRIMITIVE_INDEX, primitive, None),
+        (F::SHADER_DRAW_INDEX, Caps::DRAW_INDEX, draw, None),
+        (
+            F::DUAL_SOURCE_BLENDING,
+            Caps::DUAL_SOURCE_BLENDING,
+            dual,
+            Some(second_source),
+        ),
+    ];
+    let mut made = Vec::new();
+    for (feature, cap, wgsl, blend) in cases {
+        // SAFETY: live device; nothing is made on success of a refusal.
+        let refused = unsafe {
+            ctx.device
+                .create_shader_module(&ShaderModuleDescriptor::wgsl(&wgsl))
+        };
+        match refused {
+            Err(ShaderError::MissingCapabilities { needed, .. }) => {
+                check_eq!(needed, cap, "{feature:?} not enabled: the capability named")
+            }
+            Ok(module) => {
+                // SAFETY: unused.
+                unsafe { ctx.device.destroy_shader_module(module) };
+                return Err(format!("{feature:?} not enabled, yet its module was made").into());
+            }
+            Err(e) => return Err(format!("{feature:?} not enabled: {e}").into()),
+        }
+        let Some(open) = open_with(ctx, feature)? else {
+            continue;
+        };
+        let triangles = wgt::PrimitiveState::default();
+        // SAFETY: the objects came from this device.
+        with_objects::<A, _>(
+            &open.device,
+            &[],
+            BindGroupLayoutFlags::empty(),
+            &wgsl,
+            |o| unsafe { o.render_with(&open.device, triangles, blend) },
+        )??;
+        made.push(cap);
     }
     ctx.note(format!("pipelines made with {made:?}"));
     Ok(Outcome::Pass)
