@@ -331,6 +331,36 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
         offset: u64,
         draw_count: u32,
     );
+    /// Draws with the number of argument sets read from `count_buffer` at
+    /// `count_offset` (a `u32`, clamped to `max_count`), each 16 bytes read
+    /// from `buffer` at `offset`. Skipped (and logged) unless the device
+    /// was opened with `MULTI_DRAW_INDIRECT_COUNT`, both offsets are
+    /// multiples of 4 and `max_count` sets and the count lie in their
+    /// buffers.
+    ///
+    /// # Safety
+    /// As `draw_indirect`; `count_buffer` has INDIRECT usage and is in
+    /// `INDIRECT`.
+    unsafe fn draw_indirect_count(
+        &mut self,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        count_buffer: &<Self::A as Api>::Buffer,
+        count_offset: u64,
+        max_count: u32,
+    );
+    /// As [`Self::draw_indirect_count`], indexed (20-byte argument sets).
+    ///
+    /// # Safety
+    /// As `draw_indexed_indirect` and `draw_indirect_count`.
+    unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        count_buffer: &<Self::A as Api>::Buffer,
+        count_offset: u64,
+        max_count: u32,
+    );
 
     /// Binds a compute pipeline.
     ///

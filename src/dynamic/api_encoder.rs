@@ -351,6 +351,46 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
             DynCommandEncoder::draw_indexed_indirect(&mut **self, &**buffer, offset, draw_count)
         }
     }
+    unsafe fn draw_indirect_count(
+        &mut self,
+        buffer: &Box<dyn DynBuffer>,
+        offset: u64,
+        count_buffer: &Box<dyn DynBuffer>,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            DynCommandEncoder::draw_indirect_count(
+                &mut **self,
+                &**buffer,
+                offset,
+                &**count_buffer,
+                count_offset,
+                max_count,
+            )
+        }
+    }
+    unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &Box<dyn DynBuffer>,
+        offset: u64,
+        count_buffer: &Box<dyn DynBuffer>,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            DynCommandEncoder::draw_indexed_indirect_count(
+                &mut **self,
+                &**buffer,
+                offset,
+                &**count_buffer,
+                count_offset,
+                max_count,
+            )
+        }
+    }
     unsafe fn set_compute_pipeline(&mut self, pipeline: &Box<dyn DynComputePipeline>) {
         // SAFETY: forwarded contract.
         unsafe { DynCommandEncoder::set_compute_pipeline(&mut **self, &**pipeline) }

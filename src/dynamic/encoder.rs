@@ -291,6 +291,30 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         offset: u64,
         draw_count: u32,
     );
+    /// See [`CommandEncoder::draw_indirect_count`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_indirect_count`].
+    unsafe fn draw_indirect_count(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        count_buffer: &dyn DynBuffer,
+        count_offset: u64,
+        max_count: u32,
+    );
+    /// See [`CommandEncoder::draw_indexed_indirect_count`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_indexed_indirect_count`].
+    unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        count_buffer: &dyn DynBuffer,
+        count_offset: u64,
+        max_count: u32,
+    );
     /// See [`CommandEncoder::set_compute_pipeline`].
     ///
     /// # Safety

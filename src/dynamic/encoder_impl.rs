@@ -452,6 +452,54 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             unsafe { inner.draw_indexed_indirect(buffer, offset, draw_count) }
         }
     }
+    unsafe fn draw_indirect_count(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        count_buffer: &dyn DynBuffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let (Some(buffer), Some(count_buffer)) = (
+            self.get::<A::Buffer>(buffer),
+            self.get::<A::Buffer>(count_buffer),
+        ) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe {
+                inner.draw_indirect_count(buffer, offset, count_buffer, count_offset, max_count)
+            }
+        }
+    }
+    unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        count_buffer: &dyn DynBuffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let (Some(buffer), Some(count_buffer)) = (
+            self.get::<A::Buffer>(buffer),
+            self.get::<A::Buffer>(count_buffer),
+        ) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe {
+                inner.draw_indexed_indirect_count(
+                    buffer,
+                    offset,
+                    count_buffer,
+                    count_offset,
+                    max_count,
+                )
+            }
+        }
+    }
     unsafe fn set_compute_pipeline(&mut self, pipeline: &dyn DynComputePipeline) {
         let Some(pipeline) = self.get::<A::ComputePipeline>(pipeline) else {
             return;

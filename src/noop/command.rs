@@ -146,16 +146,46 @@ pub struct CommandEncoder {
     offset_alignment: u32,
     /// The device's acceleration-structure limits, for build checks.
     as_limits: acceleration::Limits,
+    /// The features the device was opened with, for draws that need one.
+    features: wgt::Features,
 }
 
 impl CommandEncoder {
-    pub(crate) fn new(limits: &wgt::Limits) -> Self {
+    pub(crate) fn new(limits: &wgt::Limits, features: wgt::Features) -> Self {
         Self {
+            features,
             offset_alignment: limits
                 .min_uniform_buffer_offset_alignment
                 .min(limits.min_storage_buffer_offset_alignment),
             as_limits: acceleration::Limits::new(limits),
             ..Self::default()
+        }
+    }
+
+    /// A count draw: checked as on every backend (`validate/draw.rs`), then
+    /// nothing (noop draws nothing).
+    fn count_draw(
+        &self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+        arg_size: u64,
+    ) {
+        if !self.in_pass(Pass::Render, "count draw") {
+            return;
+        }
+        let draw = crate::validate::draw::CountDraw {
+            size: buffer.size(),
+            offset,
+            arg_size,
+            max_count,
+            count_size: count_buffer.size(),
+            count_offset,
+        };
+        if let Some(why) = crate::validate::draw::count_draw_problem(self.features, draw) {
+            log::error!("noop: count draw: {why}; skipped");
         }
     }
 
@@ -631,6 +661,44 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn draw_indexed_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
         self.in_pass(Pass::Render, "draw_indexed_indirect");
+    }
+
+    unsafe fn draw_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let arg_size = crate::validate::draw::DRAW_ARGS;
+        self.count_draw(
+            buffer,
+            offset,
+            count_buffer,
+            count_offset,
+            max_count,
+            arg_size,
+        );
+    }
+
+    unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let arg_size = crate::validate::draw::DRAW_INDEXED_ARGS;
+        self.count_draw(
+            buffer,
+            offset,
+            count_buffer,
+            count_offset,
+            max_count,
+            arg_size,
+        );
     }
 
     unsafe fn set_compute_pipeline(&mut self, _pipeline: &ComputePipeline) {

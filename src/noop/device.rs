@@ -149,7 +149,10 @@ impl crate::Device for Device {
     ) -> Result<CommandEncoder, DeviceError> {
         self.shared.lost.guard(|| {
             self.shared.counters.command_encoders.add();
-            Ok(CommandEncoder::new(&self.shared.limits))
+            Ok(CommandEncoder::new(
+                &self.shared.limits,
+                self.shared.features,
+            ))
         })
     }
 

@@ -98,9 +98,9 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 ///   also inside encoders; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
 ///   polygon modes, unclipped depth, vertex-stage storage writes, early
-///   depth tests, clip distances, primitive and draw indices and
-///   dual-source blending, which cost a backend that runs no shader
-///   nothing to accept;
+///   depth tests, clip distances, primitive and draw indices,
+///   dual-source blending and count draws, which cost a backend that runs
+///   no shader nothing to accept;
 /// - of the [`HalFeatures`], only `ACCELERATION_STRUCTURE`: structures are
 ///   created, sized, built, copied and compacted as bookkeeping (see
 ///   `acceleration.rs`); there is no `SHADER_EXECUTION`, so no
@@ -137,7 +137,8 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::CLIP_DISTANCES
             | wgt::Features::PRIMITIVE_INDEX
             | wgt::Features::DUAL_SOURCE_BLENDING
-            | wgt::Features::SHADER_DRAW_INDEX,
+            | wgt::Features::SHADER_DRAW_INDEX
+            | wgt::Features::MULTI_DRAW_INDIRECT_COUNT,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

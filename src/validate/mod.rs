@@ -15,6 +15,7 @@
 //! | `query.rs` | query-set descriptions (count, features) |
 //! | `binding.rs` | bind group layout entries, bind groups against their layout |
 //! | `layout.rs` | pipeline layouts (group count, dynamic buffers, push constants) |
+//! | `draw.rs` | count draws while recording (feature, offsets, ranges) |
 //! | `pipeline.rs` | render-pipeline state against the enabled features (polygon modes, unclipped depth, conservative rasterization) |
 //! | `acceleration.rs` | acceleration structures: creation and placement, size queries, builds and updates (kinds, flags, geometry, input buffers, scratch), copies, compacted-size reads |
 //! | `external.rs` | imported memory against the resource it backs, host pointers, the description an imported texture is made with |
@@ -24,6 +25,7 @@
 pub(crate) mod acceleration;
 pub(crate) mod binding;
 pub(crate) mod buffer;
+pub(crate) mod draw;
 pub(crate) mod external;
 pub(crate) mod layout;
 pub(crate) mod pipeline;

@@ -67,6 +67,8 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) geometry_shader: bool,
     pub(crate) dual_src_blend: bool,
     pub(crate) shader_draw_parameters: bool,
+    /// `drawIndirectCount` (Vulkan 1.2): `MULTI_DRAW_INDIRECT_COUNT`.
+    pub(crate) draw_indirect_count: bool,
 }
 
 impl PhysicalFeatures {
@@ -511,6 +513,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         geometry_shader: b(core.geometry_shader),
         dual_src_blend: b(core.dual_src_blend),
         shader_draw_parameters: b(f11.shader_draw_parameters),
+        draw_indirect_count: b(f12.draw_indirect_count),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -761,7 +764,8 @@ impl crate::Adapter for Adapter {
         let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)
-            .shader_float16(features.contains(wgt::Features::SHADER_F16));
+            .shader_float16(features.contains(wgt::Features::SHADER_F16))
+            .draw_indirect_count(features.contains(wgt::Features::MULTI_DRAW_INDIRECT_COUNT));
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
             .synchronization2(true)
             .dynamic_rendering(true)

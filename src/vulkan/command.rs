@@ -786,6 +786,32 @@ impl crate::CommandEncoder for CommandEncoder {
         unsafe { self.pass_draw_indexed_indirect(buffer, offset, draw_count) }
     }
 
+    unsafe fn draw_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let count = (count_offset, max_count);
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_indirect_count(buffer, offset, count_buffer, count, false) }
+    }
+
+    unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let count = (count_offset, max_count);
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_indirect_count(buffer, offset, count_buffer, count, true) }
+    }
+
     #[inline]
     unsafe fn set_compute_pipeline(&mut self, pipeline: &ComputePipeline) {
         // SAFETY: forwarded contract.

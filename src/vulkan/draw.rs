@@ -7,6 +7,7 @@
 //! argument set lies in its buffer (`bounds.rs`); otherwise it is logged
 //! and skipped, never handed to the driver. Nothing is allocated.
 
+use crate::validate::draw::{DRAW_ARGS, DRAW_INDEXED_ARGS};
 use ash::vk;
 
 use super::pass::flipped_viewport;
@@ -15,10 +16,6 @@ use super::{
 };
 use crate::{BufferBinding, Rect, ShaderBindingTable, ShaderBindingTableRegion};
 
-/// Bytes of one `VkDrawIndirectCommand`.
-const DRAW_ARGS: u64 = 16;
-/// Bytes of one `VkDrawIndexedIndirectCommand`.
-const DRAW_INDEXED_ARGS: u64 = 20;
 /// Bytes of one `VkDispatchIndirectCommand`.
 const DISPATCH_ARGS: u64 = 12;
 
@@ -352,6 +349,73 @@ impl CommandEncoder {
     ) {
         // SAFETY: forwarded contract.
         unsafe { self.indirect_draws(buffer, offset, count, true) };
+    }
+
+    /// See `CommandEncoder::draw_indirect_count` (`indexed`: the indexed
+    /// one): checked as on every backend (`validate/draw.rs`), then one
+    /// `vkCmdDraw(Indexed)IndirectCount`.
+    ///
+    /// # Safety
+    /// As the trait methods.
+    pub(super) unsafe fn pass_draw_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count: (u64, u32),
+        indexed: bool,
+    ) {
+        let (count_offset, max_count) = count;
+        let (what, arg_size) = if indexed {
+            ("draw_indexed_indirect_count", DRAW_INDEXED_ARGS)
+        } else {
+            ("draw_indirect_count", DRAW_ARGS)
+        };
+        let Some(raw) = self.in_pass(true, what) else {
+            return;
+        };
+        let draw = crate::validate::draw::CountDraw {
+            size: buffer.size,
+            offset,
+            arg_size,
+            max_count,
+            count_size: count_buffer.size,
+            count_offset,
+        };
+        if let Some(why) = crate::validate::draw::count_draw_problem(self.device.features, draw) {
+            log::error!("keel-hal: {what}: {why}; skipped");
+            return;
+        }
+        let device = &self.device.raw;
+        // SAFETY: inside a render pass with everything bound and both
+        // buffers in `INDIRECT` (the trait contract); the device enabled
+        // drawIndirectCount (it was opened with MULTI_DRAW_INDIRECT_COUNT,
+        // checked above); `max_count` argument sets and the count lie in
+        // their buffers at 4-byte-aligned offsets; the stride is the
+        // argument size.
+        unsafe {
+            if indexed {
+                device.cmd_draw_indexed_indirect_count(
+                    raw,
+                    buffer.raw,
+                    offset,
+                    count_buffer.raw,
+                    count_offset,
+                    max_count,
+                    arg_size as u32,
+                )
+            } else {
+                device.cmd_draw_indirect_count(
+                    raw,
+                    buffer.raw,
+                    offset,
+                    count_buffer.raw,
+                    count_offset,
+                    max_count,
+                    arg_size as u32,
+                )
+            }
+        }
     }
 
     /// See `CommandEncoder::set_compute_pipeline`.

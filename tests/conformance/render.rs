@@ -85,6 +85,8 @@ const FAR: Tri = Tri {
 const INDICES_AT: u64 = 256;
 const INDIRECT_AT: u64 = 512;
 const INDEXED_INDIRECT_AT: u64 = 528;
+/// A count of 1 (the count draws' `u32`).
+const COUNT_AT: u64 = 600;
 const GEOMETRY_SIZE: u64 = 1024;
 
 /// The geometry buffer: the three triangles' vertices (first vertex 0, 3,
@@ -107,6 +109,8 @@ fn geometry() -> Vec<u8> {
     bytes[at..at + 16].copy_from_slice(&words_to_bytes(&[3, 1, 0, 0]));
     let at = INDEXED_INDIRECT_AT as usize;
     bytes[at..at + 20].copy_from_slice(&words_to_bytes(&[3, 1, 0, 0, 0]));
+    let at = COUNT_AT as usize;
+    bytes[at..at + 4].copy_from_slice(&words_to_bytes(&[1]));
     bytes
 }
 
@@ -529,7 +533,9 @@ fn triangle_renders<A: Api>(ctx: &Ctx<A>) -> TestResult {
 }
 
 /// `draw_indexed`, `draw_indirect` and `draw_indexed_indirect` give the
-/// image `draw` gives.
+/// image `draw` gives; so do `draw_indirect_count` and
+/// `draw_indexed_indirect_count` (a count of 1 under a maximum of 2) where
+/// the device has `MULTI_DRAW_INDIRECT_COUNT`.
 fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
     if let Some(skipped) = needs_shaders(ctx) {
         return skipped;
@@ -564,12 +570,38 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
         );
         enc.draw_indexed_indirect(buffer, INDEXED_INDIRECT_AT, 1);
     })?;
+    let mut images = vec![
+        (indexed, "draw_indexed"),
+        (indirect, "draw_indirect"),
+        (indexed_indirect, "draw_indexed_indirect"),
+    ];
+    if ctx
+        .features
+        .contains(wgt::Features::MULTI_DRAW_INDIRECT_COUNT)
+    {
+        // SAFETY: as above; the count buffer is the geometry buffer, in INDIRECT.
+        let count = render(ctx, PLAIN, |enc, buffer| unsafe {
+            enc.draw_indirect_count(buffer, INDIRECT_AT, buffer, COUNT_AT, 2)
+        })?;
+        // SAFETY: as above.
+        let indexed_count = render(ctx, PLAIN, |enc, buffer| unsafe {
+            enc.set_index_buffer(
+                BufferBinding {
+                    buffer,
+                    offset: INDICES_AT,
+                    size: None,
+                },
+                wgt::IndexFormat::Uint16,
+            );
+            enc.draw_indexed_indirect_count(buffer, INDEXED_INDIRECT_AT, buffer, COUNT_AT, 2);
+        })?;
+        images.push((count, "draw_indirect_count"));
+        images.push((indexed_count, "draw_indexed_indirect_count"));
+    } else {
+        ctx.note("no MULTI_DRAW_INDIRECT_COUNT: count draws not checked");
+    }
     check_triangle(&plain, &TRIANGLE, "draw")?;
-    for (image, what) in [
-        (&indexed, "draw_indexed"),
-        (&indirect, "draw_indirect"),
-        (&indexed_indirect, "draw_indexed_indirect"),
-    ] {
+    for (image, what) in &images {
         if let Some(i) = (0..plain.len() / 4)
             .find(|&i| diff(&image[i * 4..i * 4 + 4], &plain[i * 4..i * 4 + 4]) > 1)
         {
