@@ -244,7 +244,7 @@ mod vulkan {
             validation_layer: instance.validation_layer_version(),
             nvidia_proprietary,
         };
-        keep_until_exit(instance);
+        keep_until_exit(instance, nvidia_proprietary);
         Ok(setup)
     }
 
@@ -255,7 +255,8 @@ mod vulkan {
     /// block", then no driver at all).
     static KEEPALIVE: Mutex<Option<keel_hal::vulkan::Instance>> = Mutex::new(None);
 
-    /// Keeps `instance` in [`KEEPALIVE`] and has `exit` destroy it.
+    /// Keeps `instance` in [`KEEPALIVE`]; on NVIDIA's proprietary driver
+    /// (`nvidia`), has `exit` destroy it.
     ///
     /// NVIDIA's driver registers its own exit handler when an instance is
     /// created, and that handler tearing down an instance that is still
@@ -263,14 +264,20 @@ mod vulkan {
     /// all passed and printed their result, and the process never exited;
     /// gfx-rs/wgpu#8365 reports the same). Handlers run in the reverse order
     /// of registration, so this one, registered after the driver's, destroys
-    /// the instance first and the driver's finds nothing alive.
-    fn keep_until_exit(instance: keel_hal::vulkan::Instance) {
+    /// the instance first and the driver's finds nothing alive. Elsewhere
+    /// the instance is left to the end of the process: Debian 13's lavapipe
+    /// crashed when it was destroyed inside `exit` (its own exit handlers,
+    /// registered later, had run first).
+    fn keep_until_exit(instance: keel_hal::vulkan::Instance, nvidia: bool) {
         /// Runs inside `exit`, after every test has returned.
         extern "C" fn release() {
             let mut held = KEEPALIVE.lock().unwrap_or_else(|e| e.into_inner());
             drop(held.take());
         }
         *KEEPALIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(instance);
+        if !nvidia {
+            return;
+        }
         // SAFETY: `release` is a plain function that touches only
         // `KEEPALIVE`, which is never locked across a test's end; libtest
         // has joined every test thread before `main` returns into `exit`.
