@@ -88,6 +88,17 @@ pub(crate) fn capabilities(
         (F::PRIMITIVE_INDEX, C::PRIMITIVE_INDEX),
         (F::SHADER_DRAW_INDEX, C::DRAW_INDEX),
         (F::DUAL_SOURCE_BLENDING, C::DUAL_SOURCE_BLENDING),
+        // 64-bit atomics need 64-bit integers: either feature grants both.
+        (
+            F::SHADER_INT64_ATOMIC_MIN_MAX,
+            C::SHADER_INT64.union(C::SHADER_INT64_ATOMIC_MIN_MAX),
+        ),
+        (
+            F::SHADER_INT64_ATOMIC_ALL_OPS,
+            C::SHADER_INT64
+                .union(C::SHADER_INT64_ATOMIC_MIN_MAX)
+                .union(C::SHADER_INT64_ATOMIC_ALL_OPS),
+        ),
     ];
     for (feature, cap) in pairs {
         if features.contains(feature) {
@@ -463,9 +474,12 @@ fn missing_capabilities(
     if !passes(all) {
         return None;
     }
-    // Drop each extra capability the module still validates without.
+    // Drop each extra capability the module still validates without,
+    // highest first: where two would do (`SHADER_INT64_ATOMIC_MIN_MAX` or
+    // the `…_ALL_OPS` that includes it), the lesser one is named.
     let mut needed = all.difference(capabilities);
-    for cap in needed.iter() {
+    let extra: Vec<_> = needed.iter().collect();
+    for cap in extra.into_iter().rev() {
         if passes(capabilities | needed.difference(cap)) {
             needed.remove(cap);
         }

@@ -69,9 +69,20 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) shader_draw_parameters: bool,
     /// `drawIndirectCount` (Vulkan 1.2): `MULTI_DRAW_INDIRECT_COUNT`.
     pub(crate) draw_indirect_count: bool,
+    /// `shaderBufferInt64Atomics` and `shaderSharedInt64Atomics` (Vulkan
+    /// 1.2): with `shaderInt64`, `SHADER_INT64_ATOMIC_MIN_MAX` and
+    /// `SHADER_INT64_ATOMIC_ALL_OPS`.
+    pub(crate) buffer_int64_atomics: bool,
+    pub(crate) shared_int64_atomics: bool,
 }
 
 impl PhysicalFeatures {
+    /// Whether 64-bit integer atomics may be offered: 64-bit integers and
+    /// their atomics on storage buffers and in workgroup memory.
+    pub(crate) fn int64_atomics(&self) -> bool {
+        self.shader_int64 && self.buffer_int64_atomics && self.shared_int64_atomics
+    }
+
     /// Whether 16-bit types may be offered (`SHADER_F16` with
     /// `shaderFloat16`, `SHADER_I16` with `shaderInt16`): naga's SPIR-V
     /// declares `StorageBuffer16BitAccess` and
@@ -112,7 +123,9 @@ impl PhysicalFeatures {
             .texture_compression_astc_ldr(features.contains(F::TEXTURE_COMPRESSION_ASTC))
             .shader_float64(features.contains(F::SHADER_F64))
             .shader_int16(features.contains(F::SHADER_I16))
-            .shader_int64(features.contains(F::SHADER_INT64))
+            .shader_int64(features.intersects(
+                F::SHADER_INT64 | F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,
+            ))
             .shader_clip_distance(features.contains(F::CLIP_DISTANCES))
             .geometry_shader(features.contains(F::PRIMITIVE_INDEX))
             .dual_src_blend(features.contains(F::DUAL_SOURCE_BLENDING))
@@ -514,6 +527,8 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         dual_src_blend: b(core.dual_src_blend),
         shader_draw_parameters: b(f11.shader_draw_parameters),
         draw_indirect_count: b(f12.draw_indirect_count),
+        buffer_int64_atomics: b(f12.shader_buffer_int64_atomics),
+        shared_int64_atomics: b(f12.shader_shared_int64_atomics),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -758,6 +773,9 @@ impl crate::Adapter for Adapter {
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
+        let int64_atomics = features.intersects(
+            wgt::Features::SHADER_INT64_ATOMIC_MIN_MAX | wgt::Features::SHADER_INT64_ATOMIC_ALL_OPS,
+        );
         let mut f11 = pf
             .enabled_16bit_storage(features)
             .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX));
@@ -765,7 +783,9 @@ impl crate::Adapter for Adapter {
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)
             .shader_float16(features.contains(wgt::Features::SHADER_F16))
-            .draw_indirect_count(features.contains(wgt::Features::MULTI_DRAW_INDIRECT_COUNT));
+            .draw_indirect_count(features.contains(wgt::Features::MULTI_DRAW_INDIRECT_COUNT))
+            .shader_buffer_int64_atomics(int64_atomics)
+            .shader_shared_int64_atomics(int64_atomics);
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
             .synchronization2(true)
             .dynamic_rendering(true)

@@ -743,6 +743,10 @@ pub(super) fn map_features(
     f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
     f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
+    f.set(
+        F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,
+        pf.int64_atomics(),
+    );
     f.set(F::SHADER_F64, pf.shader_float64);
     f.set(F::SHADER_I16, pf.shader_int16 && pf.storage_16bit());
     f.set(F::SHADER_INT64, pf.shader_int64);

@@ -26,6 +26,7 @@ conformance_tests!(
     shader_capabilities_gate_modules,
     pipeline_state_needs_its_feature,
     shader_features_grant_their_capabilities,
+    int64_atomics_need_their_features,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -685,5 +686,70 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
         made.push(cap);
     }
     ctx.note(format!("pipelines made with {made:?}"));
+    Ok(Outcome::Pass)
+}
+
+/// 64-bit atomics: `atomicMax` on a `u64` needs `SHADER_INT64_ATOMIC_MIN_MAX`
+/// and `atomicAdd` (with its result) `SHADER_INT64_ATOMIC_ALL_OPS`; without
+/// the feature the module names the capabilities it lacks, with it (where
+/// advertised) a compute pipeline is made.
+fn int64_atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use keel_hal::naga::valid::Capabilities as Caps;
+    use wgt::Features as F;
+    let decl = "@group(0) @binding(0) var<storage, read_write> x: atomic<u64>;";
+    let min_max =
+        format!("{decl}\n@compute @workgroup_size(1) fn main() {{ atomicMax(&x, 5lu); }}");
+    let all_ops = format!(
+        "{decl}\n@group(0) @binding(1) var<storage, read_write> y: u64;
+@compute @workgroup_size(1) fn main() {{ y = atomicAdd(&x, 5lu); }}"
+    );
+    let cases = [
+        (
+            F::SHADER_INT64_ATOMIC_MIN_MAX,
+            min_max,
+            Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_MIN_MAX,
+        ),
+        (
+            F::SHADER_INT64_ATOMIC_ALL_OPS,
+            all_ops,
+            Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS,
+        ),
+    ];
+    let entries = [
+        entry(0, wgt::ShaderStages::COMPUTE, storage(false, false)),
+        entry(1, wgt::ShaderStages::COMPUTE, storage(false, false)),
+    ];
+    let mut made = Vec::new();
+    for (feature, wgsl, needs) in cases {
+        // SAFETY: live device; nothing is made when refused.
+        match unsafe {
+            ctx.device
+                .create_shader_module(&ShaderModuleDescriptor::wgsl(&wgsl))
+        } {
+            Err(ShaderError::MissingCapabilities { needed, .. }) => {
+                check_eq!(
+                    needed,
+                    needs,
+                    "{feature:?} not enabled: the capabilities named"
+                )
+            }
+            Ok(module) => {
+                // SAFETY: unused.
+                unsafe { ctx.device.destroy_shader_module(module) };
+                return Err(format!("{feature:?} not enabled, yet its module was made").into());
+            }
+            Err(e) => return Err(format!("{feature:?} not enabled: {e}").into()),
+        }
+        let Some(open) = open_with(ctx, feature)? else {
+            continue;
+        };
+        let flags = BindGroupLayoutFlags::empty();
+        // SAFETY: the objects came from this device.
+        with_objects::<A, _>(&open.device, &entries, flags, &wgsl, |o| unsafe {
+            o.compute(&open.device, "main")
+        })??;
+        made.push(feature);
+    }
+    ctx.note(format!("compute pipelines made with {made:?}"));
     Ok(Outcome::Pass)
 }
