@@ -99,8 +99,11 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
 ///   polygon modes, unclipped depth, vertex-stage storage writes, early
 ///   depth tests, clip distances, primitive and draw indices,
-///   dual-source blending, count draws and 64-bit atomics, which cost a
-///   backend that runs no shader nothing to accept;
+///   dual-source blending, count draws, 64-bit atomics and the format
+///   features (32-bit float filtering and blending, Rg11b10Ufloat
+///   rendering, Bgra8Unorm storage: WebGPU's guaranteed format features
+///   with them), which cost a backend that runs no shader nothing to
+///   accept;
 /// - of the [`HalFeatures`], only `ACCELERATION_STRUCTURE`: structures are
 ///   created, sized, built, copied and compacted as bookkeeping (see
 ///   `acceleration.rs`); there is no `SHADER_EXECUTION`, so no
@@ -140,7 +143,11 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::SHADER_DRAW_INDEX
             | wgt::Features::MULTI_DRAW_INDIRECT_COUNT
             | wgt::Features::SHADER_INT64_ATOMIC_MIN_MAX
-            | wgt::Features::SHADER_INT64_ATOMIC_ALL_OPS,
+            | wgt::Features::SHADER_INT64_ATOMIC_ALL_OPS
+            | wgt::Features::FLOAT32_FILTERABLE
+            | wgt::Features::FLOAT32_BLENDABLE
+            | wgt::Features::RG11B10UFLOAT_RENDERABLE
+            | wgt::Features::BGRA8UNORM_STORAGE,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

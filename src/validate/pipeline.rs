@@ -43,7 +43,8 @@ pub(crate) fn check_primitive(
 }
 
 /// Blend factors that read the second blend source need
-/// `DUAL_SOURCE_BLENDING`.
+/// `DUAL_SOURCE_BLENDING`; blending a 32-bit float target needs
+/// `FLOAT32_BLENDABLE`.
 pub(crate) fn check_blend(
     enabled: wgt::Features,
     targets: &[Option<wgt::ColorTargetState>],
@@ -62,6 +63,17 @@ pub(crate) fn check_blend(
     if dual && !enabled.contains(feature) {
         return Err(PipelineError::MissingFeature {
             what: "a blend factor of the second blend source",
+            feature,
+        });
+    }
+    use wgt::TextureFormat as T;
+    let float32 = targets.iter().flatten().any(|t| {
+        t.blend.is_some() && matches!(t.format, T::R32Float | T::Rg32Float | T::Rgba32Float)
+    });
+    let feature = wgt::Features::FLOAT32_BLENDABLE;
+    if float32 && !enabled.contains(feature) {
+        return Err(PipelineError::MissingFeature {
+            what: "blending a 32-bit float colour target",
             feature,
         });
     }

@@ -7,8 +7,9 @@
 //!    (`TooLarge`, naming the `wgt::Limits` field);
 //! 3. a mip count of 0 or past the full chain of the largest dimension
 //!    (`InvalidMipCount`);
-//! 4. a format that needs a feature the device was not opened with
-//!    (`UnsupportedFormat`);
+//! 4. a format, or a usage of it, that needs a feature the device was not
+//!    opened with (`UnsupportedFormat`: BC/ETC2/ASTC, 16-bit norm, …;
+//!    storage on Bgra8Unorm, rendering to Rg11b10Ufloat);
 //! 5. a sample count that is not 1, 2, 4, 8, 16, 32 or 64, or above 1 on a
 //!    texture that is not 2D, has more than one mip level or has
 //!    `STORAGE_BINDING` usage (`InvalidSampleCount`);
@@ -82,8 +83,15 @@ pub(crate) fn check_texture(
             max,
         });
     }
-    // BC/ETC2/ASTC, 16-bit norm, … need their feature on the device.
-    if !features.contains(desc.format.required_features()) {
+    // BC/ETC2/ASTC, 16-bit norm, … need their feature on the device, and
+    // so do a few usages of formats every device has.
+    let usage_needs = USAGE_FEATURES
+        .iter()
+        .filter(|(format, usage, _)| *format == desc.format && desc.usage.intersects(*usage))
+        .fold(wgt::Features::empty(), |acc, (_, _, feature)| {
+            acc | *feature
+        });
+    if !features.contains(desc.format.required_features() | usage_needs) {
         return Err(TextureError::UnsupportedFormat {
             format: desc.format,
             usage: desc.usage,
@@ -102,6 +110,21 @@ pub(crate) fn check_texture(
     }
     Ok(())
 }
+
+/// Usages of formats every device has that need a feature (WebGPU's rule):
+/// storage on Bgra8Unorm, rendering to Rg11b10Ufloat.
+const USAGE_FEATURES: [(wgt::TextureFormat, wgt::TextureUsages, wgt::Features); 2] = [
+    (
+        wgt::TextureFormat::Bgra8Unorm,
+        wgt::TextureUsages::STORAGE_BINDING,
+        wgt::Features::BGRA8UNORM_STORAGE,
+    ),
+    (
+        wgt::TextureFormat::Rg11b10Ufloat,
+        wgt::TextureUsages::RENDER_ATTACHMENT,
+        wgt::Features::RG11B10UFLOAT_RENDERABLE,
+    ),
+];
 
 /// The sample-count rules that need no adapter: a count Vulkan knows, and
 /// multisampling only on single-mip 2D textures without storage usage

@@ -654,12 +654,16 @@ type FormatProbe = (
     vk::FormatFeatureFlags,
 );
 
-/// The format probes, wgpu-hal's rules: `DEPTH32FLOAT_STENCIL8` needs
-/// D32_SFLOAT_S8_UINT as a sampled depth-stencil attachment;
-/// `TEXTURE_FORMAT_16BIT_NORM` needs every 16-bit norm format it exposes
-/// sampled, as storage, and as copy source and destination;
-/// `TEXTURE_ATOMIC` needs storage-image atomics on R32Uint and R32Sint.
-pub(super) fn format_probes() -> [FormatProbe; 3] {
+/// The format probes, one row per feature that stands for format support
+/// (wgpu-hal's rules): `DEPTH32FLOAT_STENCIL8` needs D32_SFLOAT_S8_UINT as
+/// a sampled depth-stencil attachment; `TEXTURE_FORMAT_16BIT_NORM` needs
+/// every 16-bit norm format it exposes sampled, as storage, and as copy
+/// source and destination; `TEXTURE_ATOMIC` needs storage-image atomics on
+/// R32Uint and R32Sint; `FLOAT32_FILTERABLE` and `FLOAT32_BLENDABLE` need
+/// linear filtering and blending on the three 32-bit float colour formats;
+/// `RG11B10UFLOAT_RENDERABLE` needs B10G11R11 as a blendable colour
+/// attachment; `BGRA8UNORM_STORAGE` needs B8G8R8A8_UNORM as a storage image.
+pub(super) fn format_probes() -> [FormatProbe; 7] {
     use vk::FormatFeatureFlags as V;
     use wgt::TextureFormat as T;
     [
@@ -684,6 +688,26 @@ pub(super) fn format_probes() -> [FormatProbe; 3] {
             wgt::Features::TEXTURE_ATOMIC,
             &[T::R32Uint, T::R32Sint],
             V::STORAGE_IMAGE | V::STORAGE_IMAGE_ATOMIC,
+        ),
+        (
+            wgt::Features::FLOAT32_FILTERABLE,
+            &[T::R32Float, T::Rg32Float, T::Rgba32Float],
+            V::SAMPLED_IMAGE_FILTER_LINEAR,
+        ),
+        (
+            wgt::Features::FLOAT32_BLENDABLE,
+            &[T::R32Float, T::Rg32Float, T::Rgba32Float],
+            V::COLOR_ATTACHMENT_BLEND,
+        ),
+        (
+            wgt::Features::RG11B10UFLOAT_RENDERABLE,
+            &[T::Rg11b10Ufloat],
+            V::COLOR_ATTACHMENT | V::COLOR_ATTACHMENT_BLEND,
+        ),
+        (
+            wgt::Features::BGRA8UNORM_STORAGE,
+            &[T::Bgra8Unorm],
+            V::STORAGE_IMAGE,
         ),
     ]
 }
@@ -734,8 +758,9 @@ pub(super) fn map_features(
         F::VERTEX_WRITABLE_STORAGE,
         pf.vertex_pipeline_stores_and_atomics,
     );
-    // Push constants and early fragment tests are core Vulkan.
-    f |= F::IMMEDIATES | F::SHADER_EARLY_DEPTH_TEST;
+    // Push constants and early fragment tests are core Vulkan; format
+    // capabilities are the adapter's own (`map_format_features`).
+    f |= F::IMMEDIATES | F::SHADER_EARLY_DEPTH_TEST | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES;
     // Shader features `open` enables when asked (`shader::capabilities`
     // gives naga the capability each stands for).
     f.set(F::CLIP_DISTANCES, pf.shader_clip_distance);

@@ -10,7 +10,7 @@ use keel_hal::wgt;
 use keel_hal::{
     Adapter, Api, Backend, BindGroupLayoutDescriptor, BindGroupLayoutFlags,
     ComputePipelineDescriptor, Device, DeviceDescriptor, PipelineError, PipelineLayoutDescriptor,
-    ProgrammableStage, RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
+    ProgrammableStage, RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor, TextureError,
 };
 
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
@@ -27,6 +27,7 @@ conformance_tests!(
     pipeline_state_needs_its_feature,
     shader_features_grant_their_capabilities,
     int64_atomics_need_their_features,
+    format_features_gate_their_usages,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -121,6 +122,41 @@ impl<A: Api> Objects<A> {
         };
         // SAFETY: forwarded contract.
         unsafe { self.render_with(device, points, None) }
+    }
+
+    /// As [`Self::render_with`], into a `format` target.
+    ///
+    /// # Safety
+    /// As for [`Self::render`].
+    unsafe fn render_target(
+        &self,
+        device: &A::Device,
+        primitive: wgt::PrimitiveState,
+        format: wgt::TextureFormat,
+        blend: Option<wgt::BlendState>,
+    ) -> Result<(), PipelineError> {
+        let targets = [Some(wgt::ColorTargetState {
+            format,
+            blend,
+            write_mask: wgt::ColorWrites::ALL,
+        })];
+        let desc = RenderPipelineDescriptor {
+            label: Some("shader features"),
+            layout: &self.layout,
+            vertex_buffers: &[],
+            vertex_stage: ProgrammableStage::new(&self.module, "vs"),
+            primitive,
+            depth_stencil: None,
+            multisample: wgt::MultisampleState::default(),
+            fragment_stage: Some(ProgrammableStage::new(&self.module, "fs")),
+            color_targets: &targets,
+        };
+        // SAFETY: every object came from `device`; the pipeline is unused.
+        unsafe {
+            let pipeline = device.create_render_pipeline(&desc)?;
+            device.destroy_render_pipeline(pipeline);
+        }
+        Ok(())
     }
 
     /// As [`Self::render`], with `primitive` state and the target's `blend`.
@@ -470,9 +506,107 @@ fn format_features_match_their_probes<A: Api>(ctx: &Ctx<A>) -> TestResult {
         norm16,
         "TEXTURE_FORMAT_16BIT_NORM reported"
     );
+    use wgt::TextureFormatFeatureFlags as Ff;
+    let flags = |format| ctx.adapter.texture_format_capabilities(format).flags;
+    let float32 = [T::R32Float, T::Rg32Float, T::Rgba32Float];
+    let rows = [
+        (
+            wgt::Features::FLOAT32_FILTERABLE,
+            float32.iter().all(|&f| flags(f).contains(Ff::FILTERABLE)),
+        ),
+        (
+            wgt::Features::FLOAT32_BLENDABLE,
+            float32.iter().all(|&f| flags(f).contains(Ff::BLENDABLE)),
+        ),
+        (
+            wgt::Features::RG11B10UFLOAT_RENDERABLE,
+            has(T::Rg11b10Ufloat, U::RENDER_ATTACHMENT)
+                && flags(T::Rg11b10Ufloat).contains(Ff::BLENDABLE),
+        ),
+        (
+            wgt::Features::BGRA8UNORM_STORAGE,
+            has(T::Bgra8Unorm, U::STORAGE_BINDING),
+        ),
+    ];
+    for (feature, probed) in rows {
+        check_eq!(
+            ctx.caps.features.contains(feature),
+            probed,
+            "{feature:?} reported"
+        );
+    }
     ctx.note(format!(
-        "DEPTH32FLOAT_STENCIL8: {d32s8}, TEXTURE_FORMAT_16BIT_NORM: {norm16}"
+        "DEPTH32FLOAT_STENCIL8: {d32s8}, TEXTURE_FORMAT_16BIT_NORM: {norm16}, others: {rows:?}"
     ));
+    Ok(Outcome::Pass)
+}
+
+/// Usages that need a format feature: storage on Bgra8Unorm
+/// (`BGRA8UNORM_STORAGE`), rendering to Rg11b10Ufloat
+/// (`RG11B10UFLOAT_RENDERABLE`) are `TextureError::UnsupportedFormat` on a
+/// device not opened with the feature and made on one opened with it;
+/// blending a 32-bit float target needs `FLOAT32_BLENDABLE`
+/// (`PipelineError::MissingFeature` without it).
+fn format_features_gate_their_usages<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use wgt::Features as F;
+    use wgt::TextureFormat as T;
+    use wgt::TextureUsages as U;
+    let cases = [
+        (F::BGRA8UNORM_STORAGE, T::Bgra8Unorm, U::STORAGE_BINDING),
+        (
+            F::RG11B10UFLOAT_RENDERABLE,
+            T::Rg11b10Ufloat,
+            U::RENDER_ATTACHMENT,
+        ),
+    ];
+    let mut made = Vec::new();
+    for (feature, format, usage) in cases {
+        let mut desc = crate::helpers::texture_desc(format, 4, 4, 1, 1);
+        desc.usage = usage;
+        // SAFETY: live device; a texture made by mistake is destroyed.
+        match unsafe { ctx.device.create_texture(&desc) } {
+            Err(TextureError::UnsupportedFormat { .. }) => {}
+            Ok(texture) => {
+                // SAFETY: unused.
+                unsafe { ctx.device.destroy_texture(texture) };
+                return Err(format!("{format:?} {usage:?} made without {feature:?}").into());
+            }
+            Err(e) => return Err(format!("{format:?} {usage:?} without {feature:?}: {e}").into()),
+        }
+        let Some(open) = open_with(ctx, feature)? else {
+            continue;
+        };
+        // SAFETY: live device; destroyed right away.
+        unsafe {
+            let texture = open.device.create_texture(&desc)?;
+            open.device.destroy_texture(texture);
+        }
+        made.push(feature);
+    }
+    let wgsl = "
+@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4<f32>(0.0, 0.0, 0.0, 1.0); }
+@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+";
+    let blend = Some(wgt::BlendState::ALPHA_BLENDING);
+    let triangles = wgt::PrimitiveState::default();
+    let flags = BindGroupLayoutFlags::empty();
+    // SAFETY: the objects came from this device.
+    let without = with_objects::<A, _>(&ctx.device, &[], flags, wgsl, |o| unsafe {
+        o.render_target(&ctx.device, triangles, T::R32Float, blend)
+    })?;
+    check!(
+        matches!(without, Err(PipelineError::MissingFeature { feature, .. })
+            if feature == F::FLOAT32_BLENDABLE),
+        "blending R32Float without FLOAT32_BLENDABLE: {without:?}"
+    );
+    if let Some(open) = open_with(ctx, F::FLOAT32_BLENDABLE)? {
+        // SAFETY: as above.
+        with_objects::<A, _>(&open.device, &[], flags, wgsl, |o| unsafe {
+            o.render_target(&open.device, triangles, T::R32Float, blend)
+        })??;
+        made.push(F::FLOAT32_BLENDABLE);
+    }
+    ctx.note(format!("made with {made:?}"));
     Ok(Outcome::Pass)
 }
 
