@@ -95,7 +95,7 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 
 /// What the noop adapter can do, and nothing more:
 /// - features: timestamp queries (written from a CPU clock at submit),
-///   also inside encoders; push constants (`IMMEDIATES`) and binding
+///   also inside encoders and passes; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
 ///   polygon modes, unclipped depth, vertex-stage storage writes, early
 ///   depth tests, clip distances, primitive and draw indices,
@@ -127,6 +127,7 @@ pub(crate) fn capabilities() -> Capabilities {
     Capabilities {
         features: wgt::Features::TIMESTAMP_QUERY
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::IMMEDIATES
             | wgt::Features::TEXTURE_BINDING_ARRAY
             | wgt::Features::BUFFER_BINDING_ARRAY
@@ -147,7 +148,9 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::FLOAT32_FILTERABLE
             | wgt::Features::FLOAT32_BLENDABLE
             | wgt::Features::RG11B10UFLOAT_RENDERABLE
-            | wgt::Features::BGRA8UNORM_STORAGE,
+            | wgt::Features::BGRA8UNORM_STORAGE
+            | wgt::Features::INDIRECT_FIRST_INSTANCE
+            | wgt::Features::MAPPABLE_PRIMARY_BUFFERS,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

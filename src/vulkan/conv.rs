@@ -740,7 +740,10 @@ pub(super) fn map_features(
     if info.properties.limits.timestamp_compute_and_graphics == vk::TRUE
         && info.timestamp_valid_bits > 0
     {
-        f |= F::TIMESTAMP_QUERY | F::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        // Timestamps may be written anywhere in a recording, passes too.
+        f |= F::TIMESTAMP_QUERY
+            | F::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | F::TIMESTAMP_QUERY_INSIDE_PASSES;
     }
     f.set(F::TEXTURE_COMPRESSION_BC, pf.texture_compression_bc);
     f.set(F::TEXTURE_COMPRESSION_ETC2, pf.texture_compression_etc2);
@@ -768,6 +771,11 @@ pub(super) fn map_features(
     f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
     f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
+    // Non-zero first instances in indirect arguments (drawIndirectFirstInstance,
+    // enabled wherever supported); mapped buffers of any usage (keel-hal
+    // allows every usage on mappable memory).
+    f.set(F::INDIRECT_FIRST_INSTANCE, pf.draw_indirect_first_instance);
+    f |= F::MAPPABLE_PRIMARY_BUFFERS;
     f.set(
         F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,
         pf.int64_atomics(),

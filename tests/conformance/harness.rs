@@ -312,7 +312,10 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
     // pipeline features are asked for by the tests that check them (on a
     // second device), so this device shows what is refused without them.
     let features = exposed.capabilities.features
-        & (wgt::Features::TIMESTAMP_QUERY | wgt::Features::MULTI_DRAW_INDIRECT_COUNT);
+        & (wgt::Features::TIMESTAMP_QUERY
+            | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+            | wgt::Features::MULTI_DRAW_INDIRECT_COUNT);
     let desc = DeviceDescriptor {
         label: Some("conformance"),
         required_features: features,

@@ -3,8 +3,8 @@
 
 use keel_hal::wgt;
 use keel_hal::{
-    Adapter, Api, BufferCopy, BufferUses, CommandEncoder, Device, DeviceDescriptor,
-    QuerySetDescriptor, QuerySetError, Queue, MAX_QUERIES,
+    Adapter, Api, BufferCopy, BufferUses, CommandEncoder, ComputePassDescriptor, Device,
+    DeviceDescriptor, QuerySetDescriptor, QuerySetError, Queue, MAX_QUERIES,
 };
 
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
@@ -46,12 +46,15 @@ fn timestamps_are_ordered_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
     unsafe {
         let set = ctx
             .device
-            .create_query_set(&query_set_desc(wgt::QueryType::Timestamp, 2))?;
+            .create_query_set(&query_set_desc(wgt::QueryType::Timestamp, 3))?;
         let upload = upload_buffer(ctx, &pattern(COPY as usize, 41))?;
         let target = device_buffer(ctx, COPY)?;
-        let readback = readback_buffer(ctx, 16)?;
+        let readback = readback_buffer(ctx, 24)?;
+        let in_passes = ctx
+            .features
+            .contains(wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
         let got = submit(ctx, |enc| {
-            enc.reset_queries(&set, 0..2);
+            enc.reset_queries(&set, 0..3);
             enc.transition_buffers(&[
                 buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
                 buffer_barrier(&target, BufferUses::empty(), BufferUses::COPY_DST),
@@ -68,7 +71,16 @@ fn timestamps_are_ordered_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 }],
             );
             enc.write_timestamp(&set, 1);
-            enc.copy_query_results(&set, 0..2, &readback, 0, 8);
+            // With TIMESTAMP_QUERY_INSIDE_PASSES, one inside a compute pass.
+            let last = if in_passes {
+                enc.begin_compute_pass(&ComputePassDescriptor::default());
+                enc.write_timestamp(&set, 2);
+                enc.end_compute_pass();
+                3
+            } else {
+                2
+            };
+            enc.copy_query_results(&set, 0..last, &readback, 0, 8);
             enc.transition_buffers(&[buffer_barrier(
                 &readback,
                 BufferUses::QUERY_RESOLVE,
@@ -96,6 +108,13 @@ fn timestamps_are_ordered_across_a_copy<A: Api>(ctx: &Ctx<A>) -> TestResult {
             t1 >= t0,
             "timestamp after a 1 MiB copy ({t1}) is before the one before it ({t0})"
         );
+        if in_passes {
+            let t2 = u64_at(&got, 16);
+            check!(
+                t2 != untouched && t2 >= t1,
+                "the timestamp inside the compute pass ({t2:#x}) is missing or before {t1}"
+            );
+        }
         ctx.note(format!(
             "1 MiB copy: {:.1} µs",
             (t1 - t0) as f64 * period as f64 / 1000.0
