@@ -88,6 +88,13 @@ pub(crate) fn capabilities(
         (F::PRIMITIVE_INDEX, C::PRIMITIVE_INDEX),
         (F::SHADER_DRAW_INDEX, C::DRAW_INDEX),
         (F::DUAL_SOURCE_BLENDING, C::DUAL_SOURCE_BLENDING),
+        (F::SUBGROUP, C::SUBGROUP),
+        // naga's barrier needs subgroups too (advertised only with them).
+        (F::SUBGROUP_BARRIER, C::SUBGROUP.union(C::SUBGROUP_BARRIER)),
+        (
+            F::SUBGROUP_VERTEX,
+            C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
+        ),
         // 64-bit atomics need 64-bit integers: either feature grants both.
         (
             F::SHADER_INT64_ATOMIC_MIN_MAX,
@@ -396,28 +403,26 @@ fn validate(
     capabilities: naga::valid::Capabilities,
     text: Option<&str>,
 ) -> Result<naga::valid::ModuleInfo, ShaderError> {
-    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
-        .validate(module)
-        .map_err(|err| {
-            let (line, column) = text
-                .and_then(|text| err.spans().find_map(|&(span, _)| span_location(text, span)))
-                .unwrap_or((0, 0));
-            let message = error_chain(&err);
-            match missing_capabilities(module, capabilities) {
-                Some(needed) => ShaderError::MissingCapabilities {
-                    needed,
-                    available: capabilities,
-                    message,
-                    line,
-                    column,
-                },
-                None => ShaderError::Validation {
-                    message,
-                    line,
-                    column,
-                },
-            }
-        })
+    validator(capabilities).validate(module).map_err(|err| {
+        let (line, column) = text
+            .and_then(|text| err.spans().find_map(|&(span, _)| span_location(text, span)))
+            .unwrap_or((0, 0));
+        let message = error_chain(&err);
+        match missing_capabilities(module, capabilities) {
+            Some(needed) => ShaderError::MissingCapabilities {
+                needed,
+                available: capabilities,
+                message,
+                line,
+                column,
+            },
+            None => ShaderError::Validation {
+                message,
+                line,
+                column,
+            },
+        }
+    })
 }
 
 /// A WGSL parse error, as [`ShaderError::MissingCapabilities`] when it is
@@ -456,6 +461,24 @@ fn refused_enable(
     }
 }
 
+/// naga's validator with every validation flag and `capabilities`; with
+/// `SUBGROUP`, subgroup operations of every kind in compute and fragment
+/// shaders (vertex ones too with `SUBGROUP_VERTEX_STAGE`), which is what the
+/// `SUBGROUP` feature stands for.
+fn validator(capabilities: naga::valid::Capabilities) -> naga::valid::Validator {
+    use naga::valid::{Capabilities as C, ShaderStages as St, SubgroupOperationSet};
+    let mut validator =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities);
+    if capabilities.contains(C::SUBGROUP) {
+        let mut stages = St::COMPUTE | St::FRAGMENT;
+        stages.set(St::VERTEX, capabilities.contains(C::SUBGROUP_VERTEX_STAGE));
+        validator
+            .subgroup_stages(stages)
+            .subgroup_operations(SubgroupOperationSet::all());
+    }
+    validator
+}
+
 /// The capabilities beyond `capabilities` that `module` (which failed
 /// validation with them) needs: `None` when it fails with every capability
 /// too, i.e. for another reason; empty when it passes with `capabilities`.
@@ -465,11 +488,7 @@ fn missing_capabilities(
     module: &naga::Module,
     capabilities: naga::valid::Capabilities,
 ) -> Option<naga::valid::Capabilities> {
-    let passes = |caps| {
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
-            .validate(module)
-            .is_ok()
-    };
+    let passes = |caps| validator(caps).validate(module).is_ok();
     let all = naga::valid::Capabilities::all();
     if !passes(all) {
         return None;

@@ -150,7 +150,10 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::RG11B10UFLOAT_RENDERABLE
             | wgt::Features::BGRA8UNORM_STORAGE
             | wgt::Features::INDIRECT_FIRST_INSTANCE
-            | wgt::Features::MAPPABLE_PRIMARY_BUFFERS,
+            | wgt::Features::MAPPABLE_PRIMARY_BUFFERS
+            | wgt::Features::SUBGROUP
+            | wgt::Features::SUBGROUP_VERTEX
+            | wgt::Features::SUBGROUP_BARRIER,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

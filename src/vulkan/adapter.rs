@@ -280,6 +280,10 @@ pub(crate) struct PhysicalInfo {
     pub(crate) features: PhysicalFeatures,
     pub(crate) extensions: Vec<CString>,
     pub(crate) ray_limits: RayLimits,
+    /// Stages that may run subgroup operations, and the operations
+    /// (`VkPhysicalDeviceVulkan11Properties`).
+    pub(crate) subgroup_stages: vk::ShaderStageFlags,
+    pub(crate) subgroup_operations: vk::SubgroupFeatureFlags,
     /// The graphics + compute queue family used.
     pub(crate) queue_family_index: u32,
     pub(crate) timestamp_valid_bits: u32,
@@ -450,11 +454,13 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut p11 = vk::PhysicalDeviceVulkan11Properties::default();
     let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
     let mut as_props = vk::PhysicalDeviceAccelerationStructurePropertiesKHR::default();
     let mut rt_props = vk::PhysicalDeviceRayTracingPipelinePropertiesKHR::default();
     let mut props2 = vk::PhysicalDeviceProperties2::default()
         .push_next(&mut driver)
+        .push_next(&mut p11)
         .push_next(&mut p13);
     if has_as {
         props2 = props2.push_next(&mut as_props);
@@ -562,6 +568,8 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         features,
         extensions,
         ray_limits,
+        subgroup_stages: p11.subgroup_supported_stages,
+        subgroup_operations: p11.subgroup_supported_operations,
         queue_family_index: family as u32,
         timestamp_valid_bits: family_props.timestamp_valid_bits,
         workarounds: super::workarounds::Workarounds::for_driver(

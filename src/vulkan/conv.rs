@@ -775,6 +775,26 @@ pub(super) fn map_features(
     // enabled wherever supported); mapped buffers of any usage (keel-hal
     // allows every usage on mappable memory).
     f.set(F::INDIRECT_FIRST_INSTANCE, pf.draw_indirect_first_instance);
+    // Subgroups: every operation kind naga emits, in compute and fragment
+    // shaders (vertex ones for SUBGROUP_VERTEX); nothing to enable (subgroup
+    // size control is core in the 1.3 baseline).
+    {
+        use vk::ShaderStageFlags as St;
+        use vk::SubgroupFeatureFlags as Op;
+        let ops = Op::BASIC
+            | Op::VOTE
+            | Op::ARITHMETIC
+            | Op::BALLOT
+            | Op::SHUFFLE
+            | Op::SHUFFLE_RELATIVE
+            | Op::QUAD;
+        if info.subgroup_operations.contains(ops) {
+            let stages = info.subgroup_stages;
+            f.set(F::SUBGROUP, stages.contains(St::COMPUTE | St::FRAGMENT));
+            f.set(F::SUBGROUP_VERTEX, stages.contains(St::VERTEX));
+            f |= F::SUBGROUP_BARRIER;
+        }
+    }
     f |= F::MAPPABLE_PRIMARY_BUFFERS;
     f.set(
         F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,

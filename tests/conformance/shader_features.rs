@@ -28,6 +28,7 @@ conformance_tests!(
     shader_features_grant_their_capabilities,
     int64_atomics_need_their_features,
     format_features_gate_their_usages,
+    subgroup_barrier_needs_its_feature,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -768,6 +769,12 @@ struct Out {{ @builtin(position) p: vec4<f32>, @builtin(clip_distances) clip: ar
 struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src(1) b: vec4<f32> }}
 @fragment fn fs() -> FsOut {{ return FsOut(vec4<f32>(1.0), vec4<f32>(0.5)); }}"
     );
+    let subgroups = format!(
+        "{VS}
+@fragment fn fs() -> @location(0) vec4<f32> {{
+    return vec4<f32>(subgroupAdd(1.0) / f32(max(subgroupBallot(true).x, 1u)));
+}}"
+    );
     let second_source = wgt::BlendState {
         color: wgt::BlendComponent {
             src_factor: wgt::BlendFactor::Src1,
@@ -780,6 +787,7 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
         (F::CLIP_DISTANCES, Caps::CLIP_DISTANCES, clip, None),
         (F::PRIMITIVE_INDEX, Caps::PRIMITIVE_INDEX, primitive, None),
         (F::SHADER_DRAW_INDEX, Caps::DRAW_INDEX, draw, None),
+        (F::SUBGROUP, Caps::SUBGROUP, subgroups, None),
         (
             F::DUAL_SOURCE_BLENDING,
             Caps::DUAL_SOURCE_BLENDING,
@@ -885,5 +893,41 @@ fn int64_atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
         made.push(feature);
     }
     ctx.note(format!("compute pipelines made with {made:?}"));
+    Ok(Outcome::Pass)
+}
+
+/// `subgroupBarrier` needs `SUBGROUP_BARRIER` (which grants subgroups
+/// too): both capabilities named when missing, a compute pipeline made
+/// with the feature alone (where advertised).
+fn subgroup_barrier_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use keel_hal::naga::valid::Capabilities as Caps;
+    let wgsl = "@compute @workgroup_size(64) fn main() { subgroupBarrier(); }";
+    // SAFETY: live device; nothing is made when refused.
+    match unsafe {
+        ctx.device
+            .create_shader_module(&ShaderModuleDescriptor::wgsl(wgsl))
+    } {
+        Err(ShaderError::MissingCapabilities { needed, .. }) => {
+            check_eq!(
+                needed,
+                Caps::SUBGROUP | Caps::SUBGROUP_BARRIER,
+                "the capabilities named"
+            )
+        }
+        Ok(module) => {
+            // SAFETY: unused.
+            unsafe { ctx.device.destroy_shader_module(module) };
+            return Err("subgroupBarrier accepted without SUBGROUP_BARRIER".into());
+        }
+        Err(e) => return Err(format!("without SUBGROUP_BARRIER: {e}").into()),
+    }
+    let Some(open) = open_with(ctx, wgt::Features::SUBGROUP_BARRIER)? else {
+        return skip("no SUBGROUP_BARRIER");
+    };
+    let flags = BindGroupLayoutFlags::empty();
+    // SAFETY: the objects came from this device.
+    with_objects::<A, _>(&open.device, &[], flags, wgsl, |o| unsafe {
+        o.compute(&open.device, "main")
+    })??;
     Ok(Outcome::Pass)
 }
