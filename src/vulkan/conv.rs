@@ -792,7 +792,11 @@ pub(super) fn map_features(
             let stages = info.subgroup_stages;
             f.set(F::SUBGROUP, stages.contains(St::COMPUTE | St::FRAGMENT));
             f.set(F::SUBGROUP_VERTEX, stages.contains(St::VERTEX));
-            f |= F::SUBGROUP_BARRIER;
+            // Not SUBGROUP_BARRIER: naga 30 translates `subgroupBarrier`
+            // to an OpControlBarrier whose memory semantics name only
+            // subgroup memory, which SPIR-V for Vulkan forbids
+            // (VUID-StandaloneSpirv-OpControlBarrier-04650, reported by
+            // validation layer 1.4.309); wgpu-hal advertises it anyway.
         }
     }
     f |= F::MAPPABLE_PRIMARY_BUFFERS;
