@@ -232,6 +232,24 @@ impl ValidatedModule {
     pub(crate) fn wgsl(&self) -> Option<&str> {
         self.wgsl.as_deref()
     }
+
+    /// This module after naga's `process_overrides` answered `ir` and
+    /// `info`: itself when nothing changed, else the new module with the
+    /// same WGSL text (resolving copies spans, which still index it).
+    pub(crate) fn resolved<'m>(
+        &'m self,
+        ir: Cow<'_, naga::Module>,
+        info: Cow<'_, naga::valid::ModuleInfo>,
+    ) -> Cow<'m, ValidatedModule> {
+        match (ir, info) {
+            (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(self),
+            (ir, info) => Cow::Owned(ValidatedModule {
+                module: ir.into_owned(),
+                info: info.into_owned(),
+                wgsl: self.wgsl.clone(),
+            }),
+        }
+    }
 }
 
 /// Parses (WGSL, SPIR-V) and validates (all but unchecked SPIR-V) with naga.
@@ -407,21 +425,18 @@ fn validate(
         let (line, column) = text
             .and_then(|text| err.spans().find_map(|&(span, _)| span_location(text, span)))
             .unwrap_or((0, 0));
-        let message = error_chain(&err);
-        match missing_capabilities(module, capabilities) {
-            Some(needed) => ShaderError::MissingCapabilities {
-                needed,
-                available: capabilities,
-                message,
-                line,
-                column,
+        let needed = missing_capabilities(module, capabilities);
+        missing_or(
+            needed,
+            capabilities,
+            error_chain(&err),
+            (line, column),
+            |m, l, c| ShaderError::Validation {
+                message: m,
+                line: l,
+                column: c,
             },
-            None => ShaderError::Validation {
-                message,
-                line,
-                column,
-            },
-        }
+        )
     })
 }
 
@@ -445,19 +460,33 @@ fn refused_enable(
         .ok()
         .and_then(|module| missing_capabilities(&module, capabilities))
         .filter(|needed| !needed.is_empty());
+    missing_or(needed, capabilities, message, (line, column), |m, l, c| {
+        ShaderError::Parse {
+            message: m,
+            line: l,
+            column: c,
+        }
+    })
+}
+
+/// [`ShaderError::MissingCapabilities`] when `needed` names some, else
+/// what `otherwise` makes of the message and position.
+fn missing_or(
+    needed: Option<naga::valid::Capabilities>,
+    available: naga::valid::Capabilities,
+    message: String,
+    (line, column): (u32, u32),
+    otherwise: impl FnOnce(String, u32, u32) -> ShaderError,
+) -> ShaderError {
     match needed {
         Some(needed) => ShaderError::MissingCapabilities {
             needed,
-            available: capabilities,
+            available,
             message,
             line,
             column,
         },
-        None => ShaderError::Parse {
-            message,
-            line,
-            column,
-        },
+        None => otherwise(message, line, column),
     }
 }
 
@@ -701,14 +730,7 @@ pub(crate) fn resolve_overrides<'m>(
         constants,
     )
     .map_err(|err| ShaderError::Translation(error_chain(&err)))?;
-    Ok(match (ir, info) {
-        (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(module),
-        (ir, info) => Cow::Owned(ValidatedModule {
-            module: ir.into_owned(),
-            info: info.into_owned(),
-            wgsl: module.wgsl.clone(),
-        }),
-    })
+    Ok(module.resolved(ir, info))
 }
 
 /// Translates a validated module to SPIR-V 1.5 for Vulkan.

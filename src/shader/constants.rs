@@ -74,14 +74,7 @@ pub(crate) fn resolve<'m>(
         };
         error(stage, entry_point, &name, problem)
     })?;
-    Ok(match (ir, info) {
-        (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(module),
-        (ir, info) => Cow::Owned(ValidatedModule {
-            module: ir.into_owned(),
-            info: info.into_owned(),
-            wgsl: module.wgsl.clone(),
-        }),
-    })
+    Ok(module.resolved(ir, info))
 }
 
 /// The error for constant `name` of a stage.

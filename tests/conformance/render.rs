@@ -532,6 +532,20 @@ fn triangle_renders<A: Api>(ctx: &Ctx<A>) -> TestResult {
     Ok(Outcome::Pass)
 }
 
+/// Binds the geometry buffer's `u16` indices.
+///
+/// # Safety
+/// Inside a render pass; `buffer` has INDEX usage and is in `INDEX`.
+unsafe fn bind_indices<A: Api>(enc: &mut A::CommandEncoder, buffer: &A::Buffer) {
+    let indices = BufferBinding {
+        buffer,
+        offset: INDICES_AT,
+        size: None,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { enc.set_index_buffer(indices, wgt::IndexFormat::Uint16) };
+}
+
 /// `draw_indexed`, `draw_indirect` and `draw_indexed_indirect` give the
 /// image `draw` gives; so do `draw_indirect_count` and
 /// `draw_indexed_indirect_count` (a count of 1 under a maximum of 2) where
@@ -544,14 +558,7 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let plain = render(ctx, PLAIN, |enc, _| unsafe { enc.draw(0, 3, 0, 1) })?;
     // SAFETY: as above.
     let indexed = render(ctx, PLAIN, |enc, buffer| unsafe {
-        enc.set_index_buffer(
-            BufferBinding {
-                buffer,
-                offset: INDICES_AT,
-                size: None,
-            },
-            wgt::IndexFormat::Uint16,
-        );
+        bind_indices::<A>(enc, buffer);
         enc.draw_indexed(0, 3, 0, 0, 1);
     })?;
     // SAFETY: as above.
@@ -560,14 +567,7 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
     })?;
     // SAFETY: as above.
     let indexed_indirect = render(ctx, PLAIN, |enc, buffer| unsafe {
-        enc.set_index_buffer(
-            BufferBinding {
-                buffer,
-                offset: INDICES_AT,
-                size: None,
-            },
-            wgt::IndexFormat::Uint16,
-        );
+        bind_indices::<A>(enc, buffer);
         enc.draw_indexed_indirect(buffer, INDEXED_INDIRECT_AT, 1);
     })?;
     let mut images = vec![
@@ -585,14 +585,7 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
         })?;
         // SAFETY: as above.
         let indexed_count = render(ctx, PLAIN, |enc, buffer| unsafe {
-            enc.set_index_buffer(
-                BufferBinding {
-                    buffer,
-                    offset: INDICES_AT,
-                    size: None,
-                },
-                wgt::IndexFormat::Uint16,
-            );
+            bind_indices::<A>(enc, buffer);
             enc.draw_indexed_indirect_count(buffer, INDEXED_INDIRECT_AT, buffer, COUNT_AT, 2);
         })?;
         images.push((count, "draw_indirect_count"));

@@ -797,22 +797,7 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
     ];
     let mut made = Vec::new();
     for (feature, cap, wgsl, blend) in cases {
-        // SAFETY: live device; nothing is made on success of a refusal.
-        let refused = unsafe {
-            ctx.device
-                .create_shader_module(&ShaderModuleDescriptor::wgsl(&wgsl))
-        };
-        match refused {
-            Err(ShaderError::MissingCapabilities { needed, .. }) => {
-                check_eq!(needed, cap, "{feature:?} not enabled: the capability named")
-            }
-            Ok(module) => {
-                // SAFETY: unused.
-                unsafe { ctx.device.destroy_shader_module(module) };
-                return Err(format!("{feature:?} not enabled, yet its module was made").into());
-            }
-            Err(e) => return Err(format!("{feature:?} not enabled: {e}").into()),
-        }
+        refused_for_want_of(ctx, &wgsl, cap, &format!("{feature:?} not enabled"))?;
         let Some(open) = open_with(ctx, feature)? else {
             continue;
         };
@@ -863,25 +848,7 @@ fn int64_atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
     ];
     let mut made = Vec::new();
     for (feature, wgsl, needs) in cases {
-        // SAFETY: live device; nothing is made when refused.
-        match unsafe {
-            ctx.device
-                .create_shader_module(&ShaderModuleDescriptor::wgsl(&wgsl))
-        } {
-            Err(ShaderError::MissingCapabilities { needed, .. }) => {
-                check_eq!(
-                    needed,
-                    needs,
-                    "{feature:?} not enabled: the capabilities named"
-                )
-            }
-            Ok(module) => {
-                // SAFETY: unused.
-                unsafe { ctx.device.destroy_shader_module(module) };
-                return Err(format!("{feature:?} not enabled, yet its module was made").into());
-            }
-            Err(e) => return Err(format!("{feature:?} not enabled: {e}").into()),
-        }
+        refused_for_want_of(ctx, &wgsl, needs, &format!("{feature:?} not enabled"))?;
         let Some(open) = open_with(ctx, feature)? else {
             continue;
         };
@@ -903,25 +870,8 @@ fn int64_atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
 fn subgroup_barrier_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
     use keel_hal::naga::valid::Capabilities as Caps;
     let wgsl = "@compute @workgroup_size(64) fn main() { subgroupBarrier(); }";
-    // SAFETY: live device; nothing is made when refused.
-    match unsafe {
-        ctx.device
-            .create_shader_module(&ShaderModuleDescriptor::wgsl(wgsl))
-    } {
-        Err(ShaderError::MissingCapabilities { needed, .. }) => {
-            check_eq!(
-                needed,
-                Caps::SUBGROUP | Caps::SUBGROUP_BARRIER,
-                "the capabilities named"
-            )
-        }
-        Ok(module) => {
-            // SAFETY: unused.
-            unsafe { ctx.device.destroy_shader_module(module) };
-            return Err("subgroupBarrier accepted without SUBGROUP_BARRIER".into());
-        }
-        Err(e) => return Err(format!("without SUBGROUP_BARRIER: {e}").into()),
-    }
+    let needs = Caps::SUBGROUP | Caps::SUBGROUP_BARRIER;
+    refused_for_want_of(ctx, wgsl, needs, "without SUBGROUP_BARRIER")?;
     let Some(open) = open_with(ctx, wgt::Features::SUBGROUP_BARRIER)? else {
         return skip("no SUBGROUP_BARRIER");
     };
@@ -931,4 +881,30 @@ fn subgroup_barrier_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
         o.compute(&open.device, "main")
     })??;
     Ok(Outcome::Pass)
+}
+
+/// Fails unless `wgsl` is refused on the test's device with
+/// `ShaderError::MissingCapabilities` naming exactly `needs`.
+fn refused_for_want_of<A: Api>(
+    ctx: &Ctx<A>,
+    wgsl: &str,
+    needs: keel_hal::naga::valid::Capabilities,
+    what: &str,
+) -> Result<(), Failure> {
+    // SAFETY: live device; a module made by mistake is destroyed.
+    match unsafe {
+        ctx.device
+            .create_shader_module(&ShaderModuleDescriptor::wgsl(wgsl))
+    } {
+        Err(ShaderError::MissingCapabilities { needed, .. }) => {
+            check_eq!(needed, needs, "{what}: the capabilities named");
+            Ok(())
+        }
+        Ok(module) => {
+            // SAFETY: unused.
+            unsafe { ctx.device.destroy_shader_module(module) };
+            Err(format!("{what}: the module was made").into())
+        }
+        Err(e) => Err(format!("{what}: {e}").into()),
+    }
 }
