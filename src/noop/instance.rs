@@ -153,7 +153,8 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::MAPPABLE_PRIMARY_BUFFERS
             | wgt::Features::SUBGROUP
             | wgt::Features::SUBGROUP_VERTEX
-            | wgt::Features::SUBGROUP_BARRIER,
+            | wgt::Features::SUBGROUP_BARRIER
+            | wgt::Features::MULTISAMPLE_ARRAY,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

@@ -9,10 +9,12 @@
 //!    (`InvalidMipCount`);
 //! 4. a format, or a usage of it, that needs a feature the device was not
 //!    opened with (`UnsupportedFormat`: BC/ETC2/ASTC, 16-bit norm, …;
-//!    storage on Bgra8Unorm, rendering to Rg11b10Ufloat);
+//!    storage on Bgra8Unorm, rendering to Rg11b10Ufloat; a block-compressed
+//!    3D texture);
 //! 5. a sample count that is not 1, 2, 4, 8, 16, 32 or 64, or above 1 on a
-//!    texture that is not 2D, has more than one mip level or has
-//!    `STORAGE_BINDING` usage (`InvalidSampleCount`);
+//!    texture that is not 2D, has more than one mip level, has
+//!    `STORAGE_BINDING` usage, or has several layers on a device not opened
+//!    with `MULTISAMPLE_ARRAY` (`InvalidSampleCount`);
 //! 6. a view format differing from the format in more than sRGB-ness
 //!    (`IncompatibleViewFormat`).
 //!
@@ -85,19 +87,27 @@ pub(crate) fn check_texture(
     }
     // BC/ETC2/ASTC, 16-bit norm, … need their feature on the device, and
     // so do a few usages of formats every device has.
-    let usage_needs = USAGE_FEATURES
+    let mut usage_needs = USAGE_FEATURES
         .iter()
         .filter(|(format, usage, _)| *format == desc.format && desc.usage.intersects(*usage))
         .fold(wgt::Features::empty(), |acc, (_, _, feature)| {
             acc | *feature
         });
+    // Block-compressed 3D textures need their "sliced 3D" feature.
+    if desc.dimension == D::D3 && desc.format.is_compressed() {
+        usage_needs |= if desc.format.is_bcn() {
+            wgt::Features::TEXTURE_COMPRESSION_BC_SLICED_3D
+        } else {
+            wgt::Features::TEXTURE_COMPRESSION_ASTC_SLICED_3D
+        };
+    }
     if !features.contains(desc.format.required_features() | usage_needs) {
         return Err(TextureError::UnsupportedFormat {
             format: desc.format,
             usage: desc.usage,
         });
     }
-    check_sample_count(desc)?;
+    check_sample_count(desc, features)?;
     if let Some(&view_format) = desc
         .view_formats
         .iter()
@@ -130,7 +140,10 @@ const USAGE_FEATURES: [(wgt::TextureFormat, wgt::TextureUsages, wgt::Features); 
 /// multisampling only on single-mip 2D textures without storage usage
 /// (multisampled storage needs `shaderStorageImageMultisample`, which
 /// keel-hal does not enable).
-fn check_sample_count(desc: &TextureDescriptor) -> Result<(), TextureError> {
+fn check_sample_count(
+    desc: &TextureDescriptor,
+    features: wgt::Features,
+) -> Result<(), TextureError> {
     let count = desc.sample_count;
     let fail = |reason| Err(TextureError::InvalidSampleCount { count, reason });
     if !count.is_power_of_two() || count > 64 {
@@ -147,6 +160,9 @@ fn check_sample_count(desc: &TextureDescriptor) -> Result<(), TextureError> {
     }
     if desc.usage.contains(wgt::TextureUsages::STORAGE_BINDING) {
         return fail("a multisampled texture cannot have STORAGE_BINDING usage");
+    }
+    if desc.size.depth_or_array_layers > 1 && !features.contains(wgt::Features::MULTISAMPLE_ARRAY) {
+        return fail("a multisampled texture with several layers needs MULTISAMPLE_ARRAY");
     }
     Ok(())
 }

@@ -746,6 +746,11 @@ pub(super) fn map_features(
             | F::TIMESTAMP_QUERY_INSIDE_PASSES;
     }
     f.set(F::TEXTURE_COMPRESSION_BC, pf.texture_compression_bc);
+    // textureCompressionBC covers 3D images too.
+    f.set(
+        F::TEXTURE_COMPRESSION_BC_SLICED_3D,
+        pf.texture_compression_bc,
+    );
     f.set(F::TEXTURE_COMPRESSION_ETC2, pf.texture_compression_etc2);
     f.set(F::TEXTURE_COMPRESSION_ASTC, pf.texture_compression_astc_ldr);
     f.set(
@@ -800,6 +805,9 @@ pub(super) fn map_features(
         }
     }
     f |= F::MAPPABLE_PRIMARY_BUFFERS;
+    // Multisampled 2D arrays are core Vulkan (only portability subsets,
+    // which keel-hal does not run on, lack them).
+    f |= F::MULTISAMPLE_ARRAY;
     f.set(
         F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,
         pf.int64_atomics(),

@@ -29,6 +29,7 @@ conformance_tests!(
     int64_atomics_need_their_features,
     format_features_gate_their_usages,
     subgroup_barrier_needs_its_feature,
+    texture_shapes_need_their_features,
 );
 
 /// What a pipeline test made on a device: its layouts and module.
@@ -907,4 +908,56 @@ fn refused_for_want_of<A: Api>(
         }
         Err(e) => Err(format!("{what}: {e}").into()),
     }
+}
+
+/// Texture shapes that need a feature: a block-compressed 3D texture
+/// (`TEXTURE_COMPRESSION_BC_SLICED_3D` beside `TEXTURE_COMPRESSION_BC`) is
+/// `UnsupportedFormat` without it, and a multisampled texture of several
+/// layers (`MULTISAMPLE_ARRAY`) `InvalidSampleCount`; each is made with its
+/// feature where advertised.
+fn texture_shapes_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use wgt::Features as F;
+    let mut bc3d = crate::helpers::texture_desc(wgt::TextureFormat::Bc1RgbaUnorm, 8, 8, 4, 1);
+    bc3d.dimension = wgt::TextureDimension::D3;
+    bc3d.usage = wgt::TextureUsages::COPY_DST | wgt::TextureUsages::TEXTURE_BINDING;
+    let mut msaa_array = crate::helpers::texture_desc(wgt::TextureFormat::Rgba8Unorm, 8, 8, 2, 1);
+    msaa_array.sample_count = 4;
+    msaa_array.usage = wgt::TextureUsages::RENDER_ATTACHMENT;
+    let cases = [
+        (
+            F::TEXTURE_COMPRESSION_BC,
+            F::TEXTURE_COMPRESSION_BC_SLICED_3D,
+            bc3d,
+        ),
+        (F::empty(), F::MULTISAMPLE_ARRAY, msaa_array),
+    ];
+    let mut made = Vec::new();
+    for (base, feature, desc) in cases {
+        let Some(without) = open_with(ctx, base)? else {
+            continue;
+        };
+        // SAFETY: live device; a texture made by mistake is destroyed.
+        match unsafe { without.device.create_texture(&desc) } {
+            Err(
+                TextureError::UnsupportedFormat { .. } | TextureError::InvalidSampleCount { .. },
+            ) => {}
+            Ok(texture) => {
+                // SAFETY: unused.
+                unsafe { without.device.destroy_texture(texture) };
+                return Err(format!("{desc:?} made without {feature:?}").into());
+            }
+            Err(e) => return Err(format!("without {feature:?}: {e}").into()),
+        }
+        let Some(with) = open_with(ctx, base | feature)? else {
+            continue;
+        };
+        // SAFETY: live device; destroyed right away.
+        unsafe {
+            let texture = with.device.create_texture(&desc)?;
+            with.device.destroy_texture(texture);
+        }
+        made.push(feature);
+    }
+    ctx.note(format!("made with {made:?}"));
+    Ok(Outcome::Pass)
 }
