@@ -88,6 +88,7 @@ pub(crate) fn capabilities(
         (F::PRIMITIVE_INDEX, C::PRIMITIVE_INDEX),
         (F::SHADER_DRAW_INDEX, C::DRAW_INDEX),
         (F::DUAL_SOURCE_BLENDING, C::DUAL_SOURCE_BLENDING),
+        (F::SHADER_FLOAT32_ATOMIC, C::SHADER_FLOAT32_ATOMIC),
         (F::SUBGROUP, C::SUBGROUP),
         // naga's barrier needs subgroups too (advertised only with them).
         (F::SUBGROUP_BARRIER, C::SUBGROUP.union(C::SUBGROUP_BARRIER)),

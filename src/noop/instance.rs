@@ -154,7 +154,8 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::SUBGROUP
             | wgt::Features::SUBGROUP_VERTEX
             | wgt::Features::SUBGROUP_BARRIER
-            | wgt::Features::MULTISAMPLE_ARRAY,
+            | wgt::Features::MULTISAMPLE_ARRAY
+            | wgt::Features::SHADER_FLOAT32_ATOMIC,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

@@ -74,6 +74,9 @@ pub(crate) struct PhysicalFeatures {
     /// `SHADER_INT64_ATOMIC_ALL_OPS`.
     pub(crate) buffer_int64_atomics: bool,
     pub(crate) shared_int64_atomics: bool,
+    /// `VK_EXT_shader_atomic_float`'s `shaderBufferFloat32Atomics` and
+    /// `shaderBufferFloat32AtomicAdd`: `SHADER_FLOAT32_ATOMIC`.
+    pub(crate) float32_atomics: bool,
 }
 
 impl PhysicalFeatures {
@@ -451,6 +454,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_as = has(ash::khr::acceleration_structure::NAME);
     let has_rq = has(ash::khr::ray_query::NAME);
     let has_rt = has(ash::khr::ray_tracing_pipeline::NAME);
+    let has_atomic_float = has(ash::ext::shader_atomic_float::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -478,6 +482,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
     let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
     let mut rt_f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
+    let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default()
         .push_next(&mut f11)
         .push_next(&mut f12)
@@ -490,6 +495,9 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     }
     if has_rt {
         features2 = features2.push_next(&mut rt_f);
+    }
+    if has_atomic_float {
+        features2 = features2.push_next(&mut af_f);
     }
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
@@ -533,6 +541,9 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         dual_src_blend: b(core.dual_src_blend),
         shader_draw_parameters: b(f11.shader_draw_parameters),
         draw_indirect_count: b(f12.draw_indirect_count),
+        float32_atomics: has_atomic_float
+            && b(af_f.shader_buffer_float32_atomics)
+            && b(af_f.shader_buffer_float32_atomic_add),
         buffer_int64_atomics: b(f12.shader_buffer_int64_atomics),
         shared_int64_atomics: b(f12.shader_shared_int64_atomics),
     };
@@ -672,6 +683,9 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     if hal.contains(HalFeatures::DRM_FORMAT_MODIFIER) {
         out.push(ash::ext::image_drm_format_modifier::NAME);
     }
+    if features.contains(wgt::Features::SHADER_FLOAT32_ATOMIC) {
+        out.push(ash::ext::shader_atomic_float::NAME);
+    }
     out
 }
 
@@ -778,6 +792,7 @@ impl crate::Adapter for Adapter {
         let enabled_as = extensions.contains(&ash::khr::acceleration_structure::NAME);
         let enabled_rq = extensions.contains(&ash::khr::ray_query::NAME);
         let enabled_rt = extensions.contains(&ash::khr::ray_tracing_pipeline::NAME);
+        let enabled_af = extensions.contains(&ash::ext::shader_atomic_float::NAME);
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
@@ -807,6 +822,9 @@ impl crate::Adapter for Adapter {
         let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
         let mut rt_f =
             vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);
+        let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+            .shader_buffer_float32_atomics(true)
+            .shader_buffer_float32_atomic_add(true);
 
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
@@ -827,6 +845,9 @@ impl crate::Adapter for Adapter {
         }
         if enabled_rt {
             create_info = create_info.push_next(&mut rt_f);
+        }
+        if enabled_af {
+            create_info = create_info.push_next(&mut af_f);
         }
 
         let instance = &self.instance;

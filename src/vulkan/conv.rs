@@ -776,6 +776,7 @@ pub(super) fn map_features(
     f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
     f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
+    f.set(F::SHADER_FLOAT32_ATOMIC, pf.float32_atomics);
     // Non-zero first instances in indirect arguments (drawIndirectFirstInstance,
     // enabled wherever supported); mapped buffers of any usage (keel-hal
     // allows every usage on mappable memory).

@@ -26,7 +26,7 @@ conformance_tests!(
     shader_capabilities_gate_modules,
     pipeline_state_needs_its_feature,
     shader_features_grant_their_capabilities,
-    int64_atomics_need_their_features,
+    atomics_need_their_features,
     format_features_gate_their_usages,
     subgroup_barrier_needs_its_feature,
     texture_shapes_need_their_features,
@@ -817,11 +817,13 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
     Ok(Outcome::Pass)
 }
 
-/// 64-bit atomics: `atomicMax` on a `u64` needs `SHADER_INT64_ATOMIC_MIN_MAX`
-/// and `atomicAdd` (with its result) `SHADER_INT64_ATOMIC_ALL_OPS`; without
-/// the feature the module names the capabilities it lacks, with it (where
-/// advertised) a compute pipeline is made.
-fn int64_atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
+/// Atomics beyond 32-bit integers: `atomicMax` on a `u64` needs
+/// `SHADER_INT64_ATOMIC_MIN_MAX`, `atomicAdd` (with its result) on a `u64`
+/// `SHADER_INT64_ATOMIC_ALL_OPS`, `atomicAdd` on an `f32`
+/// `SHADER_FLOAT32_ATOMIC`; without the feature the module names the
+/// capabilities it lacks, with it (where advertised) a compute pipeline is
+/// made.
+fn atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
     use keel_hal::naga::valid::Capabilities as Caps;
     use wgt::Features as F;
     let decl = "@group(0) @binding(0) var<storage, read_write> x: atomic<u64>;";
@@ -841,6 +843,13 @@ fn int64_atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
             F::SHADER_INT64_ATOMIC_ALL_OPS,
             all_ops,
             Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS,
+        ),
+        (
+            F::SHADER_FLOAT32_ATOMIC,
+            "@group(0) @binding(0) var<storage, read_write> x: atomic<f32>;
+@compute @workgroup_size(1) fn main() { atomicAdd(&x, 1.0); }"
+                .to_owned(),
+            Caps::SHADER_FLOAT32_ATOMIC,
         ),
     ];
     let entries = [
