@@ -89,6 +89,8 @@ pub(crate) fn capabilities(
         (F::SHADER_DRAW_INDEX, C::DRAW_INDEX),
         (F::DUAL_SOURCE_BLENDING, C::DUAL_SOURCE_BLENDING),
         (F::SHADER_FLOAT32_ATOMIC, C::SHADER_FLOAT32_ATOMIC),
+        (F::MEMORY_DECORATION_COHERENT, C::MEMORY_DECORATION_COHERENT),
+        (F::MEMORY_DECORATION_VOLATILE, C::MEMORY_DECORATION_VOLATILE),
         (F::SUBGROUP, C::SUBGROUP),
         // naga's barrier needs subgroups too (advertised only with them).
         (F::SUBGROUP_BARRIER, C::SUBGROUP.union(C::SUBGROUP_BARRIER)),

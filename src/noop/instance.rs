@@ -155,7 +155,9 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::SUBGROUP_VERTEX
             | wgt::Features::SUBGROUP_BARRIER
             | wgt::Features::MULTISAMPLE_ARRAY
-            | wgt::Features::SHADER_FLOAT32_ATOMIC,
+            | wgt::Features::SHADER_FLOAT32_ATOMIC
+            | wgt::Features::MEMORY_DECORATION_COHERENT
+            | wgt::Features::MEMORY_DECORATION_VOLATILE,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {

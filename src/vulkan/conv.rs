@@ -768,7 +768,12 @@ pub(super) fn map_features(
     );
     // Push constants and early fragment tests are core Vulkan; format
     // capabilities are the adapter's own (`map_format_features`).
-    f |= F::IMMEDIATES | F::SHADER_EARLY_DEPTH_TEST | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES;
+    // `@coherent`/`@volatile` storage are plain SPIR-V decorations.
+    f |= F::IMMEDIATES
+        | F::SHADER_EARLY_DEPTH_TEST
+        | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES
+        | F::MEMORY_DECORATION_COHERENT
+        | F::MEMORY_DECORATION_VOLATILE;
     // Shader features `open` enables when asked (`shader::capabilities`
     // gives naga the capability each stands for).
     f.set(F::CLIP_DISTANCES, pf.shader_clip_distance);

@@ -26,7 +26,7 @@ conformance_tests!(
     shader_capabilities_gate_modules,
     pipeline_state_needs_its_feature,
     shader_features_grant_their_capabilities,
-    atomics_need_their_features,
+    storage_shader_features_need_their_features,
     format_features_gate_their_usages,
     subgroup_barrier_needs_its_feature,
     texture_shapes_need_their_features,
@@ -817,13 +817,14 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
     Ok(Outcome::Pass)
 }
 
-/// Atomics beyond 32-bit integers: `atomicMax` on a `u64` needs
+/// Storage features of compute shaders: `atomicMax` on a `u64` needs
 /// `SHADER_INT64_ATOMIC_MIN_MAX`, `atomicAdd` (with its result) on a `u64`
 /// `SHADER_INT64_ATOMIC_ALL_OPS`, `atomicAdd` on an `f32`
-/// `SHADER_FLOAT32_ATOMIC`; without the feature the module names the
-/// capabilities it lacks, with it (where advertised) a compute pipeline is
-/// made.
-fn atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
+/// `SHADER_FLOAT32_ATOMIC`, `@coherent` and `@volatile` storage
+/// `MEMORY_DECORATION_COHERENT` and `_VOLATILE`; without the feature the
+/// module names the capabilities it lacks, with it (where advertised) a
+/// compute pipeline is made.
+fn storage_shader_features_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
     use keel_hal::naga::valid::Capabilities as Caps;
     use wgt::Features as F;
     let decl = "@group(0) @binding(0) var<storage, read_write> x: atomic<u64>;";
@@ -850,6 +851,20 @@ fn atomics_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResult {
 @compute @workgroup_size(1) fn main() { atomicAdd(&x, 1.0); }"
                 .to_owned(),
             Caps::SHADER_FLOAT32_ATOMIC,
+        ),
+        (
+            F::MEMORY_DECORATION_COHERENT,
+            "@group(0) @binding(0) @coherent var<storage, read_write> x: u32;
+@compute @workgroup_size(1) fn main() { x = 1u; }"
+                .to_owned(),
+            Caps::MEMORY_DECORATION_COHERENT,
+        ),
+        (
+            F::MEMORY_DECORATION_VOLATILE,
+            "@group(0) @binding(0) @volatile var<storage, read_write> x: u32;
+@compute @workgroup_size(1) fn main() { x = 1u; }"
+                .to_owned(),
+            Caps::MEMORY_DECORATION_VOLATILE,
         ),
     ];
     let entries = [
