@@ -52,8 +52,10 @@ pub(crate) fn resolve<'m>(
                 ConstantProblem::NotDeclared,
             ));
         };
-        check_value(&ir.types[over.ty].inner, value)
-            .map_err(|p| error(stage, entry_point, name, p))?;
+        // A validated module's handles are good; a bad one checks nothing.
+        if let Ok(ty) = ir.types.get_handle(over.ty) {
+            check_value(&ty.inner, value).map_err(|p| error(stage, entry_point, name, p))?;
+        }
         values.insert(name.to_owned(), value);
     }
     let (ir, info) = naga::back::pipeline_constants::process_overrides(
