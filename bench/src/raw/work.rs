@@ -115,7 +115,11 @@ impl Raw {
     /// list is empty: in the warm-up sample) and writes it with one
     /// vkUpdateDescriptorSets.
     fn reuse(&mut self, layouts: usize, groups: usize) -> Result<f64, String> {
-        let needed = groups + LAYOUTS.len();
+        // Kept sets stay on their layout's free list across workloads (a
+        // 1-layout round keeps `groups` sets of the first kind, a later
+        // 3-layout round needs sets of the others): room for `groups` of
+        // every kind.
+        let needed = groups * LAYOUTS.len();
         if self.reuse.1 < needed {
             // SAFETY: no set of the old pool is in use; null is ignored.
             unsafe { self.device.destroy_descriptor_pool(self.reuse.0, None) };
