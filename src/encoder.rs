@@ -139,12 +139,16 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Recording; the range lies in the set.
     unsafe fn reset_queries(&mut self, set: &<Self::A as Api>::QuerySet, range: Range<u32>);
-    /// Begins an occlusion query.
+    /// Begins an occlusion or pipeline-statistics query. A statistics query
+    /// counts the work recorded until [`Self::end_query`]; it may span
+    /// passes, and inside a pass it must end in that pass.
     ///
     /// # Safety
-    /// Recording; the set is an occlusion set; the query was reset and is not active.
+    /// Recording; the set is an occlusion or pipeline-statistics set; the
+    /// query was reset and is not active, and no other query of the same
+    /// type is active.
     unsafe fn begin_query(&mut self, set: &<Self::A as Api>::QuerySet, index: u32);
-    /// Ends an occlusion query.
+    /// Ends an occlusion or pipeline-statistics query.
     ///
     /// # Safety
     /// Recording; the query is active.
@@ -154,14 +158,16 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Recording; the set is a timestamp set; the query was reset.
     unsafe fn write_timestamp(&mut self, set: &<Self::A as Api>::QuerySet, index: u32);
-    /// Copies query results as `u64`s, `stride` bytes apart, waiting for them.
+    /// Copies query results as `u64`s, `stride` bytes apart, waiting for
+    /// them. A pipeline-statistics result is one `u64` per counted
+    /// statistic, in the order of `wgt::PipelineStatisticsTypes`' bits.
     ///
     /// # Safety
     /// Recording; every query in the range was written; the buffer is in
     /// `QUERY_RESOLVE`/`COPY_DST` and has room; `offset` and `stride` are
-    /// multiples of 8, and `stride >= 8` when the range holds more than one
-    /// query (results must not overlap; backends log and skip the copy
-    /// otherwise).
+    /// multiples of 8, and `stride` is at least one result's size when the
+    /// range holds more than one query (results must not overlap; backends
+    /// log and skip the copy otherwise).
     unsafe fn copy_query_results(
         &mut self,
         set: &<Self::A as Api>::QuerySet,

@@ -266,6 +266,9 @@ pub enum QuerySetError {
         /// The features the device was opened with.
         enabled: wgt::Features,
     },
+    /// A pipeline-statistics set that counts no statistic.
+    #[error("a pipeline-statistics query set must count at least one statistic")]
+    NoStatistics,
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

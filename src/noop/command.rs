@@ -487,16 +487,11 @@ impl crate::CommandEncoder for CommandEncoder {
             );
             return;
         }
-        let count = u64::from(range.end - range.start);
+        let count = range.end - range.start;
         if count == 0 {
             return;
         }
-        // The last result ends at offset + (count - 1) * stride + 8.
-        let end = (count - 1)
-            .checked_mul(stride)
-            .and_then(|last| last.checked_add(offset))
-            .and_then(|last| last.checked_add(8));
-        if (count > 1 && stride < 8) || end.is_none_or(|end| end > buffer.size()) {
+        if !crate::validate::query::results_fit(buffer.size(), set.ty(), count, offset, stride) {
             log::error!(
                 "noop: copy_query_results of {count} queries at offset {offset}, stride {stride} \
                  does not fit the buffer of {} bytes; skipped",

@@ -253,6 +253,14 @@ impl QuerySet {
     pub fn count(&self) -> u32 {
         self.results.count()
     }
+
+    /// The query type (noop has no pipeline-statistics sets).
+    pub fn ty(&self) -> wgt::QueryType {
+        match self.kind {
+            command::QueryKind::Occlusion => wgt::QueryType::Occlusion,
+            command::QueryKind::Timestamp => wgt::QueryType::Timestamp,
+        }
+    }
 }
 
 /// A bind group layout: its entries, sorted by binding.

@@ -67,6 +67,8 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) geometry_shader: bool,
     pub(crate) dual_src_blend: bool,
     pub(crate) shader_draw_parameters: bool,
+    /// `pipelineStatisticsQuery`: `PIPELINE_STATISTICS_QUERY`.
+    pub(crate) pipeline_statistics_query: bool,
     /// `drawIndirectCount` (Vulkan 1.2): `MULTI_DRAW_INDIRECT_COUNT`.
     pub(crate) draw_indirect_count: bool,
     /// `shaderBufferInt64Atomics` and `shaderSharedInt64Atomics` (Vulkan
@@ -132,6 +134,7 @@ impl PhysicalFeatures {
             .shader_clip_distance(features.contains(F::CLIP_DISTANCES))
             .geometry_shader(features.contains(F::PRIMITIVE_INDEX))
             .dual_src_blend(features.contains(F::DUAL_SOURCE_BLENDING))
+            .pipeline_statistics_query(features.contains(F::PIPELINE_STATISTICS_QUERY))
     }
 
     /// The 16-bit storage features a device opened with `features` enables:
@@ -539,6 +542,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         shader_clip_distance: b(core.shader_clip_distance),
         geometry_shader: b(core.geometry_shader),
         dual_src_blend: b(core.dual_src_blend),
+        pipeline_statistics_query: b(core.pipeline_statistics_query),
         shader_draw_parameters: b(f11.shader_draw_parameters),
         draw_indirect_count: b(f12.draw_indirect_count),
         float32_atomics: has_atomic_float

@@ -47,21 +47,6 @@ pub(super) fn barrier_range_fits(texture: &Texture, range: &wgt::ImageSubresourc
     ) && fits(range.base_array_layer, range.array_layer_count, layers)
 }
 
-/// Whether `count` query results, `stride` bytes apart from `offset`, fit a
-/// buffer of `size` bytes. Several results need `stride >= 8` (each is a `u64`).
-pub(super) fn query_results_fit(size: u64, count: u32, offset: u64, stride: u64) -> bool {
-    if count == 0 {
-        return true;
-    }
-    if count > 1 && stride < 8 {
-        return false;
-    }
-    u64::from(count - 1)
-        .checked_mul(stride)
-        .and_then(|last| last.checked_add(offset))
-        .is_some_and(|last| byte_range_fits(size, last, 8))
-}
-
 /// Whether a copy of `size` at `base` lies inside the texture: the mip
 /// level exists, and the origin plus size fits that level's extent (and
 /// its layers, for non-3D textures).
@@ -212,18 +197,5 @@ mod tests {
             buffer_footprint_end(&t, &region, 4),
             Some(512 + 2048 + 1792 + 64)
         );
-    }
-
-    #[test]
-    fn query_results_need_room_and_a_real_stride() {
-        assert!(query_results_fit(16, 2, 0, 8));
-        assert!(!query_results_fit(16, 2, 8, 8));
-        assert!(
-            !query_results_fit(64, 2, 0, 0),
-            "stride 0 with several queries"
-        );
-        assert!(query_results_fit(8, 1, 0, 0), "one query needs no stride");
-        assert!(query_results_fit(0, 0, 0, 0));
-        assert!(!query_results_fit(u64::MAX, 3, 0, u64::MAX));
     }
 }

@@ -564,11 +564,11 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn begin_query(&mut self, set: &QuerySet, index: u32) {
         let Some(raw) = self.recording() else { return };
-        if !query_index_ok(set, index, "begin_query") {
+        if !query_index_ok(set, index, "begin_query") || !counting_set(set, "begin_query") {
             return;
         }
-        // SAFETY: recording; an occlusion set, the query reset and not active
-        // (the trait contract).
+        // SAFETY: recording; an occlusion or statistics set (checked), the
+        // query reset and not active (the trait contract).
         unsafe {
             self.fns
                 .cmd_begin_query(raw, set.raw, index, vk::QueryControlFlags::empty())
@@ -577,7 +577,7 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn end_query(&mut self, set: &QuerySet, index: u32) {
         let Some(raw) = self.recording() else { return };
-        if !query_index_ok(set, index, "end_query") {
+        if !query_index_ok(set, index, "end_query") || !counting_set(set, "end_query") {
             return;
         }
         // SAFETY: recording; the query is active (the trait contract).
@@ -587,6 +587,13 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn write_timestamp(&mut self, set: &QuerySet, index: u32) {
         let Some(raw) = self.recording() else { return };
         if !query_index_ok(set, index, "write_timestamp") {
+            return;
+        }
+        if !matches!(set.ty, wgt::QueryType::Timestamp) {
+            log::error!(
+                "keel-hal: write_timestamp on a {:?} query set; skipped",
+                set.ty
+            );
             return;
         }
         // SAFETY: recording; a timestamp set whose query was reset (the
@@ -618,11 +625,12 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         let count = range.end - range.start;
-        if !bounds::query_results_fit(buffer.size, count, offset, stride) {
+        if !crate::validate::query::results_fit(buffer.size, set.ty, count, offset, stride) {
             log::error!(
-                "keel-hal: copy_query_results of {count} queries at offset {offset}, stride \
-                 {stride} does not fit the buffer of {} bytes (several queries need a stride \
-                 of at least 8); skipped",
+                "keel-hal: copy_query_results of {count} {:?} queries at offset {offset}, \
+                 stride {stride} does not fit the buffer of {} bytes (several queries need a \
+                 stride of at least one result); skipped",
+                set.ty,
                 buffer.size
             );
             return;
@@ -891,6 +899,16 @@ impl crate::CommandEncoder for CommandEncoder {
 }
 
 /// Whether `index` names a query of `set`; logs when it does not.
+/// Whether `set` counts between a begin and an end (occlusion and pipeline
+/// statistics; timestamps are written, not begun): logs when not.
+fn counting_set(set: &QuerySet, what: &str) -> bool {
+    let ok = !matches!(set.ty, wgt::QueryType::Timestamp);
+    if !ok {
+        log::error!("keel-hal: {what} on a timestamp query set; skipped");
+    }
+    ok
+}
+
 fn query_index_ok(set: &QuerySet, index: u32, what: &str) -> bool {
     let ok = index < set.count;
     if !ok {

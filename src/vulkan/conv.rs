@@ -727,6 +727,37 @@ pub(super) fn probed_format_features(
         .fold(wgt::Features::empty(), |acc, (feature, _, _)| acc | feature)
 }
 
+/// A query type's pool type, and for pipeline statistics the counters, in
+/// the same order as `wgpu-types`' bits (Vulkan writes the enabled counters
+/// in its bit order, which keeps theirs).
+pub(super) fn map_query_type(
+    ty: wgt::QueryType,
+) -> (vk::QueryType, vk::QueryPipelineStatisticFlags) {
+    use vk::QueryPipelineStatisticFlags as V;
+    use wgt::PipelineStatisticsTypes as W;
+    match ty {
+        wgt::QueryType::Occlusion => (vk::QueryType::OCCLUSION, V::empty()),
+        wgt::QueryType::Timestamp => (vk::QueryType::TIMESTAMP, V::empty()),
+        wgt::QueryType::PipelineStatistics(types) => {
+            let rows = [
+                (W::VERTEX_SHADER_INVOCATIONS, V::VERTEX_SHADER_INVOCATIONS),
+                (W::CLIPPER_INVOCATIONS, V::CLIPPING_INVOCATIONS),
+                (W::CLIPPER_PRIMITIVES_OUT, V::CLIPPING_PRIMITIVES),
+                (
+                    W::FRAGMENT_SHADER_INVOCATIONS,
+                    V::FRAGMENT_SHADER_INVOCATIONS,
+                ),
+                (W::COMPUTE_SHADER_INVOCATIONS, V::COMPUTE_SHADER_INVOCATIONS),
+            ];
+            let flags = rows
+                .iter()
+                .filter(|(w, _)| types.contains(*w))
+                .fold(V::empty(), |acc, (_, v)| acc | *v);
+            (vk::QueryType::PIPELINE_STATISTICS, flags)
+        }
+    }
+}
+
 /// The `wgpu-types` features the adapter supports (those keel-hal can enable).
 /// `format_features` gives a format's optimal-tiling features (for
 /// [`probed_format_features`]).
@@ -779,6 +810,7 @@ pub(super) fn map_features(
     f.set(F::CLIP_DISTANCES, pf.shader_clip_distance);
     f.set(F::PRIMITIVE_INDEX, pf.geometry_shader);
     f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
+    f.set(F::PIPELINE_STATISTICS_QUERY, pf.pipeline_statistics_query);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
     f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
     f.set(F::SHADER_FLOAT32_ATOMIC, pf.float32_atomics);

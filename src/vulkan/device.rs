@@ -425,15 +425,14 @@ impl crate::Device for super::Device {
         self.shared.guard(|| {
             let shared = &*self.shared;
             crate::validate::query::check_query_set(desc, shared.features)?;
-            let query_type = match desc.ty {
-                wgt::QueryType::Timestamp => vk::QueryType::TIMESTAMP,
-                // Pipeline statistics were refused by the check.
-                _ => vk::QueryType::OCCLUSION,
-            };
+            let (query_type, statistics) = conv::map_query_type(desc.ty);
             let info = vk::QueryPoolCreateInfo::default()
                 .query_type(query_type)
+                .pipeline_statistics(statistics)
                 .query_count(desc.count);
-            // SAFETY: valid description; timestamp support was checked.
+            // SAFETY: valid description; timestamp and pipeline-statistics
+            // support were checked (the device enabled
+            // `pipelineStatisticsQuery` with the feature).
             let raw = unsafe { shared.raw.create_query_pool(&info, None) }.map_err(map_err)?;
             shared.counters.query_sets.add();
             if let Some(label) = desc.label {

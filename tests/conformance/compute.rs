@@ -25,6 +25,7 @@ conformance_tests!(
     dynamic_offsets_select_the_slice,
     push_constants_arrive,
     pipeline_constants_reach_the_shader,
+    pipeline_statistics_count_compute_invocations,
 );
 
 const DOUBLE: &str = "
@@ -454,6 +455,88 @@ fn pipeline_constants_reach_the_shader<A: Api>(ctx: &Ctx<A>) -> TestResult {
             vec![3, 5, 1, 35],
             "the overridden values"
         );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// With `PIPELINE_STATISTICS_QUERY`: a statistics query around a dispatch of
+/// 2 × (4×2) invocations counts them (and no vertex invocations), one around
+/// nothing counts none; each result is two `u64`s, in the order of the bits.
+fn pipeline_statistics_count_compute_invocations<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if !ctx
+        .features
+        .contains(wgt::Features::PIPELINE_STATISTICS_QUERY)
+    {
+        return crate::harness::skip("the adapter lacks PIPELINE_STATISTICS_QUERY");
+    }
+    if let Some(skipped) = needs_shaders(ctx) {
+        return skipped;
+    }
+    const SHADER: &str = "
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+@compute @workgroup_size(4, 2)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) { data[id.y * 8u + id.x] = 1u; }
+";
+    let types = wgt::PipelineStatisticsTypes::VERTEX_SHADER_INVOCATIONS
+        | wgt::PipelineStatisticsTypes::COMPUTE_SHADER_INVOCATIONS;
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    // SAFETY: every object is destroyed below, after the fence wait.
+    unsafe {
+        let set = ctx.device.create_query_set(&keel_hal::QuerySetDescriptor {
+            label: Some("statistics"),
+            ty: wgt::QueryType::PipelineStatistics(types),
+            count: 2,
+        })?;
+        let layouts = Layouts::new(ctx, Some(&entries), &[])?;
+        let module = wgsl(ctx, SHADER)?;
+        let pipe = pipeline(ctx, &module, &layouts.pipeline)?;
+        let data = storage_buffer(ctx, 64)?;
+        let layout = layouts.group.as_ref().ok_or("no group layout")?;
+        let bind = group(ctx, layout, &data, None)?;
+        let readback = readback_buffer(ctx, 32)?;
+        let got = submit(ctx, |enc| {
+            enc.reset_queries(&set, 0..2);
+            enc.transition_buffers(&[
+                buffer_barrier(&data, BufferUses::empty(), BufferUses::STORAGE_READ_WRITE),
+                buffer_barrier(&readback, BufferUses::empty(), BufferUses::QUERY_RESOLVE),
+            ]);
+            enc.begin_compute_pass(&ComputePassDescriptor::default());
+            enc.set_compute_pipeline(&pipe);
+            enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
+            enc.begin_query(&set, 0);
+            enc.dispatch([2, 1, 1]);
+            enc.end_query(&set, 0);
+            enc.begin_query(&set, 1);
+            enc.end_query(&set, 1);
+            enc.end_compute_pass();
+            enc.copy_query_results(&set, 0..2, &readback, 0, 16);
+            enc.transition_buffers(&[buffer_barrier(
+                &readback,
+                BufferUses::QUERY_RESOLVE,
+                BufferUses::MAP_READ,
+            )]);
+        })
+        .and_then(|()| read_mapped(ctx, &readback));
+        ctx.device.destroy_buffer(readback);
+        ctx.device.destroy_bind_group(bind);
+        ctx.device.destroy_buffer(data);
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        ctx.device.destroy_query_set(set);
+        let words: Vec<u64> = got?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        // [vertex, compute] of the dispatch, then of the empty query.
+        check_eq!(words.first(), Some(&0), "vertex invocations of a dispatch");
+        let compute = words.get(1).copied().unwrap_or_default();
+        check!(
+            compute >= 16,
+            "compute invocations of 2 × (4×2): {compute} (results {words:?})"
+        );
+        check_eq!(&words[2..], &[0, 0][..], "the query around nothing");
+        ctx.note(format!("compute invocations counted: {compute}"));
     }
     Ok(Outcome::Pass)
 }

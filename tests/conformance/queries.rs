@@ -204,14 +204,36 @@ fn query_count_out_of_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
 fn pipeline_statistics_need_a_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let ty =
         wgt::QueryType::PipelineStatistics(wgt::PipelineStatisticsTypes::VERTEX_SHADER_INVOCATIONS);
+    // A second device, opened without PIPELINE_STATISTICS_QUERY.
+    // SAFETY: the adapter is live; the device is dropped empty.
+    let open = unsafe { ctx.adapter.open(&DeviceDescriptor::default()) }?;
     expect_query_error::<A>(
-        &ctx.device,
+        &open.device,
         &query_set_desc(ty, 4),
         QuerySetError::MissingFeature {
             feature: wgt::Features::PIPELINE_STATISTICS_QUERY,
-            enabled: ctx.features,
+            enabled: wgt::Features::empty(),
         },
     )?;
+    drop(open);
+    if ctx
+        .features
+        .contains(wgt::Features::PIPELINE_STATISTICS_QUERY)
+    {
+        // With the feature: a set that counts nothing is refused, one that
+        // counts something is made.
+        let none = wgt::QueryType::PipelineStatistics(wgt::PipelineStatisticsTypes::empty());
+        expect_query_error::<A>(
+            &ctx.device,
+            &query_set_desc(none, 4),
+            QuerySetError::NoStatistics,
+        )?;
+        // SAFETY: live device; the set is destroyed at once.
+        unsafe {
+            let set = ctx.device.create_query_set(&query_set_desc(ty, 4))?;
+            ctx.device.destroy_query_set(set);
+        }
+    }
     Ok(Outcome::Pass)
 }
 
