@@ -68,6 +68,27 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// Recording; the buffer is in `COPY_DST`; the range lies in the buffer and
     /// its start and length are multiples of 4.
     unsafe fn clear_buffer(&mut self, buffer: &<Self::A as Api>::Buffer, range: Range<u64>);
+    /// Fills `range` of the texture with zeros: every texel of its mip
+    /// levels, array layers (all depth slices of a 3D texture) and aspects
+    /// (`All`: depth and stencil of a depth-stencil format). Needs
+    /// `CLEAR_TEXTURE` (every backend has it).
+    ///
+    /// # Errors
+    /// Nothing is recorded on an error ([`crate::validate`]'s shared
+    /// `clear` check, the same on every backend):
+    /// [`TextureError::MissingFeature`] without `CLEAR_TEXTURE`,
+    /// [`TextureError::MissingUsage`] without `COPY_DST`,
+    /// [`TextureError::NotClearable`] for block-compressed and multi-planar
+    /// formats, [`TextureError::InvalidAspect`] for an aspect the format
+    /// lacks, [`TextureError::InvalidRange`] for mips or layers outside it.
+    ///
+    /// # Safety
+    /// Recording, outside a render pass; the subresources are in `COPY_DST`.
+    unsafe fn clear_texture(
+        &mut self,
+        texture: &<Self::A as Api>::Texture,
+        range: &wgt::ImageSubresourceRange,
+    ) -> Result<(), TextureError>;
     /// Copies bytes between buffers.
     ///
     /// # Safety

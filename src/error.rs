@@ -210,6 +210,38 @@ pub enum TextureError {
         /// The view format asked for.
         view_format: wgt::TextureFormat,
     },
+    /// The command needs a feature the device was not opened with
+    /// (`clear_texture` needs `CLEAR_TEXTURE`).
+    #[error(
+        "feature {feature} is not enabled on this device (enabled: {})",
+        if enabled.is_empty() { "none".to_owned() } else { enabled.to_string() }
+    )]
+    MissingFeature {
+        /// The feature needed.
+        feature: wgt::Features,
+        /// The features the device was opened with.
+        enabled: wgt::Features,
+    },
+    /// The texture lacks a usage the command needs (`clear_texture`
+    /// needs `COPY_DST`).
+    #[error(
+        "the texture needs usage {} and has {}",
+        crate::validate::flag_names(*.needed),
+        crate::validate::flag_names(*.usage)
+    )]
+    MissingUsage {
+        /// The usage needed.
+        needed: wgt::TextureUsages,
+        /// The usages the texture was created with.
+        usage: wgt::TextureUsages,
+    },
+    /// `clear_texture` of a block-compressed or multi-planar format: zero
+    /// those by copying zeros from a buffer (`copy_buffer_to_texture`).
+    #[error(
+        "clear_texture cannot clear {0:?}: block-compressed and multi-planar textures are \
+         zeroed with copy_buffer_to_texture"
+    )]
+    NotClearable(wgt::TextureFormat),
     /// No memory type satisfies the request.
     #[error("no memory type fits the texture")]
     NoSuitableMemory,

@@ -98,6 +98,14 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
         // SAFETY: forwarded contract.
         unsafe { DynCommandEncoder::clear_buffer(&mut **self, &**buffer, range) }
     }
+    unsafe fn clear_texture(
+        &mut self,
+        texture: &Box<dyn DynTexture>,
+        range: &wgt::ImageSubresourceRange,
+    ) -> Result<(), crate::TextureError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::clear_texture(&mut **self, &**texture, range) }
+    }
     unsafe fn copy_buffer_to_buffer(
         &mut self,
         src: &Box<dyn DynBuffer>,

@@ -26,7 +26,8 @@ use crate::{
     AccelerationStructureBarrier, AccelerationStructureCopy, AccelerationStructureError,
     BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy,
     BuildAccelerationStructureDescriptor, ComputePassDescriptor, DeviceError, Rect,
-    RenderPassDescriptor, ShaderBindingTable, TextureBarrier, TextureCopy, TextureUses,
+    RenderPassDescriptor, ShaderBindingTable, TextureBarrier, TextureCopy, TextureError,
+    TextureUses,
 };
 
 /// A command encoder of some backend. Methods mirror [`CommandEncoder`];
@@ -73,6 +74,19 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
     /// # Safety
     /// As [`CommandEncoder::clear_buffer`].
     unsafe fn clear_buffer(&mut self, buffer: &dyn DynBuffer, range: Range<u64>);
+    /// See [`CommandEncoder::clear_texture`].
+    ///
+    /// # Errors
+    /// As [`CommandEncoder::clear_texture`]; `Device(ForeignResource)` for
+    /// a texture of another backend.
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::clear_texture`].
+    unsafe fn clear_texture(
+        &mut self,
+        texture: &dyn DynTexture,
+        range: &wgt::ImageSubresourceRange,
+    ) -> Result<(), TextureError>;
     /// See [`CommandEncoder::copy_buffer_to_buffer`].
     ///
     /// # Safety

@@ -134,6 +134,19 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             unsafe { self.inner.clear_buffer(buffer, range) }
         }
     }
+    unsafe fn clear_texture(
+        &mut self,
+        texture: &dyn DynTexture,
+        range: &wgt::ImageSubresourceRange,
+    ) -> Result<(), crate::TextureError> {
+        let texture = self
+            .get_texture(texture)
+            .ok_or(crate::TextureError::Device(
+                crate::DeviceError::ForeignResource,
+            ))?;
+        // SAFETY: forwarded contract.
+        unsafe { self.inner.clear_texture(texture, range) }
+    }
     unsafe fn copy_buffer_to_buffer(
         &mut self,
         src: &dyn DynBuffer,

@@ -375,6 +375,35 @@ impl crate::CommandEncoder for CommandEncoder {
         }
     }
 
+    unsafe fn clear_texture(
+        &mut self,
+        texture: &Texture,
+        range: &wgt::ImageSubresourceRange,
+    ) -> Result<(), crate::TextureError> {
+        let layout = &texture.layout;
+        let facts = crate::validate::TextureFacts {
+            format: layout.format,
+            dimension: layout.dimension,
+            size: layout.size,
+            mip_level_count: layout.mip_level_count,
+            sample_count: layout.sample_count,
+            usage: texture.usage,
+            view_formats: &texture.view_formats,
+        };
+        let clear = crate::validate::clear::check_clear(&facts, range, self.features)?;
+        let runs = layout
+            .clear_runs(range.aspect, clear.mips, clear.layers)
+            .ok_or(crate::TextureError::Device(DeviceError::Unexpected))?;
+        for (offset, len) in runs {
+            self.record(Command::Zero {
+                dst: Arc::clone(&texture.bytes),
+                offset,
+                len,
+            });
+        }
+        Ok(())
+    }
+
     unsafe fn copy_buffer_to_buffer(&mut self, src: &Buffer, dst: &Buffer, regions: &[BufferCopy]) {
         for r in regions {
             let plan = CopyPlan::linear(r.src_offset, r.dst_offset, r.size);

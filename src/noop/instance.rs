@@ -129,6 +129,7 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::IMMEDIATES
+            | wgt::Features::CLEAR_TEXTURE
             | wgt::Features::TEXTURE_BINDING_ARRAY
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY

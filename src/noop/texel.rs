@@ -212,6 +212,32 @@ impl TexelLayout {
         )
     }
 
+    /// The byte runs (offset, length) a clear of `aspect` over mips
+    /// `mips.0..mips.0 + mips.1` and layers `layers.0..layers.0 + layers.1`
+    /// zeroes: one run per plane and mip (a mip's layers are contiguous).
+    /// `All` clears every plane. `None` past the texture (checked before).
+    pub(crate) fn clear_runs(
+        &self,
+        aspect: wgt::TextureAspect,
+        mips: (u32, u32),
+        layers: (u32, u32),
+    ) -> Option<Vec<(u64, u64)>> {
+        let mut runs = Vec::new();
+        for (plane, p) in self.planes[..self.plane_count].iter().enumerate() {
+            if aspect != wgt::TextureAspect::All && aspect != p.aspect {
+                continue;
+            }
+            for mip in mips.0..mips.0.checked_add(mips.1)? {
+                let offset = self.subresource_offset(plane, mip, layers.0)?;
+                let len = self
+                    .mip_layer_bytes(plane, mip)?
+                    .checked_mul(u64::from(layers.1))?;
+                runs.push((offset, len));
+            }
+        }
+        Some(runs)
+    }
+
     /// The plane a copy of `aspect` touches.
     fn plane_for(&self, aspect: wgt::TextureAspect) -> Result<usize, CopyError> {
         let planes = &self.planes[..self.plane_count];

@@ -25,6 +25,7 @@
 pub(crate) mod acceleration;
 pub(crate) mod binding;
 pub(crate) mod buffer;
+pub(crate) mod clear;
 pub(crate) mod draw;
 pub(crate) mod external;
 pub(crate) mod layout;

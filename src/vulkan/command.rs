@@ -370,6 +370,57 @@ impl crate::CommandEncoder for CommandEncoder {
         };
     }
 
+    unsafe fn clear_texture(
+        &mut self,
+        texture: &Texture,
+        range: &wgt::ImageSubresourceRange,
+    ) -> Result<(), crate::TextureError> {
+        let facts = crate::validate::TextureFacts {
+            format: texture.format,
+            dimension: texture.dimension,
+            size: texture.size,
+            mip_level_count: texture.mip_level_count,
+            sample_count: texture.sample_count,
+            usage: texture.usage,
+            view_formats: &texture.view_formats,
+        };
+        let clear = crate::validate::clear::check_clear(&facts, range, self.device.features)?;
+        let raw =
+            self.recording()
+                .ok_or(crate::TextureError::Device(DeviceError::InvalidState(
+                    "clear_texture outside begin_encoding/end_encoding",
+                )))?;
+        let subresource = vk::ImageSubresourceRange {
+            aspect_mask: conv::map_aspect(texture.format, range.aspect),
+            base_mip_level: clear.mips.0,
+            level_count: clear.mips.1,
+            base_array_layer: clear.layers.0,
+            layer_count: clear.layers.1,
+        };
+        let layout = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
+        // SAFETY: recording, outside a render pass, the subresources in
+        // `COPY_DST` (the trait contract); the image has `TRANSFER_DST`
+        // usage, an uncompressed single-plane format with the aspect, and
+        // the range lies in it (checked).
+        unsafe {
+            if texture.format.is_depth_stencil_format() {
+                let zero = vk::ClearDepthStencilValue::default();
+                self.fns.cmd_clear_depth_stencil_image(
+                    raw,
+                    texture.raw,
+                    layout,
+                    &zero,
+                    &[subresource],
+                )
+            } else {
+                let zero = vk::ClearColorValue::default();
+                self.fns
+                    .cmd_clear_color_image(raw, texture.raw, layout, &zero, &[subresource])
+            }
+        };
+        Ok(())
+    }
+
     unsafe fn copy_buffer_to_buffer(&mut self, src: &Buffer, dst: &Buffer, regions: &[BufferCopy]) {
         let Some(raw) = self.recording() else { return };
         let temp = &mut self.temp.buffer_copies;

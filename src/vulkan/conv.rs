@@ -800,7 +800,9 @@ pub(super) fn map_features(
     // Push constants and early fragment tests are core Vulkan; format
     // capabilities are the adapter's own (`map_format_features`).
     // `@coherent`/`@volatile` storage are plain SPIR-V decorations.
+    // `clear_texture` is vkCmdClearColorImage / vkCmdClearDepthStencilImage.
     f |= F::IMMEDIATES
+        | F::CLEAR_TEXTURE
         | F::SHADER_EARLY_DEPTH_TEST
         | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES
         | F::MEMORY_DECORATION_COHERENT

@@ -510,15 +510,21 @@ fn messages_name_what_was_asked<A: Api>(ctx: &Ctx<A>) -> TestResult {
         ),
         count: 1,
     };
+    // On a second device opened without features (the suite's has
+    // PIPELINE_STATISTICS_QUERY where the adapter does).
+    // SAFETY: the adapter is live; the device is dropped empty.
+    let bare = unsafe { ctx.adapter.open(&DeviceDescriptor::default()) }?;
     // SAFETY: live device; a set that is made is destroyed.
-    let e = match unsafe { ctx.device.create_query_set(&stats) } {
+    let made = unsafe { bare.device.create_query_set(&stats) };
+    let e = match made {
         Ok(set) => {
             // SAFETY: unused.
-            unsafe { ctx.device.destroy_query_set(set) };
+            unsafe { bare.device.destroy_query_set(set) };
             return Err("a pipeline-statistics set was created without the feature".into());
         }
         Err(e) => e,
     };
+    drop(bare);
     check!(matches!(e, QuerySetError::MissingFeature { .. }), "{e:?}");
     let text = e.to_string();
     check!(

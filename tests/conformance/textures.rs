@@ -19,6 +19,8 @@ conformance_tests!(
     depth_slices_of_3d_texture,
     texture_to_texture_with_origins,
     sub_rectangle_copy_keeps_the_rest,
+    clear_texture_zeroes_its_range,
+    clear_texture_refusals,
 );
 
 const FORMATS: [wgt::TextureFormat; 6] = [
@@ -407,6 +409,173 @@ fn sub_rectangle_copy_keeps_the_rest<A: Api>(ctx: &Ctx<A>) -> TestResult {
         })();
         ctx.device.destroy_texture(texture);
         result?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `clear_texture` of mip 1, layers 1..3 of a patterned 16×16×4 texture
+/// with 2 mips zeroes exactly those subresources; then a clear of the
+/// whole texture zeroes the rest; a Depth32Float clear reads back 0.0.
+fn clear_texture_zeroes_its_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if !ctx.features.contains(wgt::Features::CLEAR_TEXTURE) {
+        return skip("the adapter lacks CLEAR_TEXTURE");
+    }
+    let format = wgt::TextureFormat::Rgba8Unorm;
+    let mip0 = Texels::pattern(16, 16, 4, 4, 21);
+    let mip1 = Texels::pattern(8, 8, 4, 4, 22);
+    let some = wgt::ImageSubresourceRange {
+        base_mip_level: 1,
+        mip_level_count: Some(1),
+        base_array_layer: 1,
+        array_layer_count: Some(2),
+        ..Default::default()
+    };
+    // SAFETY: objects come from ctx.device and are destroyed after the waits.
+    unsafe {
+        let texture = ctx
+            .device
+            .create_texture(&texture_desc(format, 16, 16, 4, 2))?;
+        let result = (|| -> Result<(), Failure> {
+            write_texture(
+                ctx,
+                &texture,
+                TextureUses::UNINITIALIZED,
+                &mip0,
+                base(0, 0, 0, 0, 0),
+            )?;
+            write_texture(
+                ctx,
+                &texture,
+                TextureUses::COPY_SRC,
+                &mip1,
+                base(1, 0, 0, 0, 0),
+            )?;
+            let clear = |range: wgt::ImageSubresourceRange| -> Result<(), Failure> {
+                let mut done = Ok(());
+                submit(ctx, |enc| {
+                    enc.transition_textures(&[texture_barrier(
+                        &texture,
+                        TextureUses::COPY_SRC,
+                        TextureUses::COPY_DST,
+                    )]);
+                    done = enc.clear_texture(&texture, &range);
+                    enc.transition_textures(&[texture_barrier(
+                        &texture,
+                        TextureUses::COPY_DST,
+                        TextureUses::COPY_SRC,
+                    )]);
+                })?;
+                Ok(done?)
+            };
+            clear(some)?;
+            let mut want1 = mip1.clone();
+            want1.paste(
+                &Texels::from_data(8, 8, 2, 4, vec![0; 8 * 8 * 2 * 4]),
+                (0, 0, 1),
+            );
+            let got0 = read_texture(ctx, &texture, base(0, 0, 0, 0, 0), (16, 16, 4), 4)?;
+            compare(&got0, &mip0.data, "mip 0, outside the cleared range")?;
+            let got1 = read_texture(ctx, &texture, base(1, 0, 0, 0, 0), (8, 8, 4), 4)?;
+            compare(&got1, &want1.data, "mip 1 with layers 1 and 2 cleared")?;
+            clear(wgt::ImageSubresourceRange::default())?;
+            let got0 = read_texture(ctx, &texture, base(0, 0, 0, 0, 0), (16, 16, 4), 4)?;
+            compare(
+                &got0,
+                &vec![0; got0.len()],
+                "mip 0 after clearing everything",
+            )?;
+            let got1 = read_texture(ctx, &texture, base(1, 0, 0, 0, 0), (8, 8, 4), 4)?;
+            compare(
+                &got1,
+                &vec![0; got1.len()],
+                "mip 1 after clearing everything",
+            )
+        })();
+        ctx.device.destroy_texture(texture);
+        result?;
+
+        // Depth: patterned, cleared, read back as 0.0.
+        let depth = wgt::TextureFormat::Depth32Float;
+        let texture = ctx
+            .device
+            .create_texture(&texture_desc(depth, 8, 8, 1, 1))?;
+        let ones = Texels::from_data(8, 8, 1, 4, 1.0f32.to_le_bytes().repeat(64));
+        let result = (|| -> Result<(), Failure> {
+            let mut depth_base = base(0, 0, 0, 0, 0);
+            depth_base.aspect = wgt::TextureAspect::DepthOnly;
+            write_texture(ctx, &texture, TextureUses::UNINITIALIZED, &ones, depth_base)?;
+            let mut done = Ok(());
+            submit(ctx, |enc| {
+                enc.transition_textures(&[texture_barrier(
+                    &texture,
+                    TextureUses::COPY_SRC,
+                    TextureUses::COPY_DST,
+                )]);
+                done = enc.clear_texture(&texture, &wgt::ImageSubresourceRange::default());
+                enc.transition_textures(&[texture_barrier(
+                    &texture,
+                    TextureUses::COPY_DST,
+                    TextureUses::COPY_SRC,
+                )]);
+            })?;
+            done?;
+            let got = read_texture(ctx, &texture, depth_base, (8, 8, 1), 4)?;
+            compare(&got, &vec![0; 256], "Depth32Float after clear_texture")
+        })();
+        ctx.device.destroy_texture(texture);
+        result?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// The shared refusals of `clear_texture`, each recording nothing.
+fn clear_texture_refusals<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if !ctx.features.contains(wgt::Features::CLEAR_TEXTURE) {
+        return skip("the adapter lacks CLEAR_TEXTURE");
+    }
+    let format = wgt::TextureFormat::Rgba8Unorm;
+    // SAFETY: objects come from ctx.device and are destroyed after the wait.
+    unsafe {
+        let mut desc = texture_desc(format, 8, 8, 2, 1);
+        desc.usage = wgt::TextureUsages::TEXTURE_BINDING;
+        let sampled = ctx.device.create_texture(&desc)?;
+        let texture = ctx
+            .device
+            .create_texture(&texture_desc(format, 8, 8, 2, 1))?;
+        let mut got = Vec::new();
+        let result = submit(ctx, |enc| {
+            let past = wgt::ImageSubresourceRange {
+                base_array_layer: 2,
+                ..Default::default()
+            };
+            let depth = wgt::ImageSubresourceRange {
+                aspect: wgt::TextureAspect::DepthOnly,
+                ..Default::default()
+            };
+            got.push(enc.clear_texture(&sampled, &wgt::ImageSubresourceRange::default()));
+            got.push(enc.clear_texture(&texture, &past));
+            got.push(enc.clear_texture(&texture, &depth));
+        });
+        ctx.device.destroy_texture(sampled);
+        ctx.device.destroy_texture(texture);
+        result?;
+        let expected = [
+            Err(keel_hal::TextureError::MissingUsage {
+                needed: wgt::TextureUsages::COPY_DST,
+                usage: wgt::TextureUsages::TEXTURE_BINDING,
+            }),
+            Err(keel_hal::TextureError::InvalidRange {
+                what: "array layers",
+                base: 2,
+                count: None,
+                total: 2,
+            }),
+            Err(keel_hal::TextureError::InvalidAspect {
+                aspect: wgt::TextureAspect::DepthOnly,
+                format,
+            }),
+        ];
+        check_eq!(got.as_slice(), &expected[..], "clear_texture refusals");
     }
     Ok(Outcome::Pass)
 }
