@@ -79,6 +79,9 @@ pub(crate) struct PhysicalFeatures {
     /// `VK_EXT_shader_atomic_float`'s `shaderBufferFloat32Atomics` and
     /// `shaderBufferFloat32AtomicAdd`: `SHADER_FLOAT32_ATOMIC`.
     pub(crate) float32_atomics: bool,
+    /// `VK_EXT_conservative_rasterization` (no feature bits: the extension
+    /// is the capability): `CONSERVATIVE_RASTERIZATION`, overestimation.
+    pub(crate) conservative_rasterization: bool,
 }
 
 impl PhysicalFeatures {
@@ -458,6 +461,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_rq = has(ash::khr::ray_query::NAME);
     let has_rt = has(ash::khr::ray_tracing_pipeline::NAME);
     let has_atomic_float = has(ash::ext::shader_atomic_float::NAME);
+    let has_conservative = has(ash::ext::conservative_rasterization::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -550,6 +554,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
             && b(af_f.shader_buffer_float32_atomic_add),
         buffer_int64_atomics: b(f12.shader_buffer_int64_atomics),
         shared_int64_atomics: b(f12.shader_shared_int64_atomics),
+        conservative_rasterization: has_conservative,
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -689,6 +694,9 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     }
     if features.contains(wgt::Features::SHADER_FLOAT32_ATOMIC) {
         out.push(ash::ext::shader_atomic_float::NAME);
+    }
+    if features.contains(wgt::Features::CONSERVATIVE_RASTERIZATION) {
+        out.push(ash::ext::conservative_rasterization::NAME);
     }
     out
 }

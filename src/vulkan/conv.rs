@@ -793,6 +793,7 @@ pub(super) fn map_features(
     f.set(F::POLYGON_MODE_LINE, pf.fill_mode_non_solid);
     f.set(F::POLYGON_MODE_POINT, pf.fill_mode_non_solid);
     f.set(F::DEPTH_CLIP_CONTROL, pf.depth_clamp);
+    f.set(F::CONSERVATIVE_RASTERIZATION, pf.conservative_rasterization);
     f.set(
         F::VERTEX_WRITABLE_STORAGE,
         pf.vertex_pipeline_stores_and_atomics,

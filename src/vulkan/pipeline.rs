@@ -325,13 +325,19 @@ pub(super) unsafe fn create_render_pipeline(
         .color_attachment_formats(&fixed.color_formats)
         .depth_attachment_format(fixed.depth_format)
         .stencil_attachment_format(fixed.stencil_format);
+    let mut conservative = vk::PipelineRasterizationConservativeStateCreateInfoEXT::default()
+        .conservative_rasterization_mode(vk::ConservativeRasterizationModeEXT::OVERESTIMATE);
+    let mut rasterization = fixed.rasterization;
+    if fixed.conservative {
+        rasterization = rasterization.push_next(&mut conservative);
+    }
     let info = vk::GraphicsPipelineCreateInfo::default()
         .push_next(&mut rendering)
         .stages(&stages)
         .vertex_input_state(&vertex_input)
         .input_assembly_state(&fixed.input_assembly)
         .viewport_state(&viewport)
-        .rasterization_state(&fixed.rasterization)
+        .rasterization_state(&rasterization)
         .multisample_state(&multisample)
         .depth_stencil_state(&fixed.depth_stencil)
         .color_blend_state(&blend)

@@ -31,6 +31,10 @@ pub(super) struct FixedState {
     pub(super) vertex_attributes: Vec<vk::VertexInputAttributeDescription>,
     pub(super) input_assembly: vk::PipelineInputAssemblyStateCreateInfo<'static>,
     pub(super) rasterization: vk::PipelineRasterizationStateCreateInfo<'static>,
+    /// Conservative (overestimating) rasterization: chains a
+    /// `VkPipelineRasterizationConservativeStateCreateInfoEXT` (the device
+    /// enabled the extension with `CONSERVATIVE_RASTERIZATION`, checked).
+    pub(super) conservative: bool,
     pub(super) samples: vk::SampleCountFlags,
     /// The sample mask; only the words `samples` needs are read.
     pub(super) sample_mask: [u32; 2],
@@ -70,6 +74,7 @@ impl FixedState {
                     primitive.topology.is_strip() && primitive.strip_index_format.is_some(),
                 ),
             rasterization: rasterization(shared, primitive, desc.depth_stencil.as_ref())?,
+            conservative: primitive.conservative,
             samples,
             // Truncation keeps the low word; the high word is the rest.
             sample_mask: [mask as u32, (mask >> 32) as u32],
