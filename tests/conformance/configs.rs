@@ -244,7 +244,8 @@ mod vulkan {
             validation_layer: instance.validation_layer_version(),
             nvidia_proprietary,
         };
-        keep_until_exit(instance, nvidia_proprietary);
+        let layer = setup.validation_layer.is_some();
+        keep_until_exit(instance, nvidia_proprietary && !layer);
         Ok(setup)
     }
 
@@ -255,8 +256,8 @@ mod vulkan {
     /// block", then no driver at all).
     static KEEPALIVE: Mutex<Option<keel_hal::vulkan::Instance>> = Mutex::new(None);
 
-    /// Keeps `instance` in [`KEEPALIVE`]; on NVIDIA's proprietary driver
-    /// (`nvidia`), has `exit` destroy it.
+    /// Keeps `instance` in [`KEEPALIVE`]; with `release_at_exit` (NVIDIA's
+    /// proprietary driver without a validation layer), has `exit` destroy it.
     ///
     /// NVIDIA's driver registers its own exit handler when an instance is
     /// created, and that handler tearing down an instance that is still
@@ -267,15 +268,19 @@ mod vulkan {
     /// the instance first and the driver's finds nothing alive. Elsewhere
     /// the instance is left to the end of the process: Debian 13's lavapipe
     /// crashed when it was destroyed inside `exit` (its own exit handlers,
-    /// registered later, had run first).
-    fn keep_until_exit(instance: keel_hal::vulkan::Instance, nvidia: bool) {
+    /// registered later, had run first), and so did NVIDIA's with validation
+    /// layer 1.4.309 loaded (SIGSEGV at exit on the H200 in the parent and
+    /// in `cross_process_import`'s child, after every test had passed: the
+    /// layer's own exit-time teardown had run first); with a layer the
+    /// instance too is left to the end of the process.
+    fn keep_until_exit(instance: keel_hal::vulkan::Instance, release_at_exit: bool) {
         /// Runs inside `exit`, after every test has returned.
         extern "C" fn release() {
             let mut held = KEEPALIVE.lock().unwrap_or_else(|e| e.into_inner());
             drop(held.take());
         }
         *KEEPALIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(instance);
-        if !nvidia {
+        if !release_at_exit {
             return;
         }
         // SAFETY: `release` is a plain function that touches only
