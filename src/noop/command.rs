@@ -380,18 +380,9 @@ impl crate::CommandEncoder for CommandEncoder {
         texture: &Texture,
         range: &wgt::ImageSubresourceRange,
     ) -> Result<(), crate::TextureError> {
-        let layout = &texture.layout;
-        let facts = crate::validate::TextureFacts {
-            format: layout.format,
-            dimension: layout.dimension,
-            size: layout.size,
-            mip_level_count: layout.mip_level_count,
-            sample_count: layout.sample_count,
-            usage: texture.usage,
-            view_formats: &texture.view_formats,
-        };
-        let clear = crate::validate::clear::check_clear(&facts, range, self.features)?;
-        let runs = layout
+        let clear = crate::validate::clear::check_clear(&texture.facts(), range, self.features)?;
+        let runs = texture
+            .layout
             .clear_runs(range.aspect, clear.mips, clear.layers)
             .ok_or(crate::TextureError::Device(DeviceError::Unexpected))?;
         for (offset, len) in runs {

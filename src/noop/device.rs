@@ -637,15 +637,7 @@ fn resolve_view(
     desc: &TextureViewDescriptor,
 ) -> Result<TextureView, TextureError> {
     let layout = &texture.layout;
-    let facts = crate::validate::TextureFacts {
-        format: layout.format,
-        dimension: layout.dimension,
-        size: layout.size,
-        mip_level_count: layout.mip_level_count,
-        sample_count: layout.sample_count,
-        usage: texture.usage,
-        view_formats: &texture.view_formats,
-    };
+    let facts = texture.facts();
     // Noop makes cube-array views wherever a texture can be a cube.
     let view = crate::validate::view::check_view(&facts, desc, true)?;
     Ok(TextureView {

@@ -196,6 +196,20 @@ impl Texture {
     pub fn size(&self) -> wgt::Extent3d {
         self.layout.size
     }
+
+    /// What the shared checks need to know of it.
+    pub(crate) fn facts(&self) -> crate::validate::TextureFacts<'_> {
+        let layout = &self.layout;
+        crate::validate::TextureFacts {
+            format: layout.format,
+            dimension: layout.dimension,
+            size: layout.size,
+            mip_level_count: layout.mip_level_count,
+            sample_count: layout.sample_count,
+            usage: self.usage,
+            view_formats: &self.view_formats,
+        }
+    }
 }
 
 /// A view of a texture: the resolved format, dimension and subresource

@@ -375,15 +375,7 @@ impl crate::CommandEncoder for CommandEncoder {
         texture: &Texture,
         range: &wgt::ImageSubresourceRange,
     ) -> Result<(), crate::TextureError> {
-        let facts = crate::validate::TextureFacts {
-            format: texture.format,
-            dimension: texture.dimension,
-            size: texture.size,
-            mip_level_count: texture.mip_level_count,
-            sample_count: texture.sample_count,
-            usage: texture.usage,
-            view_formats: &texture.view_formats,
-        };
+        let facts = texture.facts();
         let clear = crate::validate::clear::check_clear(&facts, range, self.device.features)?;
         let raw =
             self.recording()

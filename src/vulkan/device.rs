@@ -225,15 +225,7 @@ impl crate::Device for super::Device {
     ) -> Result<super::TextureView, TextureError> {
         self.shared.guard(|| {
             let shared = &*self.shared;
-            let facts = crate::validate::TextureFacts {
-                format: texture.format,
-                dimension: texture.dimension,
-                size: texture.size,
-                mip_level_count: texture.mip_level_count,
-                sample_count: texture.sample_count,
-                usage: texture.usage,
-                view_formats: &texture.view_formats,
-            };
+            let facts = texture.facts();
             let cube_arrays = shared.physical.features.image_cube_array;
             let view = crate::validate::view::check_view(&facts, desc, cube_arrays)?;
             let aspect = conv::map_aspect(texture.format, desc.range.aspect);

@@ -483,6 +483,21 @@ impl TextureView {
     }
 }
 
+impl Texture {
+    /// What the shared checks need to know of it.
+    pub(crate) fn facts(&self) -> crate::validate::TextureFacts<'_> {
+        crate::validate::TextureFacts {
+            format: self.format,
+            dimension: self.dimension,
+            size: self.size,
+            mip_level_count: self.mip_level_count,
+            sample_count: self.sample_count,
+            usage: self.usage,
+            view_formats: &self.view_formats,
+        }
+    }
+}
+
 impl QuerySet {
     /// The query type.
     pub fn ty(&self) -> wgt::QueryType {

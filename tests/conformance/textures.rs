@@ -450,24 +450,7 @@ fn clear_texture_zeroes_its_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 &mip1,
                 base(1, 0, 0, 0, 0),
             )?;
-            let clear = |range: wgt::ImageSubresourceRange| -> Result<(), Failure> {
-                let mut done = Ok(());
-                submit(ctx, |enc| {
-                    enc.transition_textures(&[texture_barrier(
-                        &texture,
-                        TextureUses::COPY_SRC,
-                        TextureUses::COPY_DST,
-                    )]);
-                    done = enc.clear_texture(&texture, &range);
-                    enc.transition_textures(&[texture_barrier(
-                        &texture,
-                        TextureUses::COPY_DST,
-                        TextureUses::COPY_SRC,
-                    )]);
-                })?;
-                Ok(done?)
-            };
-            clear(some)?;
+            clear_from_copy_src(ctx, &texture, some)?;
             let mut want1 = mip1.clone();
             want1.paste(
                 &Texels::from_data(8, 8, 2, 4, vec![0; 8 * 8 * 2 * 4]),
@@ -477,7 +460,7 @@ fn clear_texture_zeroes_its_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
             compare(&got0, &mip0.data, "mip 0, outside the cleared range")?;
             let got1 = read_texture(ctx, &texture, base(1, 0, 0, 0, 0), (8, 8, 4), 4)?;
             compare(&got1, &want1.data, "mip 1 with layers 1 and 2 cleared")?;
-            clear(wgt::ImageSubresourceRange::default())?;
+            clear_from_copy_src(ctx, &texture, wgt::ImageSubresourceRange::default())?;
             let got0 = read_texture(ctx, &texture, base(0, 0, 0, 0, 0), (16, 16, 4), 4)?;
             compare(
                 &got0,
@@ -504,21 +487,7 @@ fn clear_texture_zeroes_its_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
             let mut depth_base = base(0, 0, 0, 0, 0);
             depth_base.aspect = wgt::TextureAspect::DepthOnly;
             write_texture(ctx, &texture, TextureUses::UNINITIALIZED, &ones, depth_base)?;
-            let mut done = Ok(());
-            submit(ctx, |enc| {
-                enc.transition_textures(&[texture_barrier(
-                    &texture,
-                    TextureUses::COPY_SRC,
-                    TextureUses::COPY_DST,
-                )]);
-                done = enc.clear_texture(&texture, &wgt::ImageSubresourceRange::default());
-                enc.transition_textures(&[texture_barrier(
-                    &texture,
-                    TextureUses::COPY_DST,
-                    TextureUses::COPY_SRC,
-                )]);
-            })?;
-            done?;
+            clear_from_copy_src(ctx, &texture, wgt::ImageSubresourceRange::default())?;
             let got = read_texture(ctx, &texture, depth_base, (8, 8, 1), 4)?;
             compare(&got, &vec![0; 256], "Depth32Float after clear_texture")
         })();
@@ -526,6 +495,36 @@ fn clear_texture_zeroes_its_range<A: Api>(ctx: &Ctx<A>) -> TestResult {
         result?;
     }
     Ok(Outcome::Pass)
+}
+
+/// Submits a `clear_texture` of `range`, moving the whole texture
+/// `COPY_SRC → COPY_DST` before and back after; its error as the test's.
+///
+/// # Safety
+/// The texture came from `ctx.device`, is idle and in `COPY_SRC`.
+unsafe fn clear_from_copy_src<A: Api>(
+    ctx: &Ctx<A>,
+    texture: &A::Texture,
+    range: wgt::ImageSubresourceRange,
+) -> Result<(), Failure> {
+    let mut done = Ok(());
+    // SAFETY: forwarded contract.
+    unsafe {
+        submit(ctx, |enc| {
+            enc.transition_textures(&[texture_barrier(
+                texture,
+                TextureUses::COPY_SRC,
+                TextureUses::COPY_DST,
+            )]);
+            done = enc.clear_texture(texture, &range);
+            enc.transition_textures(&[texture_barrier(
+                texture,
+                TextureUses::COPY_DST,
+                TextureUses::COPY_SRC,
+            )]);
+        })
+    }?;
+    Ok(done?)
 }
 
 /// The shared refusals of `clear_texture`, each recording nothing.
