@@ -861,6 +861,7 @@ impl<A: Api> Tracer<A> {
                         label: Some("ray query"),
                         layout: &pipeline_layout,
                         stage: stage("main"),
+                        cache: None,
                     })?)
                 }
                 Way::Pipeline => {
@@ -886,6 +887,7 @@ impl<A: Api> Tracer<A> {
                                 },
                             ],
                             max_recursion_depth: 1,
+                            cache: None,
                         })?;
                     // Record 0: ray generation (group 0); miss 0: group 1;
                     // hit 0 (every instance's SBT offset is 0): group 2.

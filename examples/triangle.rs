@@ -286,6 +286,7 @@ impl<A: Api> Scene<A> {
                     blend: None,
                     write_mask: wgt::ColorWrites::ALL,
                 })],
+                cache: None,
             })?;
             let scene = Scene {
                 vertices,

@@ -199,6 +199,7 @@ mod tests {
             type PipelineLayout = ();
             type ShaderModule = ();
             type AccelerationStructure = ();
+            type PipelineCache = ();
         }
         let entries = [BindGroupEntry::<Unit>::buffer(2, &())];
         assert_eq!(entries[0].binding, 2);

@@ -27,6 +27,8 @@ pub struct LiveCounts {
     pub compute_pipelines: isize,
     /// Ray-tracing pipelines.
     pub ray_tracing_pipelines: isize,
+    /// Pipeline caches.
+    pub pipeline_caches: isize,
     /// Bind group layouts.
     pub bind_group_layouts: isize,
     /// Bind groups.
@@ -73,6 +75,8 @@ pub struct HalCounters {
     pub compute_pipelines: Counter,
     /// Ray-tracing pipelines.
     pub ray_tracing_pipelines: Counter,
+    /// Pipeline caches.
+    pub pipeline_caches: Counter,
     /// Bind group layouts.
     pub bind_group_layouts: Counter,
     /// Bind groups.
@@ -102,6 +106,7 @@ impl HalCounters {
             render_pipelines: self.render_pipelines.read(),
             compute_pipelines: self.compute_pipelines.read(),
             ray_tracing_pipelines: self.ray_tracing_pipelines.read(),
+            pipeline_caches: self.pipeline_caches.read(),
             bind_group_layouts: self.bind_group_layouts.read(),
             bind_groups: self.bind_groups.read(),
             pipeline_layouts: self.pipeline_layouts.read(),

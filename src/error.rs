@@ -306,6 +306,29 @@ pub enum QuerySetError {
     Device(#[from] DeviceError),
 }
 
+/// Failure to make a pipeline cache.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineCacheError {
+    /// The device was not opened with `PIPELINE_CACHE`.
+    #[error(
+        "feature {feature} is not enabled on this device (enabled: {})",
+        if enabled.is_empty() { "none".to_owned() } else { enabled.to_string() }
+    )]
+    MissingFeature {
+        /// `PIPELINE_CACHE`.
+        feature: wgt::Features,
+        /// The features the device was opened with.
+        enabled: wgt::Features,
+    },
+    /// The data is not a pipeline cache of this adapter and driver (and no
+    /// fallback was asked for); the reason says which check it failed.
+    #[error("pipeline cache data refused: {0}")]
+    Invalid(&'static str),
+    /// The driver failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
 /// Failure to map a buffer.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MapError {

@@ -135,8 +135,8 @@ pub use dynamic::{instance, BackendChoice, ChosenInstance, DynApi};
 pub use dynamic::{
     DynAccelerationStructure, DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer,
     DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynDevice, DynExposedAdapter,
-    DynFence, DynInstance, DynOpenDevice, DynPipelineLayout, DynQuerySet, DynQueue,
-    DynRayTracingPipeline, DynRenderPipeline, DynResource, DynResources, DynSampler,
+    DynFence, DynInstance, DynOpenDevice, DynPipelineCache, DynPipelineLayout, DynQuerySet,
+    DynQueue, DynRayTracingPipeline, DynRenderPipeline, DynResource, DynResources, DynSampler,
     DynShaderModule, DynSurface, DynSurfaceTexture, DynTexture, DynTextureView,
 };
 pub use encoder::CommandEncoder;
@@ -193,6 +193,8 @@ pub trait Api: Clone + std::fmt::Debug + Sized + Send + Sync + 'static {
     type RenderPipeline: DynRenderPipeline;
     /// A compute pipeline.
     type ComputePipeline: DynComputePipeline;
+    /// A pipeline cache (`PIPELINE_CACHE`).
+    type PipelineCache: DynPipelineCache;
     /// A presentation surface.
     type Surface: Surface<A = Self> + DynSurface;
     /// A bottom- or top-level acceleration structure.
@@ -225,6 +227,8 @@ pub trait Resources {
     type ShaderModule: ?Sized + std::fmt::Debug;
     /// Acceleration structure type.
     type AccelerationStructure: ?Sized + std::fmt::Debug;
+    /// Pipeline cache type.
+    type PipelineCache: ?Sized + std::fmt::Debug;
 }
 
 impl<A: Api> Resources for A {
@@ -237,6 +241,7 @@ impl<A: Api> Resources for A {
     type PipelineLayout = A::PipelineLayout;
     type ShaderModule = A::ShaderModule;
     type AccelerationStructure = A::AccelerationStructure;
+    type PipelineCache = A::PipelineCache;
 }
 
 /// The [`ExternalSubmission`] of an [`Api`]'s own types.
@@ -306,6 +311,11 @@ pub trait Adapter: Send + Sync + std::fmt::Debug + 'static {
     /// What a texture format supports on this adapter.
     fn texture_format_capabilities(&self, format: wgt::TextureFormat)
         -> wgt::TextureFormatFeatures;
+
+    /// Identifies the adapter and driver whose pipeline-cache data fits
+    /// this adapter (Vulkan: `pipelineCacheUUID`): data made under another
+    /// key is refused. `None` where the adapter has no `PIPELINE_CACHE`.
+    fn pipeline_cache_validation_key(&self) -> Option<[u8; 16]>;
 
     // External memory and semaphores (src/external.rs).
 
@@ -580,6 +590,42 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// Came from this device; no pending GPU work uses it.
     unsafe fn destroy_compute_pipeline(&self, pipeline: <Self::A as Api>::ComputePipeline);
+
+    // Pipeline caches (`PIPELINE_CACHE`; `pipeline_cache.rs` holds the data
+    // format both backends share).
+
+    /// Makes a pipeline cache, empty or from an earlier cache's data.
+    ///
+    /// # Errors
+    /// [`PipelineCacheError::MissingFeature`] on a device not opened with
+    /// `PIPELINE_CACHE`; [`PipelineCacheError::Invalid`] when `data` is not
+    /// what [`Device::pipeline_cache_get_data`] gave on a device of this
+    /// adapter and driver (damaged, truncated, another adapter or driver),
+    /// unless `fallback` asks for an empty cache instead. Data is checked
+    /// before the driver sees it.
+    ///
+    /// # Safety
+    /// The device is live.
+    unsafe fn create_pipeline_cache(
+        &self,
+        desc: &PipelineCacheDescriptor,
+    ) -> Result<<Self::A as Api>::PipelineCache, PipelineCacheError>;
+    /// What the cache holds, to store and give to a later
+    /// [`Device::create_pipeline_cache`]: keel-hal's header (the adapter's
+    /// [`Adapter::pipeline_cache_validation_key`], the length and a
+    /// checksum) and the driver's data.
+    ///
+    /// # Safety
+    /// The cache came from this device; no pipeline creation uses it meanwhile.
+    unsafe fn pipeline_cache_get_data(
+        &self,
+        cache: &<Self::A as Api>::PipelineCache,
+    ) -> Result<Vec<u8>, DeviceError>;
+    /// Destroys a pipeline cache (pipelines made with it stay valid).
+    ///
+    /// # Safety
+    /// Came from this device; no pipeline creation uses it.
+    unsafe fn destroy_pipeline_cache(&self, cache: <Self::A as Api>::PipelineCache);
 
     // Acceleration structures and ray tracing (HalFeatures::ACCELERATION_STRUCTURE,
     // RAY_TRACING_PIPELINE; without them these return `Unsupported`).

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::{
     AccelerationStructureError, BindingError, BufferError, DeviceError, ExternalError, MapError,
-    PipelineError, QuerySetError, SamplerError, ShaderError, SurfaceError, TextureError,
+    PipelineCacheError, PipelineError, QuerySetError, SamplerError, ShaderError, SurfaceError,
+    TextureError,
 };
 
 /// Whether a device was lost; set once, never cleared.
@@ -98,6 +99,7 @@ lost_through_device!(
     BindingError,
     ExternalError,
     MapError,
+    PipelineCacheError,
     PipelineError,
     QuerySetError,
     SamplerError,

@@ -138,10 +138,14 @@ pub struct ComputePipelineDescriptor<'a, R: Resources + ?Sized> {
     pub layout: &'a R::PipelineLayout,
     /// The compute stage.
     pub stage: ProgrammableStage<'a, R>,
+    /// A pipeline cache the driver may read compiled code from and add to
+    /// (`PIPELINE_CACHE`); `None`: none.
+    pub cache: Option<&'a R::PipelineCache>,
 }
 
 impl<'a, R: Resources + ?Sized> ComputePipelineDescriptor<'a, R> {
-    /// A compute pipeline of `module`'s `entry_point` on `layout`, no label.
+    /// A compute pipeline of `module`'s `entry_point` on `layout`, no
+    /// label, no cache.
     pub fn new(
         layout: &'a R::PipelineLayout,
         module: &'a R::ShaderModule,
@@ -155,6 +159,7 @@ impl<'a, R: Resources + ?Sized> ComputePipelineDescriptor<'a, R> {
                 entry_point,
                 constants: &[],
             },
+            cache: None,
         }
     }
 }
@@ -192,6 +197,8 @@ pub struct RenderPipelineDescriptor<'a, R: Resources + ?Sized> {
     pub fragment_stage: Option<ProgrammableStage<'a, R>>,
     /// Colour targets, by attachment slot.
     pub color_targets: &'a [Option<wgt::ColorTargetState>],
+    /// A pipeline cache (`PIPELINE_CACHE`); `None`: none.
+    pub cache: Option<&'a R::PipelineCache>,
 }
 
 /// The kind of a ray-tracing shader stage.
@@ -258,6 +265,22 @@ pub struct RayTracingPipelineDescriptor<'a, R: Resources + ?Sized> {
     pub groups: &'a [ShaderGroup],
     /// Deepest `traceRay` recursion, at most `max_ray_recursion_depth`.
     pub max_recursion_depth: u32,
+    /// A pipeline cache (`PIPELINE_CACHE`); `None`: none.
+    pub cache: Option<&'a R::PipelineCache>,
+}
+
+/// How to make a pipeline cache.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PipelineCacheDescriptor<'a> {
+    /// Debug label.
+    pub label: Option<&'a str>,
+    /// What an earlier cache's [`crate::Device::pipeline_cache_get_data`]
+    /// returned, on a device of the same adapter and driver; `None`: an
+    /// empty cache.
+    pub data: Option<&'a [u8]>,
+    /// With data that does not fit (another adapter or driver, or damaged):
+    /// make an empty cache instead of failing.
+    pub fallback: bool,
 }
 
 /// Which groups a shader binding table holds, in record order.

@@ -460,6 +460,7 @@ fn compute_pipeline_path(
             entry_point: "main",
             constants: &[],
         },
+        cache: None,
     };
     // SAFETY: the layout and module came from this device; destroyed at once.
     unsafe {
@@ -519,6 +520,7 @@ fn render_pipeline_path(
         },
         fragment_stage: Some(stage("fs")),
         color_targets: &targets,
+        cache: None,
     };
     // SAFETY: the layout and module came from this device; destroyed at once.
     unsafe {
@@ -643,6 +645,7 @@ fn ray_tracing_pipeline_path(
         stages: &stages,
         groups: &groups,
         max_recursion_depth: 1,
+        cache: None,
     };
     // SAFETY: the layout and module came from this device.
     outcome!(

@@ -258,6 +258,7 @@ fn compute_with_dynamic_offset_push_constants_and_indirect_dispatch() {
                     entry_point: "main",
                     constants: &[],
                 },
+                cache: None,
             })
             .expect("compute pipeline");
 
@@ -478,6 +479,7 @@ fn msaa_depth_resolve_indexed_indirect_and_y_up() {
                     constants: &[],
                 }),
                 color_targets: &targets,
+                cache: None,
             })
             .expect("render pipeline");
 
@@ -629,6 +631,7 @@ fn pipeline_errors_are_typed() {
                 entry_point,
                 constants: &[],
             },
+            cache: None,
         };
         let before = device.live_counts();
         match device.create_compute_pipeline(&desc("nope")) {
@@ -668,6 +671,7 @@ fn pipeline_errors_are_typed() {
                 entry_point,
                 constants: &[],
             },
+            cache: None,
         };
         match device.create_compute_pipeline(&spirv_desc("mian")) {
             Err(keel_hal::PipelineError::EntryPoint { .. }) => {}

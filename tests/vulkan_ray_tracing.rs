@@ -521,6 +521,7 @@ fn ray_query(gpu: &Gpu, scene: &Scene) {
                             entry_point: "main",
                             constants: &[],
                         },
+                        cache: None,
                     })
                     .expect("ray-query pipeline");
                 gpu.run(|e| {
@@ -576,6 +577,7 @@ fn ray_tracing_pipeline(gpu: &Gpu, scene: &Scene) {
             stages: &stages,
             groups,
             max_recursion_depth,
+            cache: None,
         };
         // SAFETY: everything is destroyed after the run that uses it.
         unsafe {

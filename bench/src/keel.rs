@@ -134,6 +134,7 @@ impl<A: kh::Api> Keel<A> {
                 label: None,
                 layout: &pipeline_layout,
                 stage: stage("cs_main"),
+                cache: None,
             };
             let compute = d.create_compute_pipeline(&desc).map_err(err("compute"))?;
             let targets = [Some(wgt::ColorTargetState::from(
@@ -149,6 +150,7 @@ impl<A: kh::Api> Keel<A> {
                 multisample: wgt::MultisampleState::default(),
                 fragment_stage: Some(stage("fs_main")),
                 color_targets: &targets,
+                cache: None,
             };
             let render = d.create_render_pipeline(&desc).map_err(err("render"))?;
             let encoder = d

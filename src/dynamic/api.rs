@@ -11,8 +11,9 @@ use super::convert::{self, Unbox};
 use super::{
     DynAccelerationStructure, DynAdapter, DynBindGroup, DynBindGroupLayout, DynBuffer,
     DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynDevice, DynFence, DynInstance,
-    DynPipelineLayout, DynQuerySet, DynQueue, DynRayTracingPipeline, DynRenderPipeline, DynSampler,
-    DynShaderModule, DynSurface, DynTexture, DynTextureView, SurfaceTextureBox,
+    DynPipelineCache, DynPipelineLayout, DynQuerySet, DynQueue, DynRayTracingPipeline,
+    DynRenderPipeline, DynSampler, DynShaderModule, DynSurface, DynTexture, DynTextureView,
+    SurfaceTextureBox,
 };
 use super::{DynExternalSemaphore, DynExternalSubmission};
 use crate::*;
@@ -45,6 +46,7 @@ impl Api for DynApi {
     type Surface = Box<dyn DynSurface>;
     type AccelerationStructure = Box<dyn DynAccelerationStructure>;
     type RayTracingPipeline = Box<dyn DynRayTracingPipeline>;
+    type PipelineCache = Box<dyn DynPipelineCache>;
     type SurfaceTexture = SurfaceTextureBox;
 }
 
@@ -53,6 +55,7 @@ impl DynTexture for Box<dyn DynTexture> {}
 impl DynTextureView for Box<dyn DynTextureView> {}
 impl DynSampler for Box<dyn DynSampler> {}
 impl DynQuerySet for Box<dyn DynQuerySet> {}
+impl DynPipelineCache for Box<dyn DynPipelineCache> {}
 impl DynFence for Box<dyn DynFence> {}
 impl DynCommandBuffer for Box<dyn DynCommandBuffer> {}
 impl DynExternalSemaphore for Box<dyn DynExternalSemaphore> {}
@@ -146,6 +149,9 @@ impl Adapter for Box<dyn DynAdapter> {
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<DrmModifierInfo> {
         DynAdapter::drm_format_modifiers(&**self, format)
     }
+    fn pipeline_cache_validation_key(&self) -> Option<[u8; 16]> {
+        DynAdapter::pipeline_cache_validation_key(&**self)
+    }
     unsafe fn surface_capabilities(
         &self,
         surface: &Box<dyn DynSurface>,
@@ -233,6 +239,24 @@ impl Device for Box<dyn DynDevice> {
     unsafe fn destroy_query_set(&self, set: Box<dyn DynQuerySet>) {
         // SAFETY: forwarded contract.
         unsafe { DynDevice::destroy_query_set(&**self, set) }
+    }
+    unsafe fn create_pipeline_cache(
+        &self,
+        desc: &PipelineCacheDescriptor,
+    ) -> Result<Box<dyn DynPipelineCache>, PipelineCacheError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_pipeline_cache(&**self, desc) }
+    }
+    unsafe fn pipeline_cache_get_data(
+        &self,
+        cache: &Box<dyn DynPipelineCache>,
+    ) -> Result<Vec<u8>, DeviceError> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::pipeline_cache_get_data(&**self, &**cache) }
+    }
+    unsafe fn destroy_pipeline_cache(&self, cache: Box<dyn DynPipelineCache>) {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::destroy_pipeline_cache(&**self, cache) }
     }
     unsafe fn create_fence(&self) -> Result<Box<dyn DynFence>, DeviceError> {
         // SAFETY: forwarded contract.

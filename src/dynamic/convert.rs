@@ -13,8 +13,8 @@ use std::marker::PhantomData;
 use arrayvec::ArrayVec;
 
 use super::{
-    cast, DynAccelerationStructure, DynBindGroupLayout, DynBuffer, DynPipelineLayout, DynResources,
-    DynSampler, DynShaderModule, DynTextureView,
+    cast, DynAccelerationStructure, DynBindGroupLayout, DynBuffer, DynPipelineCache,
+    DynPipelineLayout, DynResources, DynSampler, DynShaderModule, DynTextureView,
 };
 use crate::{
     AccelerationStructureAabbs, AccelerationStructureDescriptor, AccelerationStructureEntries,
@@ -104,6 +104,7 @@ pub(crate) trait Convert<R: Resources + ?Sized, T: Resources + ?Sized> {
         &self,
         r: &'a R::AccelerationStructure,
     ) -> Option<&'a T::AccelerationStructure>;
+    fn pipeline_cache<'a>(&self, r: &'a R::PipelineCache) -> Option<&'a T::PipelineCache>;
 }
 
 /// From the dyn objects to backend `A`'s types, by downcasting.
@@ -139,6 +140,9 @@ impl<A: Api> Convert<DynResources, A> for Downcast<A> {
         &self,
         r: &'a dyn DynAccelerationStructure,
     ) -> Option<&'a A::AccelerationStructure> {
+        cast(r)
+    }
+    fn pipeline_cache<'a>(&self, r: &'a dyn DynPipelineCache) -> Option<&'a A::PipelineCache> {
         cast(r)
     }
 }
@@ -178,6 +182,12 @@ impl Convert<DynApi, DynResources> for Unbox {
         &self,
         r: &'a Box<dyn DynAccelerationStructure>,
     ) -> Option<&'a dyn DynAccelerationStructure> {
+        Some(&**r)
+    }
+    fn pipeline_cache<'a>(
+        &self,
+        r: &'a Box<dyn DynPipelineCache>,
+    ) -> Option<&'a dyn DynPipelineCache> {
         Some(&**r)
     }
 }
@@ -324,6 +334,22 @@ where
     })
 }
 
+/// Converts a pipeline's optional cache.
+fn cache<'a, R, T, C>(
+    c: &C,
+    cache: Option<&'a R::PipelineCache>,
+) -> Result<Option<&'a T::PipelineCache>, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    match cache {
+        Some(r) => Ok(Some(c.pipeline_cache(r).ok_or(FOREIGN)?)),
+        None => Ok(None),
+    }
+}
+
 /// Converts a compute pipeline descriptor.
 pub(crate) fn compute_pipeline<'a, R, T, C>(
     desc: &ComputePipelineDescriptor<'a, R>,
@@ -338,6 +364,7 @@ where
         label: desc.label,
         layout: c.pipeline_layout(desc.layout).ok_or(FOREIGN)?,
         stage: stage(c, &desc.stage)?,
+        cache: cache(c, desc.cache)?,
     })
 }
 
@@ -365,6 +392,7 @@ where
         multisample: desc.multisample,
         fragment_stage,
         color_targets: desc.color_targets,
+        cache: cache(c, desc.cache)?,
     })
 }
 
@@ -456,6 +484,7 @@ where
         stages: stages.as_slice(),
         groups: desc.groups,
         max_recursion_depth: desc.max_recursion_depth,
+        cache: cache(c, desc.cache)?,
     }))
 }
 

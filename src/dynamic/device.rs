@@ -11,7 +11,7 @@ use super::shader_table;
 use super::surface::{cast_surface_texture, cast_texture, take_surface_texture};
 use super::{
     cast, cast_box, map_inline, DynAccelerationStructure, DynBindGroup, DynBindGroupLayout,
-    DynBuffer, DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynFence,
+    DynBuffer, DynCommandBuffer, DynCommandEncoder, DynComputePipeline, DynFence, DynPipelineCache,
     DynPipelineLayout, DynQuerySet, DynRayTracingPipeline, DynRenderPipeline, DynResource,
     DynResources, DynSampler, DynShaderModule, DynSurface, DynTexture, DynTextureView,
     SurfaceTextureBox,
@@ -22,10 +22,11 @@ use crate::{
     Api, BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor,
     BufferError, BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, Device,
     DeviceError, FenceValue, GetAccelerationStructureBuildSizesDescriptor, LiveCounts, MapError,
-    PipelineError, PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError, Queue,
-    RayTracingPipelineDescriptor, RenderPipelineDescriptor, SamplerDescriptor, SamplerError,
-    ShaderBindingTable, ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor,
-    SurfaceError, TextureDescriptor, TextureError, TextureViewDescriptor,
+    PipelineCacheDescriptor, PipelineCacheError, PipelineError, PipelineLayoutDescriptor,
+    QuerySetDescriptor, QuerySetError, Queue, RayTracingPipelineDescriptor,
+    RenderPipelineDescriptor, SamplerDescriptor, SamplerError, ShaderBindingTable,
+    ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor, SurfaceError,
+    TextureDescriptor, TextureError, TextureViewDescriptor,
 };
 use crate::{
     ExportedMemory, ExternalError, ExternalHandle, ExternalHandleType, ExternalSemaphoreDescriptor,
@@ -127,6 +128,28 @@ pub trait DynDevice: DynResource {
     /// # Safety
     /// As [`Device::destroy_query_set`].
     unsafe fn destroy_query_set(&self, set: Box<dyn DynQuerySet>);
+    /// See [`Device::create_pipeline_cache`].
+    ///
+    /// # Safety
+    /// As [`Device::create_pipeline_cache`].
+    unsafe fn create_pipeline_cache(
+        &self,
+        desc: &PipelineCacheDescriptor,
+    ) -> Result<Box<dyn DynPipelineCache>, PipelineCacheError>;
+    /// See [`Device::pipeline_cache_get_data`]; `ForeignResource` for a
+    /// cache of another backend.
+    ///
+    /// # Safety
+    /// As [`Device::pipeline_cache_get_data`].
+    unsafe fn pipeline_cache_get_data(
+        &self,
+        cache: &dyn DynPipelineCache,
+    ) -> Result<Vec<u8>, DeviceError>;
+    /// See [`Device::destroy_pipeline_cache`].
+    ///
+    /// # Safety
+    /// As [`Device::destroy_pipeline_cache`].
+    unsafe fn destroy_pipeline_cache(&self, cache: Box<dyn DynPipelineCache>);
     /// See [`Device::create_fence`].
     ///
     /// # Safety
@@ -527,6 +550,29 @@ impl<D: Device> DynDevice for D {
         // SAFETY: forwarded contract; the type was checked by the downcast.
         destroy_owned(set, "query_set", |s| unsafe {
             Device::destroy_query_set(self, s)
+        })
+    }
+    unsafe fn create_pipeline_cache(
+        &self,
+        desc: &PipelineCacheDescriptor,
+    ) -> Result<Box<dyn DynPipelineCache>, PipelineCacheError> {
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_pipeline_cache(self, desc)
+        }?))
+    }
+    unsafe fn pipeline_cache_get_data(
+        &self,
+        cache: &dyn DynPipelineCache,
+    ) -> Result<Vec<u8>, DeviceError> {
+        let cache = cast(cache).ok_or(FOREIGN)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::pipeline_cache_get_data(self, cache) }
+    }
+    unsafe fn destroy_pipeline_cache(&self, cache: Box<dyn DynPipelineCache>) {
+        // SAFETY: forwarded contract; the type was checked by the downcast.
+        destroy_owned(cache, "pipeline_cache", |c| unsafe {
+            Device::destroy_pipeline_cache(self, c)
         })
     }
     unsafe fn create_fence(&self) -> Result<Box<dyn DynFence>, DeviceError> {

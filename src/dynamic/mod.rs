@@ -78,6 +78,8 @@ resource_traits!(
     DynAccelerationStructure,
     /// A ray-tracing pipeline of some backend.
     DynRayTracingPipeline,
+    /// A pipeline cache of some backend.
+    DynPipelineCache,
 );
 
 /// The dyn path's [`crate::Resources`]: descriptors that name `dyn` resources.
@@ -94,6 +96,7 @@ impl crate::Resources for DynResources {
     type PipelineLayout = dyn DynPipelineLayout;
     type ShaderModule = dyn DynShaderModule;
     type AccelerationStructure = dyn DynAccelerationStructure;
+    type PipelineCache = dyn DynPipelineCache;
 }
 
 /// Downcasts a dyn resource reference to the backend's concrete type.
@@ -165,6 +168,7 @@ peelers!(
     DynComputePipeline,
     DynAccelerationStructure,
     DynRayTracingPipeline,
+    DynPipelineCache,
     DynDevice,
     DynSurface,
 );
@@ -271,6 +275,8 @@ pub trait DynAdapter: Send + Sync + Debug {
     ) -> crate::ExternalCapabilities;
     /// See [`crate::Adapter::drm_format_modifiers`].
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo>;
+    /// See [`crate::Adapter::pipeline_cache_validation_key`].
+    fn pipeline_cache_validation_key(&self) -> Option<[u8; 16]>;
     /// What `surface` supports on this adapter.
     ///
     /// # Safety
@@ -354,6 +360,9 @@ impl<A: crate::Adapter> DynAdapter for A {
     }
     fn drm_format_modifiers(&self, format: wgt::TextureFormat) -> Vec<crate::DrmModifierInfo> {
         crate::Adapter::drm_format_modifiers(self, format)
+    }
+    fn pipeline_cache_validation_key(&self) -> Option<[u8; 16]> {
+        crate::Adapter::pipeline_cache_validation_key(self)
     }
     unsafe fn surface_capabilities(
         &self,

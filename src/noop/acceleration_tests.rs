@@ -621,6 +621,7 @@ fn ray_tracing_pipelines_are_unsupported_and_passes_do_nothing() {
             stages: &[],
             groups: &[],
             max_recursion_depth: 1,
+            cache: None,
         });
         assert!(matches!(made, Err(PipelineError::Unsupported(_))));
 

@@ -316,6 +316,37 @@ impl crate::Device for Device {
         self.shared.counters.compute_pipelines.sub();
     }
 
+    unsafe fn create_pipeline_cache(
+        &self,
+        desc: &crate::PipelineCacheDescriptor,
+    ) -> Result<super::PipelineCache, crate::PipelineCacheError> {
+        use crate::validate::pipeline_cache as format;
+        self.shared.lost.guard(|| {
+            format::check_feature(self.shared.features)?;
+            // Noop's data holds no bytes past the header; it is checked all
+            // the same, so a bad blob fails here as on any backend.
+            format::initial_data(super::PIPELINE_CACHE_KEY, desc.data, desc.fallback)?;
+            self.shared.counters.pipeline_caches.add();
+            Ok(super::PipelineCache { _private: () })
+        })
+    }
+
+    unsafe fn pipeline_cache_get_data(
+        &self,
+        _cache: &super::PipelineCache,
+    ) -> Result<Vec<u8>, DeviceError> {
+        self.shared.lost.guard(|| {
+            Ok(crate::validate::pipeline_cache::wrap(
+                super::PIPELINE_CACHE_KEY,
+                &[],
+            ))
+        })
+    }
+
+    unsafe fn destroy_pipeline_cache(&self, _cache: super::PipelineCache) {
+        self.shared.counters.pipeline_caches.sub();
+    }
+
     unsafe fn get_acceleration_structure_build_sizes(
         &self,
         desc: &GetAccelerationStructureBuildSizesDescriptor<Api>,

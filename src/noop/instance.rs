@@ -130,6 +130,7 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::IMMEDIATES
             | wgt::Features::CLEAR_TEXTURE
+            | wgt::Features::PIPELINE_CACHE
             | wgt::Features::TEXTURE_BINDING_ARRAY
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
@@ -225,6 +226,10 @@ impl crate::Adapter for Adapter {
             },
             queue: Queue { shared },
         })
+    }
+
+    fn pipeline_cache_validation_key(&self) -> Option<[u8; 16]> {
+        Some(super::PIPELINE_CACHE_KEY)
     }
 
     fn texture_format_capabilities(

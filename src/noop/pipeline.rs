@@ -260,6 +260,7 @@ mod tests {
                     entry_point: "main",
                     constants: &[],
                 },
+                cache: None,
             });
             let result = made.map(|p| device.destroy_compute_pipeline(p));
             device.destroy_shader_module(module);

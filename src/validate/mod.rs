@@ -12,7 +12,9 @@
 //! | `texture.rs` | texture descriptions (extent, mips, samples, format features, view formats) |
 //! | `view.rs` | texture views against their texture |
 //! | `sampler.rs` | sampler descriptions (anisotropy, LOD clamp) |
-//! | `query.rs` | query-set descriptions (count, features) |
+//! | `query.rs` | query-set descriptions (count, features, empty statistics); copies of results |
+//! | `clear.rs` | `clear_texture` (feature, `COPY_DST`, clearable format, aspect, range) |
+//! | `pipeline_cache.rs` | pipeline-cache data (keel-hal's header: adapter key, length, checksum) and the feature |
 //! | `binding.rs` | bind group layout entries, bind groups against their layout |
 //! | `layout.rs` | pipeline layouts (group count, dynamic buffers, push constants) |
 //! | `draw.rs` | count draws while recording (feature, offsets, ranges) |
@@ -30,6 +32,7 @@ pub(crate) mod draw;
 pub(crate) mod external;
 pub(crate) mod layout;
 pub(crate) mod pipeline;
+pub(crate) mod pipeline_cache;
 pub(crate) mod query;
 pub(crate) mod sampler;
 pub(crate) mod texture;

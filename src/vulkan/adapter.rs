@@ -965,6 +965,10 @@ impl crate::Adapter for Adapter {
         })
     }
 
+    fn pipeline_cache_validation_key(&self) -> Option<[u8; 16]> {
+        Some(self.info.properties.pipeline_cache_uuid)
+    }
+
     fn texture_format_capabilities(
         &self,
         format: wgt::TextureFormat,

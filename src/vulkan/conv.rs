@@ -802,8 +802,10 @@ pub(super) fn map_features(
     // capabilities are the adapter's own (`map_format_features`).
     // `@coherent`/`@volatile` storage are plain SPIR-V decorations.
     // `clear_texture` is vkCmdClearColorImage / vkCmdClearDepthStencilImage.
+    // Pipeline caches are core Vulkan (`pipeline_cache.rs`).
     f |= F::IMMEDIATES
         | F::CLEAR_TEXTURE
+        | F::PIPELINE_CACHE
         | F::SHADER_EARLY_DEPTH_TEST
         | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES
         | F::MEMORY_DECORATION_COHERENT

@@ -598,6 +598,29 @@ impl crate::Device for super::Device {
         unsafe { super::pipeline::destroy_compute_pipeline(self, pipeline) }
     }
 
+    unsafe fn create_pipeline_cache(
+        &self,
+        desc: &crate::PipelineCacheDescriptor,
+    ) -> Result<super::PipelineCache, crate::PipelineCacheError> {
+        // SAFETY: forwarded contract.
+        self.shared
+            .guard(|| unsafe { super::pipeline_cache::create(self, desc) })
+    }
+
+    unsafe fn pipeline_cache_get_data(
+        &self,
+        cache: &super::PipelineCache,
+    ) -> Result<Vec<u8>, DeviceError> {
+        // SAFETY: forwarded contract.
+        self.shared
+            .guard(|| unsafe { super::pipeline_cache::data(self, cache) })
+    }
+
+    unsafe fn destroy_pipeline_cache(&self, cache: super::PipelineCache) {
+        // SAFETY: forwarded contract.
+        unsafe { super::pipeline_cache::destroy(self, cache) }
+    }
+
     // Acceleration structures live in acceleration.rs, ray-tracing pipelines in ray_tracing.rs.
 
     unsafe fn get_acceleration_structure_build_sizes(

@@ -66,6 +66,7 @@ mod instance;
 mod memory;
 mod pass;
 mod pipeline;
+mod pipeline_cache;
 mod pipeline_state;
 mod query;
 mod queue;
@@ -85,6 +86,7 @@ pub use acceleration::SAFE_SCRATCH_OFFSET_ALIGNMENT;
 pub use adapter::Adapter;
 pub use external_sync::ExternalSemaphore;
 pub use instance::{Instance, ValidationCounter};
+pub use pipeline_cache::PipelineCache;
 
 /// The Vulkan backend's type set.
 #[derive(Clone, Debug)]
@@ -114,6 +116,7 @@ impl crate::Api for Api {
     type SurfaceTexture = SurfaceTexture;
     type AccelerationStructure = AccelerationStructure;
     type RayTracingPipeline = RayTracingPipeline;
+    type PipelineCache = PipelineCache;
 }
 
 /// State shared by a device, its queue and its encoders. Destroyed (VMA
@@ -526,6 +529,7 @@ dyn_resources!(
     RenderPipeline: DynRenderPipeline,
     ComputePipeline: DynComputePipeline,
     RayTracingPipeline: DynRayTracingPipeline,
+    PipelineCache: DynPipelineCache,
     CommandBuffer: DynCommandBuffer,
     ExternalSemaphore: DynExternalSemaphore,
     SurfaceTexture: DynSurfaceTexture,

@@ -349,7 +349,7 @@ pub(super) unsafe fn create_render_pipeline(
     let result = unsafe {
         shared
             .raw
-            .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+            .create_graphics_pipelines(super::pipeline_cache::raw(desc.cache), &[info], None)
     };
     drop(stages);
     drop(modules);
@@ -401,7 +401,7 @@ pub(super) unsafe fn create_compute_pipeline(
     let result = unsafe {
         shared
             .raw
-            .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+            .create_compute_pipelines(super::pipeline_cache::raw(desc.cache), &[info], None)
     };
     drop(module);
     let raw = single_pipeline(result)?;

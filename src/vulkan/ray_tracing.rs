@@ -98,13 +98,14 @@ impl RayTracingFns {
     }
 
     /// `vkCreateRayTracingPipelinesKHR` for one pipeline, with no deferred
-    /// operation and no cache.
+    /// operation, through `cache` (null: none).
     ///
     /// # Safety
     /// `info` is valid for this device and every pointer in it outlives the call.
     unsafe fn create_pipeline(
         &self,
         info: &vk::RayTracingPipelineCreateInfoKHR<'_>,
+        cache: vk::PipelineCache,
     ) -> Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)> {
         let mut out = [vk::Pipeline::null()];
         // SAFETY: forwarded contract; one create info, one output slot.
@@ -112,7 +113,7 @@ impl RayTracingFns {
             (self.fp.create_ray_tracing_pipelines_khr)(
                 self.device,
                 vk::DeferredOperationKHR::null(),
-                vk::PipelineCache::null(),
+                cache,
                 1,
                 info,
                 std::ptr::null(),
@@ -439,7 +440,7 @@ pub(super) unsafe fn create_pipeline(
         // (`workarounds.rs`).
         let _serial = shared.physical.workarounds.serialize_device_lifetime();
         // SAFETY: as above.
-        unsafe { fns.create_pipeline(&info) }
+        unsafe { fns.create_pipeline(&info, super::pipeline_cache::raw(desc.cache)) }
     };
     drop(stages);
     drop(modules);

@@ -26,6 +26,7 @@ conformance_tests!(
     push_constants_arrive,
     pipeline_constants_reach_the_shader,
     pipeline_statistics_count_compute_invocations,
+    pipeline_caches_round_trip_and_refuse_bad_data,
 );
 
 const DOUBLE: &str = "
@@ -81,6 +82,7 @@ unsafe fn pipeline_with<A: Api>(
             entry_point: "main",
             constants,
         },
+        cache: None,
     };
     // SAFETY: forwarded contract.
     unsafe { ctx.device.create_compute_pipeline(&desc) }
@@ -537,6 +539,117 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) { data[id.y * 8u + id.x] =
         );
         check_eq!(&words[2..], &[0, 0][..], "the query around nothing");
         ctx.note(format!("compute invocations counted: {compute}"));
+    }
+    Ok(Outcome::Pass)
+}
+
+/// With `PIPELINE_CACHE`: an empty cache serves a compute pipeline; its data
+/// carries the adapter's validation key and makes a second cache that
+/// serves one too; damaged, truncated or foreign data is refused (and
+/// starts an empty cache with `fallback`); a device without the feature
+/// refuses caches. Nothing is left alive.
+fn pipeline_caches_round_trip_and_refuse_bad_data<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use keel_hal::{Adapter, DeviceDescriptor, PipelineCacheDescriptor, PipelineCacheError};
+    if !ctx.features.contains(wgt::Features::PIPELINE_CACHE) {
+        return crate::harness::skip("the adapter lacks PIPELINE_CACHE");
+    }
+    let key = ctx
+        .adapter
+        .pipeline_cache_validation_key()
+        .ok_or("PIPELINE_CACHE without a validation key")?;
+    let before = ctx.device.live_counts();
+    fn desc(data: Option<&[u8]>, fallback: bool) -> PipelineCacheDescriptor<'_> {
+        PipelineCacheDescriptor {
+            label: Some("conformance cache"),
+            data,
+            fallback,
+        }
+    }
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    // SAFETY: every object is destroyed below; no pipeline creation runs
+    // while a cache's data is read.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(&entries), &[])?;
+        let module = wgsl(ctx, DOUBLE)?;
+        let with_cache = |cache: &A::PipelineCache| -> Result<(), Failure> {
+            let desc = ComputePipelineDescriptor {
+                cache: Some(cache),
+                ..ComputePipelineDescriptor::new(&layouts.pipeline, &module, "main")
+            };
+            let pipeline = ctx.device.create_compute_pipeline(&desc)?;
+            ctx.device.destroy_compute_pipeline(pipeline);
+            Ok(())
+        };
+        let empty = ctx.device.create_pipeline_cache(&desc(None, false))?;
+        let result = (|| -> Result<(), Failure> {
+            with_cache(&empty)?;
+            let data = ctx.device.pipeline_cache_get_data(&empty)?;
+            check!(
+                data.len() >= 40,
+                "cache data of {} bytes has no header",
+                data.len()
+            );
+            check_eq!(&data[8..24], &key[..], "the validation key in the data");
+            let again = ctx
+                .device
+                .create_pipeline_cache(&desc(Some(&data), false))?;
+            let used = with_cache(&again);
+            ctx.device.destroy_pipeline_cache(again);
+            used?;
+            let mut damaged = data.clone();
+            if let Some(last) = damaged.last_mut() {
+                *last ^= 0x5a;
+            } else {
+                return Err("no data".into());
+            }
+            let mut foreign = data.clone();
+            foreign[8] ^= 1;
+            let bad: [(&str, &[u8]); 4] = [
+                ("damaged", &damaged),
+                ("truncated", &data[..data.len() - 1]),
+                ("foreign", &foreign),
+                ("garbage", b"not a cache at all"),
+            ];
+            for (what, bytes) in bad {
+                match ctx.device.create_pipeline_cache(&desc(Some(bytes), false)) {
+                    Err(PipelineCacheError::Invalid(_)) => {}
+                    Ok(cache) => {
+                        ctx.device.destroy_pipeline_cache(cache);
+                        return Err(format!("{what} data was accepted").into());
+                    }
+                    Err(e) => return Err(format!("{what} data: {e}").into()),
+                }
+                let fallback = ctx.device.create_pipeline_cache(&desc(Some(bytes), true))?;
+                let used = with_cache(&fallback);
+                ctx.device.destroy_pipeline_cache(fallback);
+                used?;
+            }
+            Ok(())
+        })();
+        ctx.device.destroy_pipeline_cache(empty);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        result?;
+        check_eq!(ctx.device.live_counts(), before, "live counts");
+
+        // A device without the feature.
+        let bare = ctx.adapter.open(&DeviceDescriptor::default())?;
+        let refused = bare.device.create_pipeline_cache(&desc(None, false));
+        let refused = match refused {
+            Ok(cache) => {
+                bare.device.destroy_pipeline_cache(cache);
+                return Err("a device without PIPELINE_CACHE made a cache".into());
+            }
+            Err(e) => e,
+        };
+        check_eq!(
+            refused,
+            PipelineCacheError::MissingFeature {
+                feature: wgt::Features::PIPELINE_CACHE,
+                enabled: wgt::Features::empty(),
+            },
+            "cache on a device without the feature"
+        );
     }
     Ok(Outcome::Pass)
 }

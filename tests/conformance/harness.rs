@@ -317,7 +317,8 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::MULTI_DRAW_INDIRECT_COUNT
             | wgt::Features::PIPELINE_STATISTICS_QUERY
-            | wgt::Features::CLEAR_TEXTURE);
+            | wgt::Features::CLEAR_TEXTURE
+            | wgt::Features::PIPELINE_CACHE);
     let desc = DeviceDescriptor {
         label: Some("conformance"),
         required_features: features,

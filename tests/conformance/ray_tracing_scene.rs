@@ -833,6 +833,7 @@ pub unsafe fn trace<A: Api>(
                     label: Some("ray query"),
                     layout: &layout,
                     stage: stage("main"),
+                    cache: None,
                 })?;
                 let ran = rt.run(|e| {
                     to_storage(e);
@@ -870,6 +871,7 @@ pub unsafe fn trace<A: Api>(
                             },
                         ],
                         max_recursion_depth: 1,
+                        cache: None,
                     })?;
                 let table = d.create_shader_binding_table(
                     &pipeline,

@@ -410,6 +410,7 @@ unsafe fn pipeline<A: Api>(
             constants: &[],
         }),
         color_targets: &targets,
+        cache: None,
     };
     // SAFETY: forwarded contract.
     Ok(unsafe { ctx.device.create_render_pipeline(&desc) }?)

@@ -157,6 +157,7 @@ fn spirv_pipeline<A: Api>(
                     entry_point: "main",
                     constants: &[],
                 },
+                cache: None,
             });
         let result = made.map(|pipeline| ctx.device.destroy_compute_pipeline(pipeline));
         ctx.device.destroy_shader_module(module);
@@ -241,6 +242,7 @@ fn expect_pipeline_error<A: Api>(
                     entry_point,
                     constants: &[],
                 },
+                cache: None,
             });
         let after = ctx.device.live_counts();
         let result = match made {

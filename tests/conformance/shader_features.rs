@@ -103,6 +103,7 @@ impl<A: Api> Objects<A> {
                 entry_point: name,
                 constants: &[],
             },
+            cache: None,
         };
         // SAFETY: every object came from `device`; the pipeline is unused.
         unsafe {
@@ -152,6 +153,7 @@ impl<A: Api> Objects<A> {
             multisample: wgt::MultisampleState::default(),
             fragment_stage: Some(ProgrammableStage::new(&self.module, "fs")),
             color_targets: &targets,
+            cache: None,
         };
         // SAFETY: every object came from `device`; the pipeline is unused.
         unsafe {
@@ -194,6 +196,7 @@ impl<A: Api> Objects<A> {
                 constants: &[],
             }),
             color_targets: &targets,
+            cache: None,
         };
         // SAFETY: every object came from `device`; the pipeline is unused.
         unsafe {
