@@ -98,6 +98,10 @@ pub(crate) fn capabilities(
             F::SUBGROUP_VERTEX,
             C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
         ),
+        (
+            F::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
+            C::RAY_QUERY.union(C::RAY_HIT_VERTEX_POSITION),
+        ),
         // 64-bit atomics need 64-bit integers: either feature grants both.
         (
             F::SHADER_INT64_ATOMIC_MIN_MAX,

@@ -86,6 +86,9 @@ pub(crate) struct BuildLimits {
     pub(crate) scratch_alignment: u64,
     /// `Features::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS` is enabled.
     pub(crate) extended_vertex_formats: bool,
+    /// `Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN` is enabled: builds may
+    /// ask for `ALLOW_RAY_HIT_VERTEX_RETURN`.
+    pub(crate) vertex_return: bool,
 }
 
 impl BuildLimits {
@@ -103,6 +106,7 @@ impl BuildLimits {
             scratch_alignment: scratch_alignment.max(1),
             extended_vertex_formats: features
                 .contains(wgt::Features::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS),
+            vertex_return: features.contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN),
         }
     }
 }
@@ -190,13 +194,15 @@ pub(crate) fn kind_of<B: ?Sized>(entries: &AccelerationStructureEntries<'_, B>) 
     }
 }
 
-/// Build flags keel-hal can honour: not `ALLOW_RAY_HIT_VERTEX_RETURN`
-/// (position fetch), and at most one of the two preferences (Vulkan's
+/// Build flags the device can honour: `ALLOW_RAY_HIT_VERTEX_RETURN`
+/// (position fetch) only with `EXPERIMENTAL_RAY_HIT_VERTEX_RETURN`, and at
+/// most one of the two preferences (Vulkan's
 /// `VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-03796`).
-pub(crate) fn check_flags(flags: Flags) -> Result<(), Error> {
-    if flags.contains(Flags::ALLOW_RAY_HIT_VERTEX_RETURN) {
+pub(crate) fn check_flags(flags: Flags, limits: &BuildLimits) -> Result<(), Error> {
+    if flags.contains(Flags::ALLOW_RAY_HIT_VERTEX_RETURN) && !limits.vertex_return {
         return Err(Error::Unsupported {
-            what: "build flag ALLOW_RAY_HIT_VERTEX_RETURN",
+            what: "build flag ALLOW_RAY_HIT_VERTEX_RETURN on a device without \
+                   EXPERIMENTAL_RAY_HIT_VERTEX_RETURN",
             allowed: "ALLOW_UPDATE, ALLOW_COMPACTION, PREFER_FAST_TRACE or PREFER_FAST_BUILD, \
                       LOW_MEMORY, USE_TRANSFORM",
         });
@@ -433,7 +439,7 @@ pub(crate) fn check_size_query<A: Facts>(
     flags: Flags,
     limits: &BuildLimits,
 ) -> Result<Kind, Error> {
-    check_flags(flags)?;
+    check_flags(flags, limits)?;
     check_geometry::<A>(entries, limits, false)
 }
 
@@ -448,7 +454,7 @@ pub(crate) fn check_build<A: AccelerationFacts>(
     let kind = kind_of(desc.entries);
     let dst = A::structure(desc.destination_acceleration_structure);
     check_kind("build entries", kind, dst.kind)?;
-    check_flags(desc.flags)?;
+    check_flags(desc.flags, limits)?;
     let update = desc.mode == Mode::Update;
     if update {
         let source = A::structure(
@@ -703,16 +709,26 @@ mod tests {
     }
 
     #[test]
-    fn flags_reject_vertex_return_and_both_preferences() {
+    fn flags_reject_vertex_return_without_its_feature_and_both_preferences() {
+        let plain = BuildLimits::default();
+        let with_return = BuildLimits {
+            vertex_return: true,
+            ..plain
+        };
         assert_eq!(
-            check_flags(Flags::PREFER_FAST_TRACE | Flags::ALLOW_UPDATE),
+            check_flags(Flags::PREFER_FAST_TRACE | Flags::ALLOW_UPDATE, &plain),
             Ok(())
         );
         assert!(matches!(
-            check_flags(Flags::ALLOW_RAY_HIT_VERTEX_RETURN),
+            check_flags(Flags::ALLOW_RAY_HIT_VERTEX_RETURN, &plain),
             Err(Error::Unsupported { .. })
         ));
-        let both = check_flags(Flags::PREFER_FAST_TRACE | Flags::PREFER_FAST_BUILD).unwrap_err();
+        assert_eq!(
+            check_flags(Flags::ALLOW_RAY_HIT_VERTEX_RETURN, &with_return),
+            Ok(())
+        );
+        let both =
+            check_flags(Flags::PREFER_FAST_TRACE | Flags::PREFER_FAST_BUILD, &plain).unwrap_err();
         assert!(both.to_string().contains("at most one"), "{both}");
     }
 

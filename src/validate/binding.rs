@@ -128,8 +128,13 @@ pub(crate) fn check_layout_entry(
                     "acceleration structures need the ACCELERATION_STRUCTURE capability",
                 );
             }
-            if vertex_return {
-                return unsupported("acceleration structures with vertex return are not supported");
+            if vertex_return
+                && !features.contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN)
+            {
+                return unsupported(
+                    "acceleration structures with vertex return need \
+                     EXPERIMENTAL_RAY_HIT_VERTEX_RETURN",
+                );
             }
         }
         _ => {}

@@ -132,6 +132,9 @@ pub(super) fn map_build_flags(
         (F::PREFER_FAST_TRACE, V::PREFER_FAST_TRACE),
         (F::PREFER_FAST_BUILD, V::PREFER_FAST_BUILD),
         (F::LOW_MEMORY, V::LOW_MEMORY),
+        // Position fetch (VK_KHR_ray_tracing_position_fetch) reads the
+        // structure's vertex data.
+        (F::ALLOW_RAY_HIT_VERTEX_RETURN, V::ALLOW_DATA_ACCESS),
     ] {
         if flags.contains(f) {
             out |= v;
@@ -592,12 +595,17 @@ mod tests {
             vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION
                 | vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_TRACE
         );
-        // What Vulkan cannot do never gets here: the shared check refuses it.
+        assert_eq!(
+            map_build_flags(F::ALLOW_RAY_HIT_VERTEX_RETURN),
+            vk::BuildAccelerationStructureFlagsKHR::ALLOW_DATA_ACCESS
+        );
+        // What the device cannot do never gets here: the shared check refuses it.
+        let limits = checks::BuildLimits::default();
         for flags in [
             F::ALLOW_RAY_HIT_VERTEX_RETURN,
             F::PREFER_FAST_TRACE | F::PREFER_FAST_BUILD,
         ] {
-            assert!(checks::check_flags(flags).is_err(), "{flags:?}");
+            assert!(checks::check_flags(flags, &limits).is_err(), "{flags:?}");
         }
     }
 }

@@ -82,6 +82,9 @@ pub(crate) struct PhysicalFeatures {
     /// `VK_EXT_conservative_rasterization` (no feature bits: the extension
     /// is the capability): `CONSERVATIVE_RASTERIZATION`, overestimation.
     pub(crate) conservative_rasterization: bool,
+    /// `VK_KHR_ray_tracing_position_fetch`'s `rayTracingPositionFetch`:
+    /// with ray query, `EXPERIMENTAL_RAY_HIT_VERTEX_RETURN`.
+    pub(crate) position_fetch: bool,
 }
 
 impl PhysicalFeatures {
@@ -462,6 +465,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_rt = has(ash::khr::ray_tracing_pipeline::NAME);
     let has_atomic_float = has(ash::ext::shader_atomic_float::NAME);
     let has_conservative = has(ash::ext::conservative_rasterization::NAME);
+    let has_position_fetch = has(ash::khr::ray_tracing_position_fetch::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -490,6 +494,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
     let mut rt_f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
     let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
+    let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default()
         .push_next(&mut f11)
         .push_next(&mut f12)
@@ -505,6 +510,9 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     }
     if has_atomic_float {
         features2 = features2.push_next(&mut af_f);
+    }
+    if has_position_fetch {
+        features2 = features2.push_next(&mut pf_f);
     }
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
@@ -555,6 +563,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         buffer_int64_atomics: b(f12.shader_buffer_int64_atomics),
         shared_int64_atomics: b(f12.shader_shared_int64_atomics),
         conservative_rasterization: has_conservative,
+        position_fetch: has_position_fetch && b(pf_f.ray_tracing_position_fetch),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -660,8 +669,12 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     let mut out = Vec::new();
     let rt = hal.contains(HalFeatures::RAY_TRACING_PIPELINE)
         || features.contains(wgt::Features::EXPERIMENTAL_RAY_TRACING_PIPELINES);
+    // Vertex return is read through ray queries.
     let rq = hal.contains(HalFeatures::RAY_QUERY)
-        || features.contains(wgt::Features::EXPERIMENTAL_RAY_QUERY);
+        || features.intersects(
+            wgt::Features::EXPERIMENTAL_RAY_QUERY
+                | wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
+        );
     if rt || rq || hal.contains(HalFeatures::ACCELERATION_STRUCTURE) {
         out.push(ash::khr::acceleration_structure::NAME);
         out.push(ash::khr::deferred_host_operations::NAME);
@@ -697,6 +710,9 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     }
     if features.contains(wgt::Features::CONSERVATIVE_RASTERIZATION) {
         out.push(ash::ext::conservative_rasterization::NAME);
+    }
+    if features.contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN) {
+        out.push(ash::khr::ray_tracing_position_fetch::NAME);
     }
     out
 }
@@ -805,6 +821,7 @@ impl crate::Adapter for Adapter {
         let enabled_rq = extensions.contains(&ash::khr::ray_query::NAME);
         let enabled_rt = extensions.contains(&ash::khr::ray_tracing_pipeline::NAME);
         let enabled_af = extensions.contains(&ash::ext::shader_atomic_float::NAME);
+        let enabled_pf = extensions.contains(&ash::khr::ray_tracing_position_fetch::NAME);
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
@@ -837,6 +854,8 @@ impl crate::Adapter for Adapter {
         let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
             .shader_buffer_float32_atomics(true)
             .shader_buffer_float32_atomic_add(true);
+        let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default()
+            .ray_tracing_position_fetch(true);
 
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
@@ -861,6 +880,9 @@ impl crate::Adapter for Adapter {
         if enabled_af {
             create_info = create_info.push_next(&mut af_f);
         }
+        if enabled_pf {
+            create_info = create_info.push_next(&mut pf_f);
+        }
 
         let instance = &self.instance;
         // SAFETY: `self.raw` belongs to this instance; every pointer in
@@ -882,6 +904,9 @@ impl crate::Adapter for Adapter {
         #[cfg(feature = "fault-injection")]
         // SAFETY: `raw` was just created from this instance.
         let raw = unsafe { super::fault::wrap_device(instance, raw.handle()) };
+        if enabled_pf {
+            instance.note_position_fetch_device(raw.handle(), true);
+        }
 
         // Nothing fallible may run between here and `DeviceShared` except
         // the allocator, whose failure destroys the device.
@@ -900,6 +925,7 @@ impl crate::Adapter for Adapter {
             Ok(memory) => memory,
             Err(e) => {
                 let _serial = self.info.workarounds.serialize_device_lifetime();
+                instance.note_position_fetch_device(raw.handle(), false);
                 // SAFETY: nothing was created from the device yet.
                 unsafe { raw.destroy_device(None) };
                 return Err(OpenError::Device(super::map_err(e)));

@@ -883,6 +883,11 @@ pub(super) fn map_features(
         && pf.buffer_device_address
         && info.has(ash::khr::deferred_host_operations::NAME);
     f.set(F::EXPERIMENTAL_RAY_QUERY, accel && pf.ray_query);
+    // Position fetch from ray queries (`getCommittedHitVertexPositions`).
+    f.set(
+        F::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
+        accel && pf.ray_query && pf.position_fetch,
+    );
     // Vulkan requires these position formats (R32G32, R16G16(B16A16) float
     // and snorm) for AS builds wherever the extension exists.
     f.set(F::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS, accel);

@@ -23,6 +23,13 @@ impl Drop for DeviceShared {
         // Known driver bugs: some drivers must not destroy a device while
         // another thread creates a ray-tracing pipeline (`workarounds.rs`).
         let _serial = self.physical.workarounds.serialize_device_lifetime();
+        if self
+            .features
+            .contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN)
+        {
+            self.instance
+                .note_position_fetch_device(self.raw.handle(), false);
+        }
         // SAFETY: this is the last owner of the device: no encoder, queue or
         // device handle remains, and the caller destroyed every resource
         // (contract of `Device`). Descriptor pools of layouts the caller

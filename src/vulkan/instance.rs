@@ -71,6 +71,52 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
                  1.3.239 on NVIDIA). Ignored only when the 'pending' value the message names \
                  is one the host read from that semaphore through keel-hal.",
     },
+    // VK_KHR_ray_tracing_position_fetch (EXPERIMENTAL_RAY_HIT_VERTEX_RETURN)
+    // came with Vulkan headers 1.3.250; Debian 12's layer (1.3.239) knows
+    // none of it and reports each use as invalid, although the driver
+    // exposes the extension and keel-hal enabled it. Five entries, each for
+    // that layer only and only for the extension's own structure, flag,
+    // SPIR-V capability or SPIR-V extension.
+    Ignored {
+        id: "VUID-VkDeviceCreateInfo-pNext-pNext",
+        layers: BEFORE_POSITION_FETCH,
+        scope: Scope::MessageNames("unknown VkStructureType (1000481000)"),
+        reason: "VkPhysicalDeviceRayTracingPositionFetchFeaturesKHR (1000481000) in \
+                 vkCreateDevice's pNext chain is reported as an unknown structure: the layer's \
+                 headers predate the extension that defines it.",
+    },
+    Ignored {
+        id: "VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-parameter",
+        layers: BEFORE_POSITION_FETCH,
+        scope: Scope::PositionFetchDevice(
+            "not recognized members of VkBuildAccelerationStructureFlagBitsKHR",
+        ),
+        reason: "VK_BUILD_ACCELERATION_STRUCTURE_ALLOW_DATA_ACCESS_BIT_KHR, the extension's \
+                 build flag, unknown to the layer; only on a device keel-hal opened with the \
+                 extension.",
+    },
+    Ignored {
+        id: "UNASSIGNED-CoreValidation-Shader-InconsistentSpirv",
+        layers: BEFORE_POSITION_FETCH,
+        scope: Scope::MessageNames("Invalid capability operand: 5391"),
+        reason: "SPIR-V capability RayQueryPositionFetchKHR (5391), which naga declares for \
+                 getCommittedHitVertexPositions, is unknown to the layer's SPIR-V validator.",
+    },
+    Ignored {
+        id: "VUID-VkShaderModuleCreateInfo-pCode-01090",
+        layers: BEFORE_POSITION_FETCH,
+        scope: Scope::PositionFetchDevice("Unhandled OpCapability"),
+        reason: "The same RayQueryPositionFetchKHR capability, reported again by the layer as \
+                 an unhandled capability it cannot name; only on a device keel-hal opened with \
+                 the extension.",
+    },
+    Ignored {
+        id: "VUID-VkShaderModuleCreateInfo-pCode-04146",
+        layers: BEFORE_POSITION_FETCH,
+        scope: Scope::MessageNames("(SPV_KHR_ray_tracing_position_fetch)"),
+        reason: "SPV_KHR_ray_tracing_position_fetch, the SPIR-V extension naga declares with \
+                 the capability, is reported as not supported by Vulkan: the layer predates it.",
+    },
     Ignored {
         id: "VUID-vkCmdCopyImageToBuffer-pRegions-00184",
         layers: LayerRange::Any,
@@ -79,6 +125,9 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
                  copies from an image into a buffer bound right after it (#9276, #9537).",
     },
 ];
+
+/// Layers older than `VK_KHR_ray_tracing_position_fetch` (headers 1.3.250).
+const BEFORE_POSITION_FETCH: LayerRange = LayerRange::Before(vk::make_api_version(0, 1, 3, 250));
 
 /// One allow-list entry.
 struct Ignored {
@@ -122,6 +171,12 @@ enum Scope {
     /// object keel-hal bound overlapping it and another object bound after
     /// it in the same `VkDeviceMemory`.
     ImageWithABufferAfter,
+    /// Only those whose text contains this (naming what the layer does not
+    /// know: a structure type, a SPIR-V capability or extension).
+    MessageNames(&'static str),
+    /// Only those whose text contains this and that name a device keel-hal
+    /// opened with `VK_KHR_ray_tracing_position_fetch`.
+    PositionFetchDevice(&'static str),
 }
 
 /// Where an object's memory is bound: `(VkDeviceMemory, offset, size)`.
@@ -142,6 +197,9 @@ pub(crate) struct MessengerState {
     /// semaphore keel-hal made, the last few per semaphore (kept only with
     /// validation on), for [`Scope::HostReadSemaphoreValue`].
     semaphore_reads: parking_lot::Mutex<std::collections::HashMap<u64, Vec<u64>>>,
+    /// Devices opened with `VK_KHR_ray_tracing_position_fetch` (kept only
+    /// with validation on), for [`Scope::PositionFetchDevice`].
+    position_fetch_devices: parking_lot::Mutex<Vec<u64>>,
     /// The validation layer's `specVersion`, for [`LayerRange`]; 0 when
     /// validation is off.
     layer_version: std::sync::atomic::AtomicU32,
@@ -567,6 +625,10 @@ fn is_ignored(
                 Scope::HostReadSemaphoreValue => {
                     names_a_read_semaphore_value(message, objects, state)
                 }
+                Scope::MessageNames(text) => message.contains(text),
+                Scope::PositionFetchDevice(text) => {
+                    message.contains(text) && names_position_fetch_device(objects, state)
+                }
             }
     })
 }
@@ -632,6 +694,14 @@ fn names_a_read_semaphore_value(
         .is_some_and(|values| values.contains(&pending))
 }
 
+/// Whether the message names a device opened with position fetch.
+fn names_position_fetch_device(objects: &[(vk::ObjectType, u64)], state: &MessengerState) -> bool {
+    let devices = state.position_fetch_devices.lock();
+    objects
+        .iter()
+        .any(|(t, h)| *t == vk::ObjectType::DEVICE && devices.contains(h))
+}
+
 /// Whether two bound ranges share no byte.
 fn disjoint(a: Binding, b: Binding) -> bool {
     let (a_memory, a_offset, a_size) = a;
@@ -695,6 +765,22 @@ impl InstanceShared {
             None => {
                 reads.remove(&raw);
             }
+        }
+    }
+
+    /// Notes that a device with `VK_KHR_ray_tracing_position_fetch` was
+    /// opened (`live`) or is about to be destroyed, for the allow-list's
+    /// [`Scope::PositionFetchDevice`]. Nothing is kept without validation.
+    pub(crate) fn note_position_fetch_device(&self, device: vk::Device, live: bool) {
+        if !self.validation {
+            return;
+        }
+        let raw = ash::vk::Handle::as_raw(device);
+        let mut devices = self.messenger_state.position_fetch_devices.lock();
+        if live {
+            devices.push(raw);
+        } else {
+            devices.retain(|&d| d != raw);
         }
     }
 
@@ -836,6 +922,33 @@ mod tests {
             state.external_images.lock().clear();
             assert!(is_ignored(id, 0, message, &[], Some(&state)).is_none());
         }
+    }
+
+    #[test]
+    fn position_fetch_entries_name_the_extension_on_old_layers_only() {
+        let id = "VUID-VkDeviceCreateInfo-pNext-pNext";
+        let known = "vkCreateDevice: pCreateInfo->pNext chain includes a structure with \
+                     unknown VkStructureType (1000481000); Allowed structures are [...]";
+        let other = "vkCreateDevice: pCreateInfo->pNext chain includes a structure with \
+                     unknown VkStructureType (1000999000); Allowed structures are [...]";
+        let old = state_with(&[], OLD_LAYER);
+        assert!(is_ignored(id, 0, known, &[], Some(&old)).is_some());
+        assert!(is_ignored(id, 0, other, &[], Some(&old)).is_none());
+        let new = state_with(&[], NEW_LAYER);
+        assert!(is_ignored(id, 0, known, &[], Some(&new)).is_none());
+        // The flag report counts unless it names a device with the extension.
+        let id = "VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-parameter";
+        let flags = "vkCmdBuildAccelerationStructuresKHR: value of pInfos[0].flags contains \
+                     flag bits that are not recognized members of \
+                     VkBuildAccelerationStructureFlagBitsKHR";
+        let device = [(vk::ObjectType::DEVICE, 0x77)];
+        assert!(is_ignored(id, 0, flags, &device, Some(&old)).is_none());
+        old.position_fetch_devices.lock().push(0x77);
+        assert!(is_ignored(id, 0, flags, &device, Some(&old)).is_some());
+        let elsewhere = [(vk::ObjectType::DEVICE, 0x78)];
+        assert!(is_ignored(id, 0, flags, &elsewhere, Some(&old)).is_none());
+        new.position_fetch_devices.lock().push(0x77);
+        assert!(is_ignored(id, 0, flags, &device, Some(&new)).is_none());
     }
 
     #[test]

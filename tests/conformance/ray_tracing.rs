@@ -19,7 +19,7 @@ use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
 use crate::helpers::buffer_barrier;
 use crate::ray_tracing_scene::{
     as_barrier, build_blas, check_picture, expected, f32_bytes, pixel_at, rgb, trace, triangles,
-    Rt, Tlas, MISS, PLACEMENTS, SIDE, TRIANGLE,
+    Rt, Tlas, Way, MISS, PLACEMENTS, SIDE, TRIANGLE,
 };
 
 ray_tracing_conformance_tests!(
@@ -366,7 +366,13 @@ fn ray_query_and_pipeline_see_the_same_picture<A: Api>(ctx: &Ctx<A>) -> TestResu
     let mut pictures = Vec::new();
     // SAFETY: everything is destroyed before returning, after the waits.
     unsafe {
-        let blas = build_blas(&rt, &TRIANGLE, Flags::PREFER_FAST_TRACE)?;
+        // Vertex return reads the BLAS's vertices: it must allow that.
+        let flags = if ways.contains(&Way::VertexReturn) {
+            Flags::PREFER_FAST_TRACE | Flags::ALLOW_RAY_HIT_VERTEX_RETURN
+        } else {
+            Flags::PREFER_FAST_TRACE
+        };
+        let blas = build_blas(&rt, &TRIANGLE, flags)?;
         let tlas = Tlas::build(&rt, &blas, Uses::BUILD_OUTPUT, &PLACEMENTS)?;
         for &way in &ways {
             pictures.push((way, trace(&rt, way, &tlas.tlas)?));

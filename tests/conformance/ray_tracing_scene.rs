@@ -37,6 +37,10 @@ pub enum Way {
     Query,
     /// A ray-tracing pipeline with a shader binding table.
     Pipeline,
+    /// A ray query that also reads the hit triangle's vertices
+    /// (`EXPERIMENTAL_RAY_HIT_VERTEX_RETURN`): it paints what [`Way::Query`]
+    /// does where they are the BLAS's, and a wrong colour where not.
+    VertexReturn,
 }
 
 /// Where an instance sits: object → world is rotate(degrees) · scale, then offset.
@@ -191,6 +195,8 @@ pub struct Rt<A: Api> {
     pub device: A::Device,
     pub queue: A::Queue,
     pub hal: HalFeatures,
+    /// The `wgpu-types` features the device was opened with.
+    pub features: wgt::Features,
     start: LiveCounts,
 }
 
@@ -204,8 +210,11 @@ impl<A: Api> Rt<A> {
         if !hal.contains(HalFeatures::ACCELERATION_STRUCTURE) {
             return Ok(None);
         }
+        // Vertex return, where the adapter has it (`Way::VertexReturn`).
+        let features = ctx.caps.features & wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN;
         let desc = DeviceDescriptor {
             label: Some("conformance ray tracing"),
+            required_features: features,
             required_hal_features: hal,
             ..Default::default()
         };
@@ -216,6 +225,7 @@ impl<A: Api> Rt<A> {
             device: open.device,
             queue: open.queue,
             hal: ctx.caps.hal_features,
+            features,
             start,
         }))
     }
@@ -225,12 +235,19 @@ impl<A: Api> Rt<A> {
         if !self.hal.contains(HalFeatures::SHADER_EXECUTION) {
             return Vec::new();
         }
+        let vertex_return = self
+            .features
+            .contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN);
         [
-            (Way::Query, HalFeatures::RAY_QUERY),
-            (Way::Pipeline, HalFeatures::RAY_TRACING_PIPELINE),
+            (Way::Query, self.hal.contains(HalFeatures::RAY_QUERY)),
+            (
+                Way::Pipeline,
+                self.hal.contains(HalFeatures::RAY_TRACING_PIPELINE),
+            ),
+            (Way::VertexReturn, vertex_return),
         ]
         .into_iter()
-        .filter(|(_, f)| self.hal.contains(*f))
+        .filter(|(_, has)| *has)
         .map(|(w, _)| w)
         .collect()
     }
@@ -655,7 +672,7 @@ impl<A: Api> Tlas<A> {
 }
 
 const COMMON_WGSL: &str = r#"
-@group(0) @binding(0) var scene: acceleration_structure;
+@group(0) @binding(0) var scene: acceleration_structure{SCENE_FLAGS};
 @group(0) @binding(1) var<storage, read_write> pixels: array<u32>;
 const SIDE = {SIDE}u;
 const A = vec3<f32>({A});
@@ -684,6 +701,29 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     var color = MISS_COLOR;
     if hit.kind != RAY_QUERY_INTERSECTION_NONE {
         color = vec3<f32>(1.0 - hit.barycentrics.x - hit.barycentrics.y, hit.barycentrics);
+    }
+    store(id.xy, color);
+}
+"#;
+
+const VERTEX_RETURN_WGSL: &str = r#"
+enable wgpu_ray_query;
+enable wgpu_ray_query_vertex_return;
+{COMMON}
+fn near(a: vec3<f32>, b: vec3<f32>) -> bool { return all(abs(a - b) < vec3<f32>(1e-4)); }
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    var rq: ray_query<vertex_return>;
+    rayQueryInitialize(&rq, scene, primary_ray(id.xy));
+    while rayQueryProceed(&rq) {}
+    let hit = rayQueryGetCommittedIntersection(&rq);
+    var color = MISS_COLOR;
+    if hit.kind != RAY_QUERY_INTERSECTION_NONE {
+        let v = getCommittedHitVertexPositions(&rq);
+        color = vec3<f32>(1.0, 1.0, 1.0);
+        if near(v[0], A) && near(v[1], B) && near(v[2], C) {
+            color = vec3<f32>(1.0 - hit.barycentrics.x - hit.barycentrics.y, hit.barycentrics);
+        }
     }
     store(id.xy, color);
 }
@@ -736,9 +776,18 @@ fn wgsl(way: Way) -> String {
         .replace("{A}", &v(TRIANGLE[0]))
         .replace("{B}", &v(TRIANGLE[1]))
         .replace("{C}", &v(TRIANGLE[2]))
-        .replace("{MISS}", &v(MISS));
+        .replace("{MISS}", &v(MISS))
+        .replace(
+            "{SCENE_FLAGS}",
+            if way == Way::VertexReturn {
+                "<vertex_return>"
+            } else {
+                ""
+            },
+        );
     match way {
         Way::Query => QUERY_WGSL,
+        Way::VertexReturn => VERTEX_RETURN_WGSL,
         Way::Pipeline => PIPELINE_WGSL,
     }
     .replace("{COMMON}", &common)
@@ -756,7 +805,7 @@ pub unsafe fn trace<A: Api>(
 ) -> Result<Vec<u32>, Failure> {
     use wgt::BufferUsages as U;
     let stages = match way {
-        Way::Query => wgt::ShaderStages::COMPUTE,
+        Way::Query | Way::VertexReturn => wgt::ShaderStages::COMPUTE,
         Way::Pipeline => wgt::ShaderStages::RAY_GENERATION,
     };
     let entry = |binding, ty| wgt::BindGroupLayoutEntry {
@@ -769,7 +818,7 @@ pub unsafe fn trace<A: Api>(
         entry(
             0,
             wgt::BindingType::AccelerationStructure {
-                vertex_return: false,
+                vertex_return: way == Way::VertexReturn,
             },
         ),
         entry(1, crate::pipelines::storage(false, false)),
@@ -828,7 +877,7 @@ pub unsafe fn trace<A: Api>(
             label: Some("trace"),
         };
         let ran = match way {
-            Way::Query => {
+            Way::Query | Way::VertexReturn => {
                 let pipeline = d.create_compute_pipeline(&ComputePipelineDescriptor::<A> {
                     label: Some("ray query"),
                     layout: &layout,
