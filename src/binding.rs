@@ -89,6 +89,9 @@ pub enum BindingResource<'a, R: Resources + ?Sized> {
     TextureViewArray(&'a [&'a R::TextureView]),
     /// A top-level acceleration structure.
     AccelerationStructure(&'a R::AccelerationStructure),
+    /// An array of top-level acceleration structures
+    /// (`ACCELERATION_STRUCTURE_BINDING_ARRAY`).
+    AccelerationStructureArray(&'a [&'a R::AccelerationStructure]),
 }
 
 /// One binding of a bind group.

@@ -99,6 +99,10 @@ pub(crate) fn capabilities(
             C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
         ),
         (
+            F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
+            C::ACCELERATION_STRUCTURE_BINDING_ARRAY,
+        ),
+        (
             F::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
             C::RAY_QUERY.union(C::RAY_HIT_VERTEX_POSITION),
         ),

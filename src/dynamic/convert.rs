@@ -223,18 +223,20 @@ where
 {
     let layout = c.bind_group_layout(desc.layout).ok_or(FOREIGN)?;
     // Array elements first, flattened, so entries can point into them.
-    let (mut nb, mut ns, mut nv) = (0, 0, 0);
+    let (mut nb, mut ns, mut nv, mut na) = (0, 0, 0, 0);
     for entry in desc.entries {
         match entry.resource {
             BindingResource::BufferArray(list) => nb += list.len(),
             BindingResource::SamplerArray(list) => ns += list.len(),
             BindingResource::TextureViewArray(list) => nv += list.len(),
+            BindingResource::AccelerationStructureArray(list) => na += list.len(),
             _ => {}
         }
     }
     let mut buffers = List::<BufferBinding<'_, T::Buffer>, 8>::with_capacity(nb)?;
     let mut samplers = List::<&T::Sampler, 8>::with_capacity(ns)?;
     let mut views = List::<&T::TextureView, 8>::with_capacity(nv)?;
+    let mut structures = List::<&T::AccelerationStructure, 8>::with_capacity(na)?;
     for entry in desc.entries {
         match entry.resource {
             BindingResource::BufferArray(list) => {
@@ -252,11 +254,17 @@ where
                     views.push(c.texture_view(v).ok_or(FOREIGN)?)?;
                 }
             }
+            BindingResource::AccelerationStructureArray(list) => {
+                for &a in list {
+                    structures.push(c.acceleration_structure(a).ok_or(FOREIGN)?)?;
+                }
+            }
             _ => {}
         }
     }
     let (buffers, samplers, views) = (buffers.as_slice(), samplers.as_slice(), views.as_slice());
-    let (mut ib, mut is, mut iv) = (0, 0, 0);
+    let structures = structures.as_slice();
+    let (mut ib, mut is, mut iv, mut ia) = (0, 0, 0, 0);
     // Each array's elements, in the order they were flattened.
     fn take(at: &mut usize, len: usize) -> std::ops::Range<usize> {
         let range = *at..*at + len;
@@ -282,6 +290,9 @@ where
             }
             BindingResource::AccelerationStructure(a) => {
                 BindingResource::AccelerationStructure(c.acceleration_structure(a).ok_or(FOREIGN)?)
+            }
+            BindingResource::AccelerationStructureArray(list) => {
+                BindingResource::AccelerationStructureArray(&structures[take(&mut ia, list.len())])
             }
         };
         entries.push(BindGroupEntry {

@@ -276,6 +276,7 @@ fn given<A: Facts>(resource: &BindingResource<'_, A>) -> &'static str {
         BindingResource::SamplerArray(_) => "an array of samplers",
         BindingResource::TextureView(_) => "a texture view",
         BindingResource::TextureViewArray(_) => "an array of texture views",
+        BindingResource::AccelerationStructureArray(_) => "an array of acceleration structures",
         BindingResource::AccelerationStructure(a) => match A::structure_kind(a) {
             crate::AccelerationStructureKind::TopLevel => "a top-level acceleration structure",
             crate::AccelerationStructureKind::BottomLevel => {
@@ -300,7 +301,8 @@ pub(crate) fn expected(entry: &wgt::BindGroupLayoutEntry) -> &'static str {
         (T::Texture { .. }, true) => "an array of sampled texture views",
         (T::StorageTexture { .. }, false) => "a storage texture view",
         (T::StorageTexture { .. }, true) => "an array of storage texture views",
-        (T::AccelerationStructure { .. }, _) => "a top-level acceleration structure",
+        (T::AccelerationStructure { .. }, false) => "a top-level acceleration structure",
+        (T::AccelerationStructure { .. }, true) => "an array of top-level acceleration structures",
         (T::ExternalTexture, _) => "an external texture",
     }
 }
@@ -369,6 +371,15 @@ fn check_resource<A: Facts>(
                 crate::AccelerationStructureKind::TopLevel => Ok(()),
                 crate::AccelerationStructureKind::BottomLevel => Err(wrong()),
             }
+        }
+        (T::AccelerationStructure { .. }, BindingResource::AccelerationStructureArray(list))
+            if array =>
+        {
+            count(list.len())?;
+            list.iter().try_for_each(|a| match A::structure_kind(a) {
+                crate::AccelerationStructureKind::TopLevel => Ok(()),
+                crate::AccelerationStructureKind::BottomLevel => Err(wrong()),
+            })
         }
         _ => Err(wrong()),
     }

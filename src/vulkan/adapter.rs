@@ -82,6 +82,9 @@ pub(crate) struct PhysicalFeatures {
     /// `VK_EXT_conservative_rasterization` (no feature bits: the extension
     /// is the capability): `CONSERVATIVE_RASTERIZATION`, overestimation.
     pub(crate) conservative_rasterization: bool,
+    /// `descriptorBindingAccelerationStructureUpdateAfterBind`: with ray
+    /// query, `ACCELERATION_STRUCTURE_BINDING_ARRAY` (as wgpu-hal decides).
+    pub(crate) acceleration_structure_update_after_bind: bool,
     /// `VK_KHR_ray_tracing_position_fetch`'s `rayTracingPositionFetch`:
     /// with ray query, `EXPERIMENTAL_RAY_HIT_VERTEX_RETURN`.
     pub(crate) position_fetch: bool,
@@ -267,6 +270,8 @@ pub(crate) struct RayLimits {
     pub(crate) max_instance_count: u64,
     pub(crate) max_primitive_count: u64,
     pub(crate) max_per_stage_acceleration_structures: u32,
+    /// `maxPerStageDescriptorUpdateAfterBindAccelerationStructures`.
+    pub(crate) max_per_stage_update_after_bind_acceleration_structures: u32,
     pub(crate) max_ray_recursion_depth: u32,
     pub(crate) max_ray_dispatch_invocation_count: u32,
     /// `minAccelerationStructureScratchOffsetAlignment` (0 without the extension).
@@ -564,6 +569,8 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         shared_int64_atomics: b(f12.shader_shared_int64_atomics),
         conservative_rasterization: has_conservative,
         position_fetch: has_position_fetch && b(pf_f.ray_tracing_position_fetch),
+        acceleration_structure_update_after_bind: has_as
+            && b(as_f.descriptor_binding_acceleration_structure_update_after_bind),
     };
     if !(features.synchronization2
         && features.dynamic_rendering
@@ -581,6 +588,8 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         max_primitive_count: as_props.max_primitive_count,
         max_per_stage_acceleration_structures: as_props
             .max_per_stage_descriptor_acceleration_structures,
+        max_per_stage_update_after_bind_acceleration_structures: as_props
+            .max_per_stage_descriptor_update_after_bind_acceleration_structures,
         max_ray_recursion_depth: rt_props.max_ray_recursion_depth,
         max_ray_dispatch_invocation_count: rt_props.max_ray_dispatch_invocation_count,
         min_scratch_offset_alignment: as_props.min_acceleration_structure_scratch_offset_alignment,
@@ -847,7 +856,10 @@ impl crate::Adapter for Adapter {
             );
         let (core, mut f12) = pf.indexing.enable(features, core, f12);
         let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
-            .acceleration_structure(true);
+            .acceleration_structure(true)
+            .descriptor_binding_acceleration_structure_update_after_bind(
+                features.contains(wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY),
+            );
         let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
         let mut rt_f =
             vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);

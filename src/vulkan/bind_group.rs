@@ -180,6 +180,13 @@ unsafe fn create_with<S: Scratch>(
                     overflow |= !structures.push(s.raw);
                     (structures.len().wrapping_sub(1), 1, Infos::Structures)
                 }
+                BindingResource::AccelerationStructureArray(list) => {
+                    let first = structures.len();
+                    for s in *list {
+                        overflow |= !structures.push(s.raw);
+                    }
+                    (first, list.len(), Infos::Structures)
+                }
             };
             overflow |= !pending.push(PendingWrite {
                 binding: entry.binding,
@@ -211,18 +218,24 @@ unsafe fn create_with<S: Scratch>(
     }?;
     let raw = set.raw();
     let (buffer_infos, image_infos) = (buffers.as_slice(), images.as_slice());
-    // One chained struct per structure (each structure entry is a single
-    // one), all made before any write points at them: the list does not
-    // move afterwards.
+    // One chained struct per structure entry (its handles, one or an
+    // array's), all made before any write points at them: the list does not
+    // move afterwards. The writes below take them in the same order.
+    let handles = structures.as_slice();
     let mut chained = S::List::<vk::WriteDescriptorSetAccelerationStructureKHR>::new();
-    for handle in structures.as_slice() {
-        // `structures` and `chained` have the same capacity.
-        let _ = chained.push(
-            vk::WriteDescriptorSetAccelerationStructureKHR::default()
-                .acceleration_structures(std::slice::from_ref(handle)),
-        );
+    for p in pending.as_slice() {
+        if p.infos == Infos::Structures {
+            // A structure entry has at least one handle, so `chained` has
+            // at most as many elements as `structures`: it fits.
+            let range = handles.get(p.first..p.first + p.count).unwrap_or_default();
+            let _ = chained.push(
+                vk::WriteDescriptorSetAccelerationStructureKHR::default()
+                    .acceleration_structures(range),
+            );
+        }
     }
     let chained = chained.as_slice();
+    let mut next_chained = 0;
     let mut writes = S::List::<vk::WriteDescriptorSet>::new();
     for p in pending.as_slice() {
         let mut write = vk::WriteDescriptorSet::default()
@@ -242,10 +255,14 @@ unsafe fn create_with<S: Scratch>(
             Infos::Buffers => buffer_infos
                 .get(range)
                 .map(|b| write.p_buffer_info = b.as_ptr()),
-            // `first` indexes `structures`, so `chained` too.
-            Infos::Structures => chained
-                .get(p.first)
-                .map(|c| write.p_next = std::ptr::from_ref(c).cast()),
+            // The structure entries' chained structs, in order.
+            Infos::Structures => {
+                next_chained += 1;
+                chained
+                    .get(next_chained - 1)
+                    .filter(|c| c.acceleration_structure_count as usize == p.count)
+                    .map(|c| write.p_next = std::ptr::from_ref(c).cast())
+            }
         };
         if ok.is_none() || !writes.push(write) {
             log::error!("bind group write {} out of its scratch lists", p.binding);

@@ -208,6 +208,10 @@ fn update_after_bind_enabled(shared: &DeviceShared, ty: vk::DescriptorType) -> b
         D::STORAGE_IMAGE => indexing.update_after_bind_storage_image,
         D::STORAGE_BUFFER => indexing.update_after_bind_storage_buffer,
         D::UNIFORM_BUFFER => indexing.update_after_bind_uniform_buffer,
+        // Enabled with ACCELERATION_STRUCTURE_BINDING_ARRAY.
+        D::ACCELERATION_STRUCTURE_KHR => shared
+            .features
+            .contains(wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY),
         _ => false,
     }
 }

@@ -638,6 +638,11 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
         limits.max_tlas_instance_count = sat32(ray.max_instance_count);
         limits.max_acceleration_structures_per_shader_stage =
             ray.max_per_stage_acceleration_structures;
+        // A binding array must fit both the plain and the update-after-bind
+        // per-stage limit (layouts of either kind may hold one).
+        limits.max_binding_array_acceleration_structure_elements_per_shader_stage = ray
+            .max_per_stage_acceleration_structures
+            .min(ray.max_per_stage_update_after_bind_acceleration_structures);
     }
     if info.features.ray_tracing_pipeline {
         limits.max_ray_recursion_depth = ray.max_ray_recursion_depth;
@@ -883,6 +888,11 @@ pub(super) fn map_features(
         && pf.buffer_device_address
         && info.has(ash::khr::deferred_host_operations::NAME);
     f.set(F::EXPERIMENTAL_RAY_QUERY, accel && pf.ray_query);
+    // Arrays of structures in bind groups (update-after-bind ones too).
+    f.set(
+        F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
+        accel && pf.ray_query && pf.acceleration_structure_update_after_bind,
+    );
     // Position fetch from ray queries (`getCommittedHitVertexPositions`).
     f.set(
         F::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,

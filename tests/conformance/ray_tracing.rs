@@ -419,25 +419,29 @@ fn ray_query_and_pipeline_see_the_same_picture<A: Api>(ctx: &Ctx<A>) -> TestResu
             SIDE * SIDE
         ));
     }
-    if let [(_, a), (_, b)] = &pictures[..] {
-        let differ = a
-            .iter()
-            .zip(b)
-            .filter(|(p, q)| {
-                rgb(**p)
-                    .iter()
-                    .zip(rgb(**q))
-                    .any(|(x, y)| x.abs_diff(y) > 2)
-            })
-            .count();
-        check_eq!(
-            differ,
-            0,
-            "pixels where ray query and pipeline differ by more than 2/255"
-        );
-        ctx.note("ray query and ray-tracing pipeline agree");
-    } else {
-        ctx.note("one way to trace only: no comparison");
+    // Every way against the first (ray query where the adapter has it).
+    if let [(first, a), rest @ ..] = &pictures[..] {
+        for (way, b) in rest {
+            let differ = a
+                .iter()
+                .zip(b)
+                .filter(|(p, q)| {
+                    rgb(**p)
+                        .iter()
+                        .zip(rgb(**q))
+                        .any(|(x, y)| x.abs_diff(y) > 2)
+                })
+                .count();
+            check_eq!(
+                differ,
+                0,
+                "pixels where {first:?} and {way:?} differ by more than 2/255"
+            );
+            ctx.note(format!("{first:?} and {way:?} agree"));
+        }
+        if rest.is_empty() {
+            ctx.note("one way to trace only: no comparison");
+        }
     }
     rt.finish()?;
     Ok(Outcome::Pass)

@@ -41,6 +41,9 @@ pub enum Way {
     /// (`EXPERIMENTAL_RAY_HIT_VERTEX_RETURN`): it paints what [`Way::Query`]
     /// does where they are the BLAS's, and a wrong colour where not.
     VertexReturn,
+    /// A ray query through element 1 of a two-element binding array of the
+    /// TLAS (`ACCELERATION_STRUCTURE_BINDING_ARRAY`).
+    BindingArray,
 }
 
 /// Where an instance sits: object → world is rotate(degrees) · scale, then offset.
@@ -210,8 +213,11 @@ impl<A: Api> Rt<A> {
         if !hal.contains(HalFeatures::ACCELERATION_STRUCTURE) {
             return Ok(None);
         }
-        // Vertex return, where the adapter has it (`Way::VertexReturn`).
-        let features = ctx.caps.features & wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN;
+        // Vertex return and binding arrays of structures, where the adapter
+        // has them (`Way::VertexReturn`, `Way::BindingArray`).
+        let features = ctx.caps.features
+            & (wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN
+                | wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY);
         let desc = DeviceDescriptor {
             label: Some("conformance ray tracing"),
             required_features: features,
@@ -245,6 +251,11 @@ impl<A: Api> Rt<A> {
                 self.hal.contains(HalFeatures::RAY_TRACING_PIPELINE),
             ),
             (Way::VertexReturn, vertex_return),
+            (
+                Way::BindingArray,
+                self.features
+                    .contains(wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY),
+            ),
         ]
         .into_iter()
         .filter(|(_, has)| *has)
@@ -672,7 +683,7 @@ impl<A: Api> Tlas<A> {
 }
 
 const COMMON_WGSL: &str = r#"
-@group(0) @binding(0) var scene: acceleration_structure{SCENE_FLAGS};
+{SCENE_DECL}
 @group(0) @binding(1) var<storage, read_write> pixels: array<u32>;
 const SIDE = {SIDE}u;
 const A = vec3<f32>({A});
@@ -695,7 +706,7 @@ enable wgpu_ray_query;
 @compute @workgroup_size(8, 8)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     var rq: ray_query;
-    rayQueryInitialize(&rq, scene, primary_ray(id.xy));
+    rayQueryInitialize(&rq, {SCENE}, primary_ray(id.xy));
     while rayQueryProceed(&rq) {}
     let hit = rayQueryGetCommittedIntersection(&rq);
     var color = MISS_COLOR;
@@ -778,19 +789,40 @@ fn wgsl(way: Way) -> String {
         .replace("{C}", &v(TRIANGLE[2]))
         .replace("{MISS}", &v(MISS))
         .replace(
-            "{SCENE_FLAGS}",
-            if way == Way::VertexReturn {
-                "<vertex_return>"
-            } else {
-                ""
+            "{SCENE_DECL}",
+            match way {
+                Way::VertexReturn => {
+                    "@group(0) @binding(0) var scene: acceleration_structure<vertex_return>;"
+                }
+                Way::BindingArray => {
+                    "@group(0) @binding(0) var scenes: binding_array<acceleration_structure, 2>;"
+                }
+                Way::Query | Way::Pipeline => {
+                    "@group(0) @binding(0) var scene: acceleration_structure;"
+                }
             },
         );
-    match way {
-        Way::Query => QUERY_WGSL,
+    // Binding arrays are a WGSL extension of their own.
+    let enables = if way == Way::BindingArray {
+        "enable wgpu_binding_array;"
+    } else {
+        ""
+    };
+    let body = match way {
+        Way::Query | Way::BindingArray => QUERY_WGSL,
         Way::VertexReturn => VERTEX_RETURN_WGSL,
         Way::Pipeline => PIPELINE_WGSL,
     }
     .replace("{COMMON}", &common)
+    .replace(
+        "{SCENE}",
+        if way == Way::BindingArray {
+            "scenes[1]"
+        } else {
+            "scene"
+        },
+    );
+    format!("{enables}\n{body}")
 }
 
 /// Traces a [`SIDE`]² image of `tlas` (in `SHADER_INPUT`), one packed
@@ -805,24 +837,27 @@ pub unsafe fn trace<A: Api>(
 ) -> Result<Vec<u32>, Failure> {
     use wgt::BufferUsages as U;
     let stages = match way {
-        Way::Query | Way::VertexReturn => wgt::ShaderStages::COMPUTE,
+        Way::Query | Way::VertexReturn | Way::BindingArray => wgt::ShaderStages::COMPUTE,
         Way::Pipeline => wgt::ShaderStages::RAY_GENERATION,
     };
-    let entry = |binding, ty| wgt::BindGroupLayoutEntry {
+    let entry = |binding, ty, count| wgt::BindGroupLayoutEntry {
         binding,
         visibility: stages,
         ty,
-        count: None,
+        count,
     };
+    let array = (way == Way::BindingArray).then_some(std::num::NonZeroU32::MIN.saturating_add(1));
     let entries = [
         entry(
             0,
             wgt::BindingType::AccelerationStructure {
                 vertex_return: way == Way::VertexReturn,
             },
+            array,
         ),
-        entry(1, crate::pipelines::storage(false, false)),
+        entry(1, crate::pipelines::storage(false, false), None),
     ];
+    let both = [tlas, tlas];
     let len = (SIDE * SIDE * 4) as usize;
     let source = wgsl(way);
     let d = &rt.device;
@@ -840,7 +875,11 @@ pub unsafe fn trace<A: Api>(
             entries: &[
                 BindGroupEntry {
                     binding: 0,
-                    resource: BindingResource::AccelerationStructure(tlas),
+                    resource: if way == Way::BindingArray {
+                        BindingResource::AccelerationStructureArray(&both)
+                    } else {
+                        BindingResource::AccelerationStructure(tlas)
+                    },
                 },
                 BindGroupEntry {
                     binding: 1,
@@ -877,7 +916,7 @@ pub unsafe fn trace<A: Api>(
             label: Some("trace"),
         };
         let ran = match way {
-            Way::Query | Way::VertexReturn => {
+            Way::Query | Way::VertexReturn | Way::BindingArray => {
                 let pipeline = d.create_compute_pipeline(&ComputePipelineDescriptor::<A> {
                     label: Some("ray query"),
                     layout: &layout,
