@@ -287,6 +287,7 @@ impl<A: Api> Scene<A> {
                     write_mask: wgt::ColorWrites::ALL,
                 })],
                 cache: None,
+                multiview_mask: None,
             })?;
             let scene = Scene {
                 vertices,
@@ -362,6 +363,7 @@ impl<A: Api> Scene<A> {
                     clear_value: CLEAR,
                 })],
                 depth_stencil_attachment: None,
+                multiview_mask: None,
             });
             encoder.set_render_pipeline(&self.pipeline);
             encoder.set_bind_group(&self.pipeline_layout, 0, &self.bind_group, &[]);

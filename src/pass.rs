@@ -61,6 +61,11 @@ pub struct RenderPassDescriptor<'a, R: Resources + ?Sized> {
     pub color_attachments: &'a [Option<ColorAttachment<'a, R::TextureView>>],
     /// The depth/stencil attachment.
     pub depth_stencil_attachment: Option<DepthStencilAttachment<'a, R::TextureView>>,
+    /// Multiview (`MULTIVIEW`): view `i` of the mask renders to layer `i`
+    /// of every attachment's view, which must have a layer for each view;
+    /// pipelines used in the pass have the same mask. `None`: one view, as
+    /// `extent.depth_or_array_layers` says.
+    pub multiview_mask: Option<std::num::NonZeroU32>,
 }
 
 /// Describes a compute pass.

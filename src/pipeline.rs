@@ -197,6 +197,9 @@ pub struct RenderPipelineDescriptor<'a, R: Resources + ?Sized> {
     pub fragment_stage: Option<ProgrammableStage<'a, R>>,
     /// Colour targets, by attachment slot.
     pub color_targets: &'a [Option<wgt::ColorTargetState>],
+    /// The views it renders (`MULTIVIEW`), the same as the passes it is
+    /// used in; shaders read the view as `@builtin(view_index)`.
+    pub multiview_mask: Option<std::num::NonZeroU32>,
     /// A pipeline cache (`PIPELINE_CACHE`); `None`: none.
     pub cache: Option<&'a R::PipelineCache>,
 }

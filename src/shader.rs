@@ -98,6 +98,8 @@ pub(crate) fn capabilities(
             F::SUBGROUP_VERTEX,
             C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
         ),
+        (F::MULTIVIEW, C::MULTIVIEW),
+        (F::SELECTIVE_MULTIVIEW, C::MULTIVIEW),
         (
             F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
             C::ACCELERATION_STRUCTURE_BINDING_ARRAY,

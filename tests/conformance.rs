@@ -57,6 +57,8 @@ mod external_side;
 mod lifecycle;
 #[path = "conformance/memory_report.rs"]
 mod memory_report;
+#[path = "conformance/multiview.rs"]
+mod multiview;
 #[path = "conformance/queries.rs"]
 mod queries;
 #[path = "conformance/ray_tracing.rs"]

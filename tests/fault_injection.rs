@@ -521,6 +521,7 @@ fn render_pipeline_path(
         fragment_stage: Some(stage("fs")),
         color_targets: &targets,
         cache: None,
+        multiview_mask: None,
     };
     // SAFETY: the layout and module came from this device; destroyed at once.
     unsafe {

@@ -480,6 +480,7 @@ fn msaa_depth_resolve_indexed_indirect_and_y_up() {
                 }),
                 color_targets: &targets,
                 cache: None,
+                multiview_mask: None,
             })
             .expect("render pipeline");
 
@@ -533,6 +534,7 @@ fn msaa_depth_resolve_indexed_indirect_and_y_up() {
                     stencil_ops: AttachmentOps::empty(),
                     clear_value: (1.0, 0),
                 }),
+                multiview_mask: None,
             });
             e.set_render_pipeline(&pipeline);
             e.set_vertex_buffer(0, BufferBinding::whole(&vertex_buffer));

@@ -151,6 +151,7 @@ impl<A: kh::Api> Keel<A> {
                 fragment_stage: Some(stage("fs_main")),
                 color_targets: &targets,
                 cache: None,
+                multiview_mask: None,
             };
             let render = d.create_render_pipeline(&desc).map_err(err("render"))?;
             let encoder = d
@@ -519,6 +520,7 @@ impl<A: kh::Api> Keel<A> {
                         sample_count: 1,
                         color_attachments: &color,
                         depth_stencil_attachment: None,
+                        multiview_mask: None,
                     });
                     // The trait does not say begin_render_pass sets these; set
                     // them once, as the raw side does (negligible per command).

@@ -403,6 +403,7 @@ where
         multisample: desc.multisample,
         fragment_stage,
         color_targets: desc.color_targets,
+        multiview_mask: desc.multiview_mask,
         cache: cache(c, desc.cache)?,
     })
 }
@@ -467,6 +468,7 @@ where
         sample_count: desc.sample_count,
         color_attachments: colors.as_slice(),
         depth_stencil_attachment,
+        multiview_mask: desc.multiview_mask,
     }))
 }
 

@@ -585,6 +585,7 @@ mod dyn_api_tests {
                 sample_count: 1,
                 color_attachments: &colors,
                 depth_stencil_attachment: None,
+                multiview_mask: None,
             });
             encoder.end_render_pass();
             encoder

@@ -148,6 +148,8 @@ pub struct CommandEncoder {
     as_limits: acceleration::Limits,
     /// The features the device was opened with, for draws that need one.
     features: wgt::Features,
+    /// The device's `max_multiview_view_count`, for render passes.
+    max_views: u32,
 }
 
 impl CommandEncoder {
@@ -158,6 +160,7 @@ impl CommandEncoder {
                 .min_uniform_buffer_offset_alignment
                 .min(limits.min_storage_buffer_offset_alignment),
             as_limits: acceleration::Limits::new(limits),
+            max_views: limits.max_multiview_view_count,
             ..Self::default()
         }
     }
@@ -550,6 +553,23 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         self.pass = Pass::Render;
+        let layers = desc
+            .color_attachments
+            .iter()
+            .flatten()
+            .map(|a| &a.target)
+            .chain(desc.depth_stencil_attachment.as_ref().map(|d| &d.target))
+            .map(|a| a.view.range.array_layer_count.unwrap_or(1));
+        let checked = crate::validate::multiview::check_pass(
+            desc.multiview_mask,
+            self.features,
+            self.max_views,
+            layers,
+        );
+        if let Err(e) = checked {
+            log::error!("noop: begin_render_pass: {e}; the pass is skipped");
+            return;
+        }
         let mut fills = Vec::new();
         let made = pass::attachment_clears(desc, |fill| {
             if fills.try_reserve(1).is_ok() {

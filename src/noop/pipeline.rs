@@ -141,6 +141,11 @@ pub(crate) fn create_render_pipeline(
     }
     crate::validate::pipeline::check_primitive(shared.features, &desc.primitive)?;
     crate::validate::pipeline::check_blend(shared.features, desc.color_targets)?;
+    crate::validate::multiview::check_view_mask(
+        desc.multiview_mask,
+        shared.features,
+        shared.limits.max_multiview_view_count,
+    )?;
     check_fixed_function(shared, desc).map_err(|what| PipelineError::Unsupported(what.into()))?;
     Ok(RenderPipeline { _private: () })
 }

@@ -13,6 +13,7 @@
 //! | `view.rs` | texture views against their texture |
 //! | `sampler.rs` | sampler descriptions (anisotropy, LOD clamp) |
 //! | `query.rs` | query-set descriptions (count, features, empty statistics); copies of results |
+//! | `multiview.rs` | view masks of passes and pipelines (features, view count, attachment layers) |
 //! | `clear.rs` | `clear_texture` (feature, `COPY_DST`, clearable format, aspect, range) |
 //! | `pipeline_cache.rs` | pipeline-cache data (keel-hal's header: adapter key, length, checksum) and the feature |
 //! | `binding.rs` | bind group layout entries, bind groups against their layout |
@@ -31,6 +32,7 @@ pub(crate) mod clear;
 pub(crate) mod draw;
 pub(crate) mod external;
 pub(crate) mod layout;
+pub(crate) mod multiview;
 pub(crate) mod pipeline;
 pub(crate) mod pipeline_cache;
 pub(crate) mod query;

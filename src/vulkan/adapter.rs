@@ -67,6 +67,8 @@ pub(crate) struct PhysicalFeatures {
     pub(crate) geometry_shader: bool,
     pub(crate) dual_src_blend: bool,
     pub(crate) shader_draw_parameters: bool,
+    /// `multiview` (Vulkan 1.1): `MULTIVIEW` and `SELECTIVE_MULTIVIEW`.
+    pub(crate) multiview: bool,
     /// `pipelineStatisticsQuery`: `PIPELINE_STATISTICS_QUERY`.
     pub(crate) pipeline_statistics_query: bool,
     /// `drawIndirectCount` (Vulkan 1.2): `MULTI_DRAW_INDIRECT_COUNT`.
@@ -301,6 +303,8 @@ pub(crate) struct PhysicalInfo {
     /// (`VkPhysicalDeviceVulkan11Properties`).
     pub(crate) subgroup_stages: vk::ShaderStageFlags,
     pub(crate) subgroup_operations: vk::SubgroupFeatureFlags,
+    /// `maxMultiviewViewCount` (`VkPhysicalDeviceVulkan11Properties`).
+    pub(crate) max_multiview_views: u32,
     /// The graphics + compute queue family used.
     pub(crate) queue_family_index: u32,
     pub(crate) timestamp_valid_bits: u32,
@@ -561,6 +565,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         dual_src_blend: b(core.dual_src_blend),
         pipeline_statistics_query: b(core.pipeline_statistics_query),
         shader_draw_parameters: b(f11.shader_draw_parameters),
+        multiview: b(f11.multiview),
         draw_indirect_count: b(f12.draw_indirect_count),
         float32_atomics: has_atomic_float
             && b(af_f.shader_buffer_float32_atomics)
@@ -608,6 +613,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         ray_limits,
         subgroup_stages: p11.subgroup_supported_stages,
         subgroup_operations: p11.subgroup_supported_operations,
+        max_multiview_views: p11.max_multiview_view_count,
         queue_family_index: family as u32,
         timestamp_valid_bits: family_props.timestamp_valid_bits,
         workarounds: super::workarounds::Workarounds::for_driver(
@@ -839,7 +845,10 @@ impl crate::Adapter for Adapter {
         );
         let mut f11 = pf
             .enabled_16bit_storage(features)
-            .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX));
+            .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX))
+            .multiview(
+                features.intersects(wgt::Features::MULTIVIEW | wgt::Features::SELECTIVE_MULTIVIEW),
+            );
         let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)

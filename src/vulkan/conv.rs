@@ -632,6 +632,10 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
         limits.max_binding_array_sampler_elements_per_shader_stage =
             l.max_per_stage_descriptor_samplers;
     }
+    if info.features.multiview {
+        // A view mask is 32 bits.
+        limits.max_multiview_view_count = info.max_multiview_views.min(32);
+    }
     if info.features.acceleration_structure {
         limits.max_blas_primitive_count = sat32(ray.max_primitive_count);
         limits.max_blas_geometry_count = sat32(ray.max_geometry_count);
@@ -822,6 +826,10 @@ pub(super) fn map_features(
     f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
     f.set(F::PIPELINE_STATISTICS_QUERY, pf.pipeline_statistics_query);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
+    // Any view mask: VkRenderingInfo and VkPipelineRenderingCreateInfo take
+    // one as it is.
+    f.set(F::MULTIVIEW, pf.multiview);
+    f.set(F::SELECTIVE_MULTIVIEW, pf.multiview);
     f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
     f.set(F::SHADER_FLOAT32_ATOMIC, pf.float32_atomics);
     // Non-zero first instances in indirect arguments (drawIndirectFirstInstance,

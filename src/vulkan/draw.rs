@@ -84,6 +84,15 @@ impl CommandEncoder {
         let Some(raw) = self.in_pass(true, "set_render_pipeline") else {
             return;
         };
+        if pipeline.view_mask != self.temp.pass.view_mask {
+            log::error!(
+                "keel-hal: set_render_pipeline: the pipeline's view mask {:#b} is not the \
+                 pass's {:#b}; skipped",
+                pipeline.view_mask,
+                self.temp.pass.view_mask
+            );
+            return;
+        }
         // SAFETY: inside a render pass whose formats match the pipeline's
         // (the trait contract).
         unsafe {

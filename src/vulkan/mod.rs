@@ -320,6 +320,8 @@ pub struct ShaderModule {
 #[derive(Debug)]
 pub struct RenderPipeline {
     pub(crate) raw: vk::Pipeline,
+    /// Its view mask (0: none): passes it is set in must have the same.
+    pub(crate) view_mask: u32,
 }
 
 /// A Vulkan compute pipeline.

@@ -52,6 +52,8 @@ pub(super) struct PassState {
     /// The device's `max_compute_workgroups_per_dimension`, copied at the
     /// pass's start so `dispatch` checks it without leaving the encoder.
     pub(super) max_workgroups: u32,
+    /// A render pass's view mask (0: none); pipelines set in it match it.
+    pub(super) view_mask: u32,
 }
 
 fn load_op(ops: AttachmentOps) -> vk::AttachmentLoadOp {
@@ -250,6 +252,7 @@ impl CommandEncoder {
             kind,
             label_open: false,
             max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
+            view_mask: 0,
         };
         Some(raw)
     }
@@ -272,6 +275,26 @@ impl CommandEncoder {
             );
             return;
         }
+        let layers = desc
+            .color_attachments
+            .iter()
+            .flatten()
+            .map(|a| &a.target)
+            .chain(desc.depth_stencil_attachment.as_ref().map(|d| &d.target))
+            .map(|a| a.view.range.array_layer_count.unwrap_or(1));
+        let view_mask = match crate::validate::multiview::check_pass(
+            desc.multiview_mask,
+            self.device.features,
+            self.device.limits.max_multiview_view_count,
+            layers,
+        ) {
+            Ok(mask) => mask,
+            Err(e) => {
+                log::error!("keel-hal: begin_render_pass: {e}; the pass is skipped");
+                return;
+            }
+        };
+        self.temp.pass.view_mask = view_mask;
         let swapchain = self.device.swapchain;
         let colors: ArrayVec<_, MAX_COLOR_ATTACHMENTS> = desc
             .color_attachments
@@ -312,6 +335,7 @@ impl CommandEncoder {
                 extent,
             })
             .layer_count(desc.extent.depth_or_array_layers.max(1))
+            .view_mask(view_mask)
             .color_attachments(&colors);
         if let Some(depth) = &depth {
             info = info.depth_attachment(depth);

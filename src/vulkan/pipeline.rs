@@ -324,7 +324,8 @@ pub(super) unsafe fn create_render_pipeline(
     let mut rendering = vk::PipelineRenderingCreateInfo::default()
         .color_attachment_formats(&fixed.color_formats)
         .depth_attachment_format(fixed.depth_format)
-        .stencil_attachment_format(fixed.stencil_format);
+        .stencil_attachment_format(fixed.stencil_format)
+        .view_mask(fixed.view_mask);
     let mut conservative = vk::PipelineRasterizationConservativeStateCreateInfoEXT::default()
         .conservative_rasterization_mode(vk::ConservativeRasterizationModeEXT::OVERESTIMATE);
     let mut rasterization = fixed.rasterization;
@@ -359,7 +360,10 @@ pub(super) unsafe fn create_render_pipeline(
         // SAFETY: `raw` is live.
         unsafe { set_object_name(shared, raw, label) };
     }
-    Ok(RenderPipeline { raw })
+    Ok(RenderPipeline {
+        raw,
+        view_mask: fixed.view_mask,
+    })
 }
 
 /// Destroys a render pipeline.

@@ -44,6 +44,8 @@ pub(super) struct FixedState {
     pub(super) color_formats: Vec<vk::Format>,
     pub(super) depth_format: vk::Format,
     pub(super) stencil_format: vk::Format,
+    /// The view mask (0: no multiview; `validate/multiview.rs` checked it).
+    pub(super) view_mask: u32,
 }
 
 fn unsupported<T>(what: impl Into<String>) -> Result<T, PipelineError> {
@@ -82,6 +84,11 @@ impl FixedState {
             depth_stencil,
             blend_attachments,
             color_formats,
+            view_mask: crate::validate::multiview::check_view_mask(
+                desc.multiview_mask,
+                shared.features,
+                shared.limits.max_multiview_view_count,
+            )?,
             depth_format,
             stencil_format,
         })

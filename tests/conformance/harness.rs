@@ -318,7 +318,9 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::MULTI_DRAW_INDIRECT_COUNT
             | wgt::Features::PIPELINE_STATISTICS_QUERY
             | wgt::Features::CLEAR_TEXTURE
-            | wgt::Features::PIPELINE_CACHE);
+            | wgt::Features::PIPELINE_CACHE
+            | wgt::Features::MULTIVIEW
+            | wgt::Features::SELECTIVE_MULTIVIEW);
     let desc = DeviceDescriptor {
         label: Some("conformance"),
         required_features: features,

@@ -285,6 +285,7 @@ fn render<A: Api>(
                             clear_value: (1.0, 0),
                         }
                     }),
+                    multiview_mask: None,
                 });
                 enc.set_render_pipeline(&pipeline);
                 enc.set_vertex_buffer(0, BufferBinding::whole(&buffer));
@@ -411,6 +412,7 @@ unsafe fn pipeline<A: Api>(
         }),
         color_targets: &targets,
         cache: None,
+        multiview_mask: None,
     };
     // SAFETY: forwarded contract.
     Ok(unsafe { ctx.device.create_render_pipeline(&desc) }?)
@@ -470,6 +472,7 @@ fn render_pass_clears_attachments<A: Api>(ctx: &Ctx<A>) -> TestResult {
                     stencil_ops: AttachmentOps::empty(),
                     clear_value: (0.375, 0),
                 }),
+                multiview_mask: None,
             });
             enc.end_render_pass();
             enc.transition_textures(&[

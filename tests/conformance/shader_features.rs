@@ -154,6 +154,7 @@ impl<A: Api> Objects<A> {
             fragment_stage: Some(ProgrammableStage::new(&self.module, "fs")),
             color_targets: &targets,
             cache: None,
+            multiview_mask: None,
         };
         // SAFETY: every object came from `device`; the pipeline is unused.
         unsafe {
@@ -197,6 +198,7 @@ impl<A: Api> Objects<A> {
             }),
             color_targets: &targets,
             cache: None,
+            multiview_mask: None,
         };
         // SAFETY: every object came from `device`; the pipeline is unused.
         unsafe {
