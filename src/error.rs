@@ -605,6 +605,15 @@ pub enum ShaderError {
     /// The backend cannot use this kind of source.
     #[error("unsupported shader source: {0}")]
     Unsupported(&'static str),
+    /// The source needs a feature the device was not opened with
+    /// (unchecked SPIR-V needs `PASSTHROUGH_SHADERS`).
+    #[error("{what} needs {feature}, which this device was not opened with")]
+    MissingFeature {
+        /// What needs it.
+        what: &'static str,
+        /// The feature.
+        feature: wgt::Features,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

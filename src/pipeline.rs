@@ -30,7 +30,9 @@ pub enum ShaderSource<'a> {
     /// [`ShaderError::Validation`]: crate::ShaderError::Validation
     SpirV(Cow<'a, [u32]>),
     /// SPIR-V the caller vouches for (made only through the `unsafe`
-    /// [`UncheckedSpirV::new`]): only the structural check runs, and
+    /// [`UncheckedSpirV::new`]; the device needs `PASSTHROUGH_SHADERS`,
+    /// else [`ShaderError::MissingFeature`](crate::ShaderError::MissingFeature)):
+    /// only the structural check runs, and
     /// pipelines check no more than that the entry point exists; its
     /// interface is not checked against pipeline layouts.
     SpirVUnchecked(UncheckedSpirV<'a>),

@@ -171,6 +171,24 @@ pub(crate) enum ShaderInput<'a> {
 }
 
 impl<'a> ShaderInput<'a> {
+    /// [`Self::new`] on a device opened with `features`: unchecked SPIR-V
+    /// (passed through to the driver unread) needs `PASSTHROUGH_SHADERS`.
+    /// Both backends make their modules through this.
+    pub(crate) fn for_device(
+        source: ShaderSource<'a>,
+        capabilities: naga::valid::Capabilities,
+        features: wgt::Features,
+    ) -> Result<Self, ShaderError> {
+        let feature = wgt::Features::PASSTHROUGH_SHADERS;
+        if matches!(source, ShaderSource::SpirVUnchecked(_)) && !features.contains(feature) {
+            return Err(ShaderError::MissingFeature {
+                what: "unchecked SPIR-V",
+                feature,
+            });
+        }
+        Self::new(source, capabilities)
+    }
+
     /// Runs the front end on `source`: [`parse_and_validate`] for WGSL,
     /// naga modules and SPIR-V (with `capabilities`; SPIR-V after
     /// [`check_spirv`]), [`check_spirv`] alone for unchecked SPIR-V.

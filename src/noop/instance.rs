@@ -131,6 +131,7 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::IMMEDIATES
             | wgt::Features::CLEAR_TEXTURE
             | wgt::Features::PIPELINE_CACHE
+            | wgt::Features::PASSTHROUGH_SHADERS
             | wgt::Features::TEXTURE_BINDING_ARRAY
             | wgt::Features::BUFFER_BINDING_ARRAY
             | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY

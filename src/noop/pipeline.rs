@@ -55,7 +55,12 @@ pub(crate) fn create_shader_module(
     shared: &DeviceShared,
     desc: &ShaderModuleDescriptor,
 ) -> Result<ShaderModule, ShaderError> {
-    let input = ShaderInput::new(desc.source.clone(), naga_capabilities(shared))?.into_static()?;
+    let input = ShaderInput::for_device(
+        desc.source.clone(),
+        naga_capabilities(shared),
+        shared.features,
+    )?
+    .into_static()?;
     Ok(ShaderModule { input })
 }
 

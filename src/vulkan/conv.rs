@@ -815,6 +815,8 @@ pub(super) fn map_features(
     f |= F::IMMEDIATES
         | F::CLEAR_TEXTURE
         | F::PIPELINE_CACHE
+        // Unchecked SPIR-V goes to the driver as given (`UncheckedSpirV`).
+        | F::PASSTHROUGH_SHADERS
         | F::SHADER_EARLY_DEPTH_TEST
         | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES
         | F::MEMORY_DECORATION_COHERENT

@@ -91,8 +91,12 @@ pub(super) unsafe fn create_shader_module(
     desc: &ShaderModuleDescriptor,
 ) -> Result<ShaderModule, ShaderError> {
     let shared = &*device.shared;
-    let input =
-        ShaderInput::new(desc.source.clone(), shader_capabilities(shared))?.into_static()?;
+    let input = ShaderInput::for_device(
+        desc.source.clone(),
+        shader_capabilities(shared),
+        shared.features,
+    )?
+    .into_static()?;
     shared.counters.shader_modules.add();
     Ok(ShaderModule { input })
 }

@@ -320,7 +320,8 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::CLEAR_TEXTURE
             | wgt::Features::PIPELINE_CACHE
             | wgt::Features::MULTIVIEW
-            | wgt::Features::SELECTIVE_MULTIVIEW);
+            | wgt::Features::SELECTIVE_MULTIVIEW
+            | wgt::Features::PASSTHROUGH_SHADERS);
     let desc = DeviceDescriptor {
         label: Some("conformance"),
         required_features: features,

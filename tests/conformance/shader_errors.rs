@@ -201,7 +201,37 @@ fn unchecked_spirv_is_vouched_for<A: Api>(ctx: &Ctx<A>) -> TestResult {
     // (set 0, binding 0, a storage buffer it writes) is in `good`, and its
     // workgroup size is 1.
     let unchecked = unsafe { UncheckedSpirV::new(words.as_slice()) };
-    spirv_pipeline(ctx, ShaderSource::SpirVUnchecked(unchecked), &good)??;
+    if !ctx.features.contains(wgt::Features::PASSTHROUGH_SHADERS) {
+        return crate::harness::skip("the adapter lacks PASSTHROUGH_SHADERS");
+    }
+    spirv_pipeline(ctx, ShaderSource::SpirVUnchecked(unchecked.clone()), &good)??;
+    // A device without PASSTHROUGH_SHADERS refuses it, naming the feature.
+    // SAFETY: the adapter is live; nothing is made on the device.
+    let bare =
+        unsafe { keel_hal::Adapter::open(&ctx.adapter, &keel_hal::DeviceDescriptor::default()) }?;
+    // SAFETY: live device; a module that is made is destroyed at once.
+    let refused = unsafe {
+        match bare
+            .device
+            .create_shader_module(&keel_hal::ShaderModuleDescriptor {
+                label: None,
+                source: ShaderSource::SpirVUnchecked(unchecked),
+            }) {
+            Ok(module) => {
+                bare.device.destroy_shader_module(module);
+                None
+            }
+            Err(e) => Some(e),
+        }
+    };
+    check_eq!(
+        refused,
+        Some(ShaderError::MissingFeature {
+            what: "unchecked SPIR-V",
+            feature: wgt::Features::PASSTHROUGH_SHADERS,
+        }),
+        "unchecked SPIR-V on a device without PASSTHROUGH_SHADERS"
+    );
     Ok(Outcome::Pass)
 }
 
