@@ -99,6 +99,8 @@ pub(crate) fn capabilities(
             C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
         ),
         (F::MULTIVIEW, C::MULTIVIEW),
+        (F::SHADER_BARYCENTRICS, C::SHADER_BARYCENTRICS),
+        (F::SHADER_PER_VERTEX, C::PER_VERTEX),
         (F::SELECTIVE_MULTIVIEW, C::MULTIVIEW),
         (
             F::ACCELERATION_STRUCTURE_BINDING_ARRAY,

@@ -142,6 +142,8 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::VERTEX_WRITABLE_STORAGE
             | wgt::Features::SHADER_EARLY_DEPTH_TEST
             | wgt::Features::CLIP_DISTANCES
+            | wgt::Features::SHADER_BARYCENTRICS
+            | wgt::Features::SHADER_PER_VERTEX
             | wgt::Features::PRIMITIVE_INDEX
             | wgt::Features::DUAL_SOURCE_BLENDING
             | wgt::Features::SHADER_DRAW_INDEX

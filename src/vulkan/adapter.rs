@@ -84,6 +84,10 @@ pub(crate) struct PhysicalFeatures {
     /// `VK_EXT_conservative_rasterization` (no feature bits: the extension
     /// is the capability): `CONSERVATIVE_RASTERIZATION`, overestimation.
     pub(crate) conservative_rasterization: bool,
+    /// `VK_KHR_fragment_shader_barycentric`'s `fragmentShaderBarycentric`:
+    /// `SHADER_BARYCENTRICS` and `SHADER_PER_VERTEX` (Vulkan has one
+    /// feature for both, as wgpu-hal reads it).
+    pub(crate) fragment_barycentric: bool,
     /// `descriptorBindingAccelerationStructureUpdateAfterBind`: with ray
     /// query, `ACCELERATION_STRUCTURE_BINDING_ARRAY` (as wgpu-hal decides).
     pub(crate) acceleration_structure_update_after_bind: bool,
@@ -475,6 +479,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_atomic_float = has(ash::ext::shader_atomic_float::NAME);
     let has_conservative = has(ash::ext::conservative_rasterization::NAME);
     let has_position_fetch = has(ash::khr::ray_tracing_position_fetch::NAME);
+    let has_barycentric = has(ash::khr::fragment_shader_barycentric::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -504,6 +509,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let mut rt_f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
     let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
     let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
+    let mut fb_f = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default()
         .push_next(&mut f11)
         .push_next(&mut f12)
@@ -522,6 +528,9 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     }
     if has_position_fetch {
         features2 = features2.push_next(&mut pf_f);
+    }
+    if has_barycentric {
+        features2 = features2.push_next(&mut fb_f);
     }
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
@@ -574,6 +583,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         shared_int64_atomics: b(f12.shader_shared_int64_atomics),
         conservative_rasterization: has_conservative,
         position_fetch: has_position_fetch && b(pf_f.ray_tracing_position_fetch),
+        fragment_barycentric: has_barycentric && b(fb_f.fragment_shader_barycentric),
         acceleration_structure_update_after_bind: has_as
             && b(as_f.descriptor_binding_acceleration_structure_update_after_bind),
     };
@@ -729,6 +739,9 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     if features.contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN) {
         out.push(ash::khr::ray_tracing_position_fetch::NAME);
     }
+    if features.intersects(wgt::Features::SHADER_BARYCENTRICS | wgt::Features::SHADER_PER_VERTEX) {
+        out.push(ash::khr::fragment_shader_barycentric::NAME);
+    }
     out
 }
 
@@ -837,6 +850,7 @@ impl crate::Adapter for Adapter {
         let enabled_rt = extensions.contains(&ash::khr::ray_tracing_pipeline::NAME);
         let enabled_af = extensions.contains(&ash::ext::shader_atomic_float::NAME);
         let enabled_pf = extensions.contains(&ash::khr::ray_tracing_position_fetch::NAME);
+        let enabled_fb = extensions.contains(&ash::khr::fragment_shader_barycentric::NAME);
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
@@ -877,6 +891,8 @@ impl crate::Adapter for Adapter {
             .shader_buffer_float32_atomic_add(true);
         let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default()
             .ray_tracing_position_fetch(true);
+        let mut fb_f = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default()
+            .fragment_shader_barycentric(true);
 
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
@@ -903,6 +919,9 @@ impl crate::Adapter for Adapter {
         }
         if enabled_pf {
             create_info = create_info.push_next(&mut pf_f);
+        }
+        if enabled_fb {
+            create_info = create_info.push_next(&mut fb_f);
         }
 
         let instance = &self.instance;

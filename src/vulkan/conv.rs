@@ -828,6 +828,8 @@ pub(super) fn map_features(
     f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
     f.set(F::PIPELINE_STATISTICS_QUERY, pf.pipeline_statistics_query);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
+    f.set(F::SHADER_BARYCENTRICS, pf.fragment_barycentric);
+    f.set(F::SHADER_PER_VERTEX, pf.fragment_barycentric);
     // Any view mask: VkRenderingInfo and VkPipelineRenderingCreateInfo take
     // one as it is.
     f.set(F::MULTIVIEW, pf.multiview);

@@ -781,6 +781,20 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
     return vec4<f32>(subgroupAdd(1.0) / f32(max(subgroupBallot(true).x, 1u)));
 }}"
     );
+    let barycentric = format!(
+        "{VS}
+@fragment fn fs(@builtin(barycentric) b: vec3<f32>) -> @location(0) vec4<f32> {{
+    return vec4<f32>(b, 1.0);
+}}"
+    );
+    let per_vertex = format!(
+        "enable wgpu_per_vertex;
+struct Out {{ @builtin(position) p: vec4<f32>, @location(0) c: f32 }}
+@vertex fn vs() -> Out {{ return Out(vec4<f32>(0.0, 0.0, 0.0, 1.0), 1.0); }}
+@fragment fn fs(@location(0) @interpolate(per_vertex) c: array<f32, 3>) -> @location(0) vec4<f32> {{
+    return vec4<f32>(c[0], c[1], c[2], 1.0);
+}}"
+    );
     let second_source = wgt::BlendState {
         color: wgt::BlendComponent {
             src_factor: wgt::BlendFactor::Src1,
@@ -794,6 +808,13 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
         (F::PRIMITIVE_INDEX, Caps::PRIMITIVE_INDEX, primitive, None),
         (F::SHADER_DRAW_INDEX, Caps::DRAW_INDEX, draw, None),
         (F::SUBGROUP, Caps::SUBGROUP, subgroups, None),
+        (
+            F::SHADER_BARYCENTRICS,
+            Caps::SHADER_BARYCENTRICS,
+            barycentric,
+            None,
+        ),
+        (F::SHADER_PER_VERTEX, Caps::PER_VERTEX, per_vertex, None),
         (
             F::DUAL_SOURCE_BLENDING,
             Caps::DUAL_SOURCE_BLENDING,
