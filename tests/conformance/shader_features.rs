@@ -787,14 +787,13 @@ struct FsOut {{ @location(0) @blend_src(0) a: vec4<f32>, @location(0) @blend_src
     return vec4<f32>(b, 1.0);
 }}"
     );
-    let per_vertex = format!(
-        "enable wgpu_per_vertex;
-struct Out {{ @builtin(position) p: vec4<f32>, @location(0) c: f32 }}
-@vertex fn vs() -> Out {{ return Out(vec4<f32>(0.0, 0.0, 0.0, 1.0), 1.0); }}
-@fragment fn fs(@location(0) @interpolate(per_vertex) c: array<f32, 3>) -> @location(0) vec4<f32> {{
+    let per_vertex = "enable wgpu_per_vertex;
+struct Out { @builtin(position) p: vec4<f32>, @location(0) c: f32 }
+@vertex fn vs() -> Out { return Out(vec4<f32>(0.0, 0.0, 0.0, 1.0), 1.0); }
+@fragment fn fs(@location(0) @interpolate(per_vertex) c: array<f32, 3>) -> @location(0) vec4<f32> {
     return vec4<f32>(c[0], c[1], c[2], 1.0);
-}}"
-    );
+}"
+    .to_owned();
     let second_source = wgt::BlendState {
         color: wgt::BlendComponent {
             src_factor: wgt::BlendFactor::Src1,
