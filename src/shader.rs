@@ -98,6 +98,11 @@ pub(crate) fn capabilities(
             F::SUBGROUP_VERTEX,
             C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
         ),
+        // 64-bit image atomics take and return 64-bit integers.
+        (
+            F::TEXTURE_INT64_ATOMIC,
+            C::TEXTURE_INT64_ATOMIC.union(C::SHADER_INT64),
+        ),
         (F::MULTIVIEW, C::MULTIVIEW),
         (F::SHADER_BARYCENTRICS, C::SHADER_BARYCENTRICS),
         (F::SHADER_PER_VERTEX, C::PER_VERTEX),

@@ -84,6 +84,10 @@ pub(crate) struct PhysicalFeatures {
     /// `VK_EXT_conservative_rasterization` (no feature bits: the extension
     /// is the capability): `CONSERVATIVE_RASTERIZATION`, overestimation.
     pub(crate) conservative_rasterization: bool,
+    /// `VK_EXT_shader_image_atomic_int64`'s `shaderImageInt64Atomics`: with
+    /// `shaderInt64` and R64Uint storage-image atomics,
+    /// `TEXTURE_INT64_ATOMIC`.
+    pub(crate) image_int64_atomics: bool,
     /// `VK_KHR_fragment_shader_barycentric`'s `fragmentShaderBarycentric`:
     /// `SHADER_BARYCENTRICS` and `SHADER_PER_VERTEX` (Vulkan has one
     /// feature for both, as wgpu-hal reads it).
@@ -144,7 +148,10 @@ impl PhysicalFeatures {
             .shader_float64(features.contains(F::SHADER_F64))
             .shader_int16(features.contains(F::SHADER_I16))
             .shader_int64(features.intersects(
-                F::SHADER_INT64 | F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,
+                F::SHADER_INT64
+                    | F::SHADER_INT64_ATOMIC_MIN_MAX
+                    | F::SHADER_INT64_ATOMIC_ALL_OPS
+                    | F::TEXTURE_INT64_ATOMIC,
             ))
             .shader_clip_distance(features.contains(F::CLIP_DISTANCES))
             .geometry_shader(features.contains(F::PRIMITIVE_INDEX))
@@ -480,6 +487,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_conservative = has(ash::ext::conservative_rasterization::NAME);
     let has_position_fetch = has(ash::khr::ray_tracing_position_fetch::NAME);
     let has_barycentric = has(ash::khr::fragment_shader_barycentric::NAME);
+    let has_image_int64 = has(ash::ext::shader_image_atomic_int64::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -510,6 +518,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
     let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
     let mut fb_f = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
+    let mut ia_f = vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT::default();
     let mut features2 = vk::PhysicalDeviceFeatures2::default()
         .push_next(&mut f11)
         .push_next(&mut f12)
@@ -531,6 +540,9 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     }
     if has_barycentric {
         features2 = features2.push_next(&mut fb_f);
+    }
+    if has_image_int64 {
+        features2 = features2.push_next(&mut ia_f);
     }
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
@@ -584,6 +596,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         conservative_rasterization: has_conservative,
         position_fetch: has_position_fetch && b(pf_f.ray_tracing_position_fetch),
         fragment_barycentric: has_barycentric && b(fb_f.fragment_shader_barycentric),
+        image_int64_atomics: has_image_int64 && b(ia_f.shader_image_int64_atomics),
         acceleration_structure_update_after_bind: has_as
             && b(as_f.descriptor_binding_acceleration_structure_update_after_bind),
     };
@@ -739,6 +752,9 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     if features.contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN) {
         out.push(ash::khr::ray_tracing_position_fetch::NAME);
     }
+    if features.contains(wgt::Features::TEXTURE_INT64_ATOMIC) {
+        out.push(ash::ext::shader_image_atomic_int64::NAME);
+    }
     if features.intersects(wgt::Features::SHADER_BARYCENTRICS | wgt::Features::SHADER_PER_VERTEX) {
         out.push(ash::khr::fragment_shader_barycentric::NAME);
     }
@@ -851,6 +867,7 @@ impl crate::Adapter for Adapter {
         let enabled_af = extensions.contains(&ash::ext::shader_atomic_float::NAME);
         let enabled_pf = extensions.contains(&ash::khr::ray_tracing_position_fetch::NAME);
         let enabled_fb = extensions.contains(&ash::khr::fragment_shader_barycentric::NAME);
+        let enabled_ia = extensions.contains(&ash::ext::shader_image_atomic_int64::NAME);
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
@@ -893,6 +910,8 @@ impl crate::Adapter for Adapter {
             .ray_tracing_position_fetch(true);
         let mut fb_f = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default()
             .fragment_shader_barycentric(true);
+        let mut ia_f = vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT::default()
+            .shader_image_int64_atomics(true);
 
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
@@ -922,6 +941,9 @@ impl crate::Adapter for Adapter {
         }
         if enabled_fb {
             create_info = create_info.push_next(&mut fb_f);
+        }
+        if enabled_ia {
+            create_info = create_info.push_next(&mut ia_f);
         }
 
         let instance = &self.instance;

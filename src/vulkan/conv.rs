@@ -797,7 +797,7 @@ pub(super) fn map_features(
         F::TEXTURE_COMPRESSION_ASTC_HDR,
         pf.texture_compression_astc_hdr,
     );
-    f |= probed_format_features(format_features);
+    f |= probed_format_features(&format_features);
     // Pipeline state `open` enables wherever supported.
     f.set(F::POLYGON_MODE_LINE, pf.fill_mode_non_solid);
     f.set(F::POLYGON_MODE_POINT, pf.fill_mode_non_solid);
@@ -836,6 +836,15 @@ pub(super) fn map_features(
     f.set(F::SELECTIVE_MULTIVIEW, pf.multiview);
     f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
     f.set(F::SHADER_FLOAT32_ATOMIC, pf.float32_atomics);
+    // 64-bit image atomics: the extension's feature, 64-bit integers, and
+    // R64Uint storage images with atomics.
+    let r64 = vk::FormatFeatureFlags::STORAGE_IMAGE | vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
+    f.set(
+        F::TEXTURE_INT64_ATOMIC,
+        pf.image_int64_atomics
+            && pf.shader_int64
+            && format_features(wgt::TextureFormat::R64Uint).contains(r64),
+    );
     // Non-zero first instances in indirect arguments (drawIndirectFirstInstance,
     // enabled wherever supported); mapped buffers of any usage (keel-hal
     // allows every usage on mappable memory).

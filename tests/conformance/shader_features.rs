@@ -461,6 +461,42 @@ fn storage_texture_atomics<A: Api>(ctx: &Ctx<A>) -> TestResult {
         // SAFETY: the objects came from this device.
         |objects| unsafe { objects.compute(&ctx.device, "main") },
     )??;
+
+    // 64-bit: `textureAtomicMax` on an r64uint storage texture needs
+    // TEXTURE_INT64_ATOMIC (which grants 64-bit integers with it).
+    use keel_hal::naga::valid::Capabilities as Caps;
+    let wgsl = "
+@group(0) @binding(0) var wide: texture_storage_2d<r64uint, atomic>;
+@compute @workgroup_size(1) fn main() { textureAtomicMax(wide, vec2<i32>(0, 0), 5lu); }
+";
+    refused_for_want_of(
+        ctx,
+        wgsl,
+        Caps::TEXTURE_INT64_ATOMIC | Caps::SHADER_INT64,
+        "TEXTURE_INT64_ATOMIC not enabled",
+    )?;
+    let Some(open) = open_with(ctx, wgt::Features::TEXTURE_INT64_ATOMIC)? else {
+        ctx.note("no TEXTURE_INT64_ATOMIC: the 64-bit pipeline is not made");
+        return Ok(Outcome::Pass);
+    };
+    let entries = [entry(
+        0,
+        wgt::ShaderStages::COMPUTE,
+        wgt::BindingType::StorageTexture {
+            access: wgt::StorageTextureAccess::Atomic,
+            format: wgt::TextureFormat::R64Uint,
+            view_dimension: wgt::TextureViewDimension::D2,
+        },
+    )];
+    with_objects::<A, _>(
+        &open.device,
+        &entries,
+        BindGroupLayoutFlags::empty(),
+        wgsl,
+        // SAFETY: the objects came from this device.
+        |objects| unsafe { objects.compute(&open.device, "main") },
+    )??;
+    ctx.note("64-bit texture atomics: pipeline made");
     Ok(Outcome::Pass)
 }
 
