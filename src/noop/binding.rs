@@ -40,6 +40,7 @@ impl validate::Facts for super::Api {
             aspect: view.range.aspect,
             sample_count: view.layout.sample_count,
             usage: view.usage,
+            layers: view.range.array_layer_count.unwrap_or(1),
         }
     }
 

@@ -553,19 +553,7 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         self.pass = Pass::Render;
-        let layers = desc
-            .color_attachments
-            .iter()
-            .flatten()
-            .map(|a| &a.target)
-            .chain(desc.depth_stencil_attachment.as_ref().map(|d| &d.target))
-            .map(|a| a.view.range.array_layer_count.unwrap_or(1));
-        let checked = crate::validate::multiview::check_pass(
-            desc.multiview_mask,
-            self.features,
-            self.max_views,
-            layers,
-        );
+        let checked = crate::validate::multiview::check_pass(desc, self.features, self.max_views);
         if let Err(e) = checked {
             log::error!("noop: begin_render_pass: {e}; the pass is skipped");
             return;

@@ -92,6 +92,8 @@ pub(crate) struct ViewFacts {
     /// The usages the view may serve: its texture's, less those its format
     /// cannot serve (an sRGB view of a storage texture is not a storage view).
     pub(crate) usage: wgt::TextureUsages,
+    /// Its array layers (multiview passes need one per view).
+    pub(crate) layers: u32,
 }
 
 /// What the checks need to know about a sampler.

@@ -88,9 +88,25 @@ pub(crate) fn check_view_mask(
 }
 
 /// Checks a render pass's view mask ([`check_view_mask`]) and that each of
-/// its attachments' views (`layers`: their layer counts) has a layer for
-/// every view; returns the mask's bits, or what is wrong.
-pub(crate) fn check_pass(
+/// its attachments' views has a layer for every view; returns the mask's
+/// bits, or what is wrong.
+pub(crate) fn check_pass<A: super::Facts>(
+    desc: &crate::RenderPassDescriptor<'_, A>,
+    features: wgt::Features,
+    max_views: u32,
+) -> Result<u32, String> {
+    let layers = desc
+        .color_attachments
+        .iter()
+        .flatten()
+        .map(|a| &a.target)
+        .chain(desc.depth_stencil_attachment.as_ref().map(|d| &d.target))
+        .map(|a| A::view(a.view).layers);
+    check_layers(desc.multiview_mask, features, max_views, layers)
+}
+
+/// [`check_pass`] on the attachments' layer counts.
+fn check_layers(
     mask: Option<NonZeroU32>,
     features: wgt::Features,
     max_views: u32,
@@ -132,8 +148,8 @@ mod tests {
             Err(MaskProblem::TooManyViews { views: 5, max: 4 })
         );
         assert_eq!(view_count(m(0b100)), 3);
-        assert_eq!(check_pass(m(0b11), F::MULTIVIEW, 4, [2, 3]), Ok(0b11));
-        assert!(check_pass(m(0b11), F::MULTIVIEW, 4, [2, 1]).is_err());
-        assert_eq!(check_pass(None, F::empty(), 0, [1]), Ok(0));
+        assert_eq!(check_layers(m(0b11), F::MULTIVIEW, 4, [2, 3]), Ok(0b11));
+        assert!(check_layers(m(0b11), F::MULTIVIEW, 4, [2, 1]).is_err());
+        assert_eq!(check_layers(None, F::empty(), 0, [1]), Ok(0));
     }
 }

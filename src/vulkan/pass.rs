@@ -275,18 +275,10 @@ impl CommandEncoder {
             );
             return;
         }
-        let layers = desc
-            .color_attachments
-            .iter()
-            .flatten()
-            .map(|a| &a.target)
-            .chain(desc.depth_stencil_attachment.as_ref().map(|d| &d.target))
-            .map(|a| a.view.range.array_layer_count.unwrap_or(1));
         let view_mask = match crate::validate::multiview::check_pass(
-            desc.multiview_mask,
+            desc,
             self.device.features,
             self.device.limits.max_multiview_view_count,
-            layers,
         ) {
             Ok(mask) => mask,
             Err(e) => {
