@@ -214,7 +214,7 @@ pub enum TextureError {
     /// (`clear_texture` needs `CLEAR_TEXTURE`).
     #[error(
         "feature {feature} is not enabled on this device (enabled: {})",
-        if enabled.is_empty() { "none".to_owned() } else { enabled.to_string() }
+        features_text(*.enabled)
     )]
     MissingFeature {
         /// The feature needed.
@@ -290,7 +290,7 @@ pub enum QuerySetError {
     /// The query type needs a feature the device was not opened with.
     #[error(
         "feature {feature} is not enabled on this device (enabled: {})",
-        if enabled.is_empty() { "none".to_owned() } else { enabled.to_string() }
+        features_text(*.enabled)
     )]
     MissingFeature {
         /// The feature the query type needs.
@@ -312,7 +312,7 @@ pub enum PipelineCacheError {
     /// The device was not opened with `PIPELINE_CACHE`.
     #[error(
         "feature {feature} is not enabled on this device (enabled: {})",
-        if enabled.is_empty() { "none".to_owned() } else { enabled.to_string() }
+        features_text(*.enabled)
     )]
     MissingFeature {
         /// `PIPELINE_CACHE`.
@@ -1010,5 +1010,15 @@ fn range_text(base: u32, count: Option<u32>) -> String {
         Some(0) => format!("{base}..{base} (none)"),
         Some(count) => format!("{base}..{}", u64::from(base) + u64::from(count)),
         None => format!("from {base} to the end"),
+    }
+}
+
+/// The features a device was opened with, for messages: their names, or
+/// `none`.
+fn features_text(enabled: wgt::Features) -> String {
+    if enabled.is_empty() {
+        "none".to_owned()
+    } else {
+        enabled.to_string()
     }
 }
