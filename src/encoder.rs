@@ -74,8 +74,8 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// `CLEAR_TEXTURE` (every backend has it).
     ///
     /// # Errors
-    /// Nothing is recorded on an error ([`crate::validate`]'s shared
-    /// `clear` check, the same on every backend):
+    /// Nothing is recorded on an error (the shared `clear` check, the same
+    /// on every backend):
     /// [`TextureError::MissingFeature`] without `CLEAR_TEXTURE`,
     /// [`TextureError::MissingUsage`] without `COPY_DST`,
     /// [`TextureError::NotClearable`] for block-compressed and multi-planar

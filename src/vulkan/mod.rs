@@ -65,6 +65,7 @@ mod formats;
 mod instance;
 mod memory;
 mod pass;
+mod physical_features;
 mod pipeline;
 mod pipeline_cache;
 mod pipeline_state;
