@@ -49,6 +49,7 @@ if [ ${#tests[@]} -eq 0 ]; then
     exit 1
 fi
 cargo build --examples --quiet || exit 1
+cargo build -p keel-wgpu --examples --quiet || exit 1
 
 # name|command line (relative to the repository root). Examples that need a
 # capability the adapter lacks say so and exit 0.
@@ -61,6 +62,9 @@ examples=(
     "external_memory|target/debug/examples/external_memory"
     "external_memory-noop|target/debug/examples/external_memory --backend noop"
     "cuda_interop|target/debug/examples/cuda_interop"
+    # keel-wgpu: wgpu programs on keel-hal (each checks its own count too).
+    "wgpu-compute_readback|target/debug/examples/compute_readback"
+    "wgpu-render_to_texture|target/debug/examples/render_to_texture"
 )
 
 # A messenger error line, or the layer's own stdout line when it is forced.

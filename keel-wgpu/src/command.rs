@@ -1,0 +1,231 @@
+//! Recording: wgpu's command encoders, passes and render bundles record
+//! commands that hold their resources; `Queue::submit` replays them into
+//! keel-hal with the barriers the usage tracker finds (`replay.rs`).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::binding::BindGroup;
+use crate::pipeline::{ComputePipeline, RenderPipeline};
+use crate::resource::{Buffer, QuerySet, Texture, TextureView};
+use crate::shared::DeviceShared;
+
+/// Where in a texture a copy starts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TexelBase {
+    pub mip_level: u32,
+    pub origin: wgpu::Origin3d,
+    pub aspect: wgpu::TextureAspect,
+}
+
+/// A command outside passes.
+#[derive(Debug)]
+pub(crate) enum Cmd {
+    CopyBufferToBuffer {
+        src: Arc<Buffer>,
+        src_offset: u64,
+        dst: Arc<Buffer>,
+        dst_offset: u64,
+        size: u64,
+    },
+    CopyBufferToTexture {
+        src: Arc<Buffer>,
+        layout: wgpu::TexelCopyBufferLayout,
+        dst: Arc<Texture>,
+        base: TexelBase,
+        size: wgpu::Extent3d,
+    },
+    CopyTextureToBuffer {
+        src: Arc<Texture>,
+        base: TexelBase,
+        dst: Arc<Buffer>,
+        layout: wgpu::TexelCopyBufferLayout,
+        size: wgpu::Extent3d,
+    },
+    CopyTextureToTexture {
+        src: Arc<Texture>,
+        src_base: TexelBase,
+        dst: Arc<Texture>,
+        dst_base: TexelBase,
+        size: wgpu::Extent3d,
+    },
+    ClearBuffer {
+        buffer: Arc<Buffer>,
+        range: Range<u64>,
+    },
+    ClearTexture {
+        texture: Arc<Texture>,
+        range: wgpu::ImageSubresourceRange,
+    },
+    WriteTimestamp {
+        set: Arc<QuerySet>,
+        index: u32,
+    },
+    ResolveQuerySet {
+        set: Arc<QuerySet>,
+        queries: Range<u32>,
+        dst: Arc<Buffer>,
+        offset: u64,
+    },
+    PushDebugGroup(String),
+    PopDebugGroup,
+    InsertDebugMarker(String),
+    ComputePass(Box<ComputePassRecord>),
+    RenderPass(Box<RenderPassRecord>),
+}
+
+/// Timestamps a pass writes at its start and end.
+#[derive(Debug)]
+pub(crate) struct PassTimestamps {
+    pub set: Arc<QuerySet>,
+    pub begin: Option<u32>,
+    pub end: Option<u32>,
+}
+
+/// A recorded compute pass.
+#[derive(Debug, Default)]
+pub(crate) struct ComputePassRecord {
+    pub label: Option<String>,
+    pub timestamps: Option<PassTimestamps>,
+    pub cmds: Vec<PassCmd>,
+}
+
+/// A colour attachment.
+#[derive(Debug)]
+pub(crate) struct ColorRecord {
+    pub view: Arc<TextureView>,
+    pub resolve: Option<Arc<TextureView>>,
+    pub load: wgpu::LoadOp<wgpu::Color>,
+    pub store: wgpu::StoreOp,
+}
+
+/// A depth-stencil attachment.
+#[derive(Debug)]
+pub(crate) struct DepthRecord {
+    pub view: Arc<TextureView>,
+    pub depth: Option<wgpu::Operations<f32>>,
+    pub stencil: Option<wgpu::Operations<u32>>,
+}
+
+/// A recorded render pass.
+#[derive(Debug, Default)]
+pub(crate) struct RenderPassRecord {
+    pub label: Option<String>,
+    pub colors: Vec<Option<ColorRecord>>,
+    pub depth: Option<DepthRecord>,
+    pub timestamps: Option<PassTimestamps>,
+    pub occlusion: Option<Arc<QuerySet>>,
+    pub multiview_mask: Option<std::num::NonZeroU32>,
+    pub cmds: Vec<PassCmd>,
+}
+
+/// A command inside a pass or a render bundle.
+#[derive(Debug)]
+pub(crate) enum PassCmd {
+    SetComputePipeline(Arc<ComputePipeline>),
+    SetRenderPipeline(Arc<RenderPipeline>),
+    SetBindGroup {
+        index: u32,
+        group: Option<Arc<BindGroup>>,
+        offsets: Vec<u32>,
+    },
+    SetImmediates {
+        offset: u32,
+        data: Vec<u8>,
+    },
+    Dispatch([u32; 3]),
+    DispatchIndirect {
+        buffer: Arc<Buffer>,
+        offset: u64,
+    },
+    SetIndexBuffer {
+        buffer: Arc<Buffer>,
+        format: wgpu::IndexFormat,
+        offset: u64,
+        size: Option<wgpu::BufferSize>,
+    },
+    SetVertexBuffer {
+        slot: u32,
+        buffer: Option<Arc<Buffer>>,
+        offset: u64,
+        size: Option<wgpu::BufferSize>,
+    },
+    SetBlendConstant(wgpu::Color),
+    SetScissorRect([u32; 4]),
+    SetViewport {
+        rect: [f32; 4],
+        depth: Range<f32>,
+    },
+    SetStencilReference(u32),
+    Draw {
+        vertices: Range<u32>,
+        instances: Range<u32>,
+    },
+    DrawIndexed {
+        indices: Range<u32>,
+        base_vertex: i32,
+        instances: Range<u32>,
+    },
+    DrawIndirect {
+        buffer: Arc<Buffer>,
+        offset: u64,
+        count: u32,
+        indexed: bool,
+    },
+    DrawIndirectCount {
+        buffer: Arc<Buffer>,
+        offset: u64,
+        count_buffer: Arc<Buffer>,
+        count_offset: u64,
+        max_count: u32,
+        indexed: bool,
+    },
+    PushDebugGroup(String),
+    PopDebugGroup,
+    InsertDebugMarker(String),
+    WriteTimestamp {
+        set: Arc<QuerySet>,
+        index: u32,
+    },
+    BeginOcclusionQuery(u32),
+    EndOcclusionQuery,
+    BeginStatisticsQuery {
+        set: Arc<QuerySet>,
+        index: u32,
+    },
+    EndStatisticsQuery,
+    ExecuteBundles(Vec<Arc<RenderBundle>>),
+}
+
+/// A finished render bundle: commands replayed inside render passes.
+#[derive(Debug)]
+pub(crate) struct RenderBundle {
+    pub cmds: Vec<PassCmd>,
+}
+
+/// What an encoder has recorded so far, shared with its open pass.
+#[derive(Debug, Default)]
+pub(crate) struct Recording {
+    pub cmds: Vec<Cmd>,
+    /// The first recording error; the command buffer is invalid.
+    pub error: Option<String>,
+    /// A pass is open: the encoder itself may not record.
+    pub pass_open: bool,
+}
+
+impl Recording {
+    pub(crate) fn fail(&mut self, message: impl Into<String>) {
+        if self.error.is_none() {
+            self.error = Some(message.into());
+        }
+    }
+}
+
+/// A finished command buffer, replayed at submit.
+#[derive(Debug)]
+pub(crate) struct CommandBuffer {
+    pub shared: Arc<DeviceShared>,
+    pub recording: Mutex<Option<Recording>>,
+}

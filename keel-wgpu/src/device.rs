@@ -1,0 +1,968 @@
+//! `wgpu::Device` on keel-hal: object creation, error scopes, polling.
+
+use std::borrow::Cow;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use keel_hal::dynamic::DynResources;
+use keel_hal::{BufferUses, Memory, TextureUses};
+use parking_lot::Mutex;
+use wgpu::custom::{self as cu};
+
+use crate::binding::{derive_layouts, BindGroupLayout, PipelineLayout, StageReflection};
+use crate::error::KeelError;
+use crate::handles::*;
+use crate::pipeline::{ComputePipeline, RenderPipeline, ShaderModule};
+use crate::resource::{Buffer, LastUse, MapState, QuerySet, Sampler, Texture, TextureView};
+use crate::shared::DeviceShared;
+
+/// The stages push constants ("immediates") are visible to: wgpu gives one
+/// range to every stage.
+pub(crate) const IMMEDIATE_STAGES: wgpu::ShaderStages =
+    wgpu::ShaderStages::VERTEX_FRAGMENT.union(wgpu::ShaderStages::COMPUTE);
+
+/// The user's handle on a device (wgpu's `Device` and `Queue` each hold
+/// one): when both are gone, work recorded for a submit that will never
+/// come is dropped, which lets the shared state go with the last object.
+#[derive(Debug)]
+pub(crate) struct DeviceHandle {
+    pub shared: Arc<DeviceShared>,
+}
+
+impl Drop for DeviceHandle {
+    fn drop(&mut self) {
+        let (pending, maps, staging) = {
+            let mut subs = self.shared.subs.lock();
+            (
+                std::mem::take(&mut subs.pending),
+                std::mem::take(&mut subs.maps),
+                std::mem::take(&mut subs.staging),
+            )
+        };
+        drop(pending);
+        drop(staging);
+        for map in maps {
+            *map.buffer.map.lock() = MapState::Idle;
+            (map.callback)(Err(wgpu::BufferAsyncError));
+        }
+    }
+}
+
+/// `wgpu::Device`.
+#[derive(Debug)]
+pub(crate) struct KeelDevice {
+    pub handle: Arc<DeviceHandle>,
+}
+
+impl KeelDevice {
+    fn shared(&self) -> &Arc<DeviceShared> {
+        &self.handle.shared
+    }
+}
+
+/// Unmaps a buffer: a staging buffer written for `mapped_at_creation` is
+/// copied in at the start of the next submit.
+pub(crate) fn unmap(buffer: &Arc<Buffer>) {
+    let state = std::mem::take(&mut *buffer.map.lock());
+    match state {
+        MapState::Mapped { staging, .. } => {
+            if let Some(staging) = staging {
+                // SAFETY: mapped by this device; wgpu dropped every range.
+                if let Some(raw) = staging.raw.as_deref() {
+                    unsafe { buffer.shared.hal().unmap_buffer(raw) };
+                }
+                buffer
+                    .shared
+                    .subs
+                    .lock()
+                    .pending
+                    .push(crate::command::Cmd::CopyBufferToBuffer {
+                        src: staging.clone(),
+                        src_offset: 0,
+                        dst: buffer.clone(),
+                        dst_offset: 0,
+                        size: staging.size.min(buffer.size),
+                    });
+            } else if let Some(raw) = buffer.raw.as_deref() {
+                // SAFETY: mapped by this device; wgpu dropped every range.
+                unsafe { buffer.shared.hal().unmap_buffer(raw) };
+                // The CPU's writes are made visible by the next submit.
+                *buffer.state.lock() = BufferUses::empty();
+            }
+        }
+        MapState::Pending { .. } => {
+            // The callback fires with an error when its turn comes.
+        }
+        MapState::Idle => buffer
+            .shared
+            .report(KeelError::validation("unmap", "the buffer is not mapped")),
+    }
+}
+
+/// Creates a view of `texture` (invalid, with the error reported, when
+/// keel-hal refuses).
+pub(crate) fn create_view(
+    texture: &Arc<Texture>,
+    desc: &wgpu::TextureViewDescriptor<'_>,
+) -> Arc<TextureView> {
+    let shared = &texture.shared;
+    let mips_end = desc
+        .mip_level_count
+        .map_or(texture.mip_level_count, |c| desc.base_mip_level + c);
+    let layers_end = desc
+        .array_layer_count
+        .map_or(texture.layers(), |c| desc.base_array_layer + c);
+    let range = wgpu::ImageSubresourceRange {
+        aspect: desc.aspect,
+        base_mip_level: desc.base_mip_level,
+        mip_level_count: desc.mip_level_count,
+        base_array_layer: desc.base_array_layer,
+        array_layer_count: desc.array_layer_count,
+    };
+    let raw = match texture.raw() {
+        Err(e) => {
+            shared.report(KeelError::validation("create_view", e));
+            None
+        }
+        Ok(raw) => {
+            let hal_desc = keel_hal::TextureViewDescriptor {
+                label: desc.label,
+                format: desc.format,
+                dimension: desc.dimension,
+                range,
+            };
+            // SAFETY: the texture came from this device and is alive.
+            match unsafe { shared.hal().create_texture_view(raw, &hal_desc) } {
+                Ok(view) => Some(view),
+                Err(e) => {
+                    shared.report(KeelError::from_hal("create_view", &e));
+                    None
+                }
+            }
+        }
+    };
+    Arc::new(TextureView {
+        shared: shared.clone(),
+        raw,
+        texture: texture.clone(),
+        mips: desc.base_mip_level..mips_end,
+        layers: desc.base_array_layer..layers_end,
+        last_use: LastUse::default(),
+    })
+}
+
+fn memory_for(usage: wgpu::BufferUsages) -> Memory {
+    if usage.contains(wgpu::BufferUsages::MAP_READ) {
+        Memory::Readback
+    } else if usage.contains(wgpu::BufferUsages::MAP_WRITE) {
+        Memory::Upload
+    } else {
+        Memory::Device
+    }
+}
+
+/// Creates a buffer; `internal` ones (staging) skip wgpu's usage rules.
+pub(crate) fn create_buffer(
+    shared: &Arc<DeviceShared>,
+    desc: &wgpu::BufferDescriptor<'_>,
+) -> Arc<Buffer> {
+    let invalid = |why: String| {
+        shared.report(KeelError::validation("create_buffer", why));
+        Arc::new(Buffer {
+            shared: shared.clone(),
+            raw: None,
+            size: desc.size,
+            usage: desc.usage,
+            memory: Memory::Device,
+            last_use: LastUse::default(),
+            state: Mutex::new(BufferUses::empty()),
+            map: Mutex::new(MapState::Idle),
+            destroyed: AtomicBool::new(false),
+            needs_clear: AtomicBool::new(false),
+        })
+    };
+    let usage = desc.usage;
+    let map_read_ok = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+    let map_write_ok = wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC;
+    let mappable_primary = shared
+        .features
+        .contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS);
+    if usage.is_empty() {
+        return invalid("the usage is empty".into());
+    }
+    if !mappable_primary
+        && ((usage.contains(wgpu::BufferUsages::MAP_READ) && !map_read_ok.contains(usage))
+            || (usage.contains(wgpu::BufferUsages::MAP_WRITE) && !map_write_ok.contains(usage)))
+    {
+        return invalid(format!(
+            "usage {usage:?}: MAP_READ goes only with COPY_DST and MAP_WRITE only with COPY_SRC \
+             (without MAPPABLE_PRIMARY_BUFFERS)"
+        ));
+    }
+    if desc.size > shared.limits.max_buffer_size {
+        return invalid(format!(
+            "size {} is over the max_buffer_size limit {}",
+            desc.size, shared.limits.max_buffer_size
+        ));
+    }
+    if desc.mapped_at_creation && !desc.size.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT) {
+        return invalid(format!(
+            "mapped_at_creation needs a size that is a multiple of 4; {} is not",
+            desc.size
+        ));
+    }
+    let memory = memory_for(usage);
+    // Clears and copies work in 4-byte words: keel-hal's buffer is rounded up.
+    let hal_size = desc.size.max(4).next_multiple_of(4);
+    // Zero-initialisation and mapped-at-creation uploads copy into it.
+    let hal_usage = if memory.is_mappable() {
+        usage
+    } else {
+        usage | wgpu::BufferUsages::COPY_DST
+    };
+    let hal_desc = keel_hal::BufferDescriptor {
+        label: desc.label,
+        size: hal_size,
+        usage: hal_usage,
+        memory,
+    };
+    // SAFETY: a plain creation on a live device.
+    let raw = match unsafe { shared.hal().create_buffer(&hal_desc) } {
+        Ok(raw) => raw,
+        Err(e) => {
+            shared.report(KeelError::from_hal("create_buffer", &e));
+            return invalid_quiet(shared, desc);
+        }
+    };
+    let mut map = MapState::Idle;
+    let mut needs_clear = !memory.is_mappable();
+    if memory.is_mappable() {
+        // wgpu's rule: new buffers read as zeros.
+        // SAFETY: mappable, created above, unused by the GPU.
+        match unsafe { shared.hal().map_buffer(&*raw) } {
+            Ok(mapping) => {
+                // SAFETY: the mapping covers the whole buffer.
+                unsafe { std::ptr::write_bytes(mapping.ptr.as_ptr(), 0, hal_size as usize) };
+                if desc.mapped_at_creation {
+                    map = MapState::Mapped {
+                        ptr: mapping.ptr.as_ptr() as usize,
+                        range: 0..desc.size,
+                        staging: None,
+                    };
+                } else {
+                    // SAFETY: mapped just above.
+                    unsafe { shared.hal().unmap_buffer(&*raw) };
+                }
+            }
+            Err(e) => {
+                shared.report(KeelError::from_hal("create_buffer", &e));
+                needs_clear = true;
+            }
+        }
+    } else if desc.mapped_at_creation {
+        let staging = create_staging(shared, hal_size);
+        if let Some(raw_staging) = staging.raw.as_deref() {
+            // SAFETY: a new Upload buffer.
+            if let Ok(mapping) = unsafe { shared.hal().map_buffer(raw_staging) } {
+                // SAFETY: zeroed so the unwritten part of the buffer reads 0.
+                unsafe { std::ptr::write_bytes(mapping.ptr.as_ptr(), 0, hal_size as usize) };
+                map = MapState::Mapped {
+                    ptr: mapping.ptr.as_ptr() as usize,
+                    range: 0..desc.size,
+                    staging: Some(staging.clone()),
+                };
+                needs_clear = false;
+            }
+        }
+    }
+    Arc::new(Buffer {
+        shared: shared.clone(),
+        raw: Some(raw),
+        size: desc.size,
+        usage,
+        memory,
+        last_use: LastUse::default(),
+        state: Mutex::new(BufferUses::empty()),
+        map: Mutex::new(map),
+        destroyed: AtomicBool::new(false),
+        needs_clear: AtomicBool::new(needs_clear),
+    })
+}
+
+fn invalid_quiet(shared: &Arc<DeviceShared>, desc: &wgpu::BufferDescriptor<'_>) -> Arc<Buffer> {
+    Arc::new(Buffer {
+        shared: shared.clone(),
+        raw: None,
+        size: desc.size,
+        usage: desc.usage,
+        memory: Memory::Device,
+        last_use: LastUse::default(),
+        state: Mutex::new(BufferUses::empty()),
+        map: Mutex::new(MapState::Idle),
+        destroyed: AtomicBool::new(false),
+        needs_clear: AtomicBool::new(false),
+    })
+}
+
+/// An Upload buffer keel-wgpu writes and copies from.
+pub(crate) fn create_staging(shared: &Arc<DeviceShared>, size: u64) -> Arc<Buffer> {
+    let desc = keel_hal::BufferDescriptor {
+        label: Some("keel-wgpu staging"),
+        size: size.max(4).next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+        memory: Memory::Upload,
+    };
+    // SAFETY: a plain creation on a live device.
+    let raw = match unsafe { shared.hal().create_buffer(&desc) } {
+        Ok(raw) => Some(raw),
+        Err(e) => {
+            shared.report(KeelError::from_hal("staging buffer", &e));
+            None
+        }
+    };
+    Arc::new(Buffer {
+        shared: shared.clone(),
+        raw,
+        size: desc.size,
+        usage: desc.usage,
+        memory: Memory::Upload,
+        last_use: LastUse::default(),
+        state: Mutex::new(BufferUses::empty()),
+        map: Mutex::new(MapState::Idle),
+        destroyed: AtomicBool::new(false),
+        needs_clear: AtomicBool::new(false),
+    })
+}
+
+fn sampler_desc<'a>(desc: &wgpu::SamplerDescriptor<'a>) -> keel_hal::SamplerDescriptor<'a> {
+    keel_hal::SamplerDescriptor {
+        label: desc.label,
+        address_modes: [
+            desc.address_mode_u,
+            desc.address_mode_v,
+            desc.address_mode_w,
+        ],
+        mag_filter: desc.mag_filter,
+        min_filter: desc.min_filter,
+        mipmap_filter: desc.mipmap_filter,
+        lod_clamp: desc.lod_min_clamp..desc.lod_max_clamp,
+        compare: desc.compare,
+        anisotropy_clamp: desc.anisotropy_clamp,
+        border_color: desc.border_color,
+    }
+}
+
+impl KeelDevice {
+    fn new_layout(
+        &self,
+        label: Option<&str>,
+        entries: &[wgpu::BindGroupLayoutEntry],
+    ) -> Arc<BindGroupLayout> {
+        let shared = self.shared();
+        let desc = keel_hal::BindGroupLayoutDescriptor {
+            label,
+            flags: keel_hal::BindGroupLayoutFlags::empty(),
+            entries,
+        };
+        // SAFETY: a plain creation on a live device.
+        let raw = match unsafe { shared.hal().create_bind_group_layout(&desc) } {
+            Ok(raw) => Some(raw),
+            Err(e) => {
+                shared.report(KeelError::from_hal("create_bind_group_layout", &e));
+                None
+            }
+        };
+        Arc::new(BindGroupLayout {
+            shared: shared.clone(),
+            raw,
+            entries: entries.to_vec(),
+            last_use: LastUse::default(),
+        })
+    }
+
+    fn new_pipeline_layout(
+        &self,
+        label: Option<&str>,
+        groups: Vec<Arc<BindGroupLayout>>,
+        immediate_size: u32,
+    ) -> Arc<PipelineLayout> {
+        let shared = self.shared();
+        let raw = if groups.iter().any(|g| g.raw.is_none()) {
+            shared.report(KeelError::validation(
+                "create_pipeline_layout",
+                "a bind group layout is invalid",
+            ));
+            None
+        } else {
+            let raws: Vec<&dyn keel_hal::dynamic::DynBindGroupLayout> =
+                groups.iter().filter_map(|g| g.raw.as_deref()).collect();
+            let ranges = [keel_hal::PushConstantRange {
+                stages: IMMEDIATE_STAGES,
+                range: 0..immediate_size,
+            }];
+            let desc = keel_hal::PipelineLayoutDescriptor::<DynResources> {
+                label,
+                bind_group_layouts: &raws,
+                push_constant_ranges: if immediate_size > 0 { &ranges } else { &[] },
+            };
+            // SAFETY: every layout came from this device and is alive.
+            match unsafe { shared.hal().create_pipeline_layout(&desc) } {
+                Ok(raw) => Some(raw),
+                Err(e) => {
+                    shared.report(KeelError::from_hal("create_pipeline_layout", &e));
+                    None
+                }
+            }
+        };
+        Arc::new(PipelineLayout {
+            shared: shared.clone(),
+            raw,
+            groups,
+            last_use: LastUse::default(),
+        })
+    }
+
+    /// The explicit layout, or one derived from the stages' shaders.
+    fn layout_for(
+        &self,
+        call: &'static str,
+        explicit: Option<&wgpu::PipelineLayout>,
+        stages: &[(&ShaderModule, usize)],
+    ) -> Option<Arc<PipelineLayout>> {
+        if let Some(layout) = explicit {
+            return layout.as_custom::<KPipelineLayout>().map(|l| l.0.clone());
+        }
+        let mut reflections = Vec::new();
+        for (module, entry_point) in stages {
+            let (module, info) = module.naga.as_ref()?;
+            reflections.push(StageReflection {
+                module,
+                info,
+                entry_point: *entry_point,
+            });
+        }
+        match derive_layouts(&reflections) {
+            Ok(groups) => {
+                let groups = groups
+                    .iter()
+                    .map(|entries| self.new_layout(Some("derived"), entries))
+                    .collect();
+                Some(self.new_pipeline_layout(Some("derived"), groups, 0))
+            }
+            Err(e) => {
+                self.shared().report(KeelError::validation(call, e));
+                None
+            }
+        }
+    }
+
+    fn stage<'m>(
+        &self,
+        call: &'static str,
+        module: &'m wgpu::ShaderModule,
+        entry_point: Option<&str>,
+        stage: naga::ShaderStage,
+    ) -> Option<(&'m Arc<ShaderModule>, usize, String)> {
+        let module = &module.as_custom::<KShaderModule>()?.0;
+        match module.entry_point(entry_point, stage) {
+            Ok((index, name)) => Some((module, index, name)),
+            Err(e) => {
+                self.shared().report(KeelError::validation(call, e));
+                None
+            }
+        }
+    }
+}
+
+impl cu::DeviceInterface for KeelDevice {
+    fn features(&self) -> wgpu::Features {
+        self.shared().features
+    }
+
+    fn limits(&self) -> wgpu::Limits {
+        self.shared().limits.clone()
+    }
+
+    fn adapter_info(&self) -> wgpu::AdapterInfo {
+        self.shared().info.clone()
+    }
+
+    fn create_shader_module(
+        &self,
+        desc: wgpu::ShaderModuleDescriptor<'_>,
+        _shader_bound_checks: wgpu::ShaderRuntimeChecks,
+    ) -> cu::DispatchShaderModule {
+        let shared = self.shared();
+        let invalid = |message: String| {
+            shared.report(KeelError::validation(
+                "create_shader_module",
+                message.clone(),
+            ));
+            cu::DispatchShaderModule::custom(KShaderModule(Arc::new(ShaderModule {
+                shared: shared.clone(),
+                raw: None,
+                naga: None,
+                messages: vec![message],
+            })))
+        };
+        let source = match &desc.source {
+            wgpu::ShaderSource::Wgsl(source) => source,
+            _ => return invalid("keel-wgpu takes WGSL shader modules".into()),
+        };
+        let module = match naga::front::wgsl::parse_str(source) {
+            Ok(module) => module,
+            Err(e) => return invalid(e.emit_to_string(source)),
+        };
+        let mut validator = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            shared.hal().shader_capabilities(),
+        );
+        let info = match validator.validate(&module) {
+            Ok(info) => info,
+            Err(e) => return invalid(e.emit_to_string(source)),
+        };
+        let hal_desc = keel_hal::ShaderModuleDescriptor {
+            label: desc.label,
+            source: keel_hal::ShaderSource::Naga(Cow::Borrowed(&module)),
+        };
+        // SAFETY: a plain creation on a live device.
+        let raw = match unsafe { shared.hal().create_shader_module(&hal_desc) } {
+            Ok(raw) => raw,
+            Err(e) => return invalid(e.to_string()),
+        };
+        cu::DispatchShaderModule::custom(KShaderModule(Arc::new(ShaderModule {
+            shared: shared.clone(),
+            raw: Some(raw),
+            naga: Some((module, info)),
+            messages: Vec::new(),
+        })))
+    }
+
+    unsafe fn create_shader_module_passthrough(
+        &self,
+        _desc: &wgpu::ShaderModuleDescriptorPassthrough<'_>,
+    ) -> cu::DispatchShaderModule {
+        let shared = self.shared();
+        let message =
+            "keel-wgpu takes WGSL shader modules; passthrough is not supported".to_string();
+        shared.report(KeelError::validation(
+            "create_shader_module_passthrough",
+            message.clone(),
+        ));
+        cu::DispatchShaderModule::custom(KShaderModule(Arc::new(ShaderModule {
+            shared: shared.clone(),
+            raw: None,
+            naga: None,
+            messages: vec![message],
+        })))
+    }
+
+    fn create_bind_group_layout(
+        &self,
+        desc: &wgpu::BindGroupLayoutDescriptor<'_>,
+    ) -> cu::DispatchBindGroupLayout {
+        cu::DispatchBindGroupLayout::custom(KBindGroupLayout(
+            self.new_layout(desc.label, desc.entries),
+        ))
+    }
+
+    fn create_bind_group(&self, desc: &wgpu::BindGroupDescriptor<'_>) -> cu::DispatchBindGroup {
+        cu::DispatchBindGroup::custom(KBindGroup(crate::bind_group::create(self.shared(), desc)))
+    }
+
+    fn create_pipeline_layout(
+        &self,
+        desc: &wgpu::PipelineLayoutDescriptor<'_>,
+    ) -> cu::DispatchPipelineLayout {
+        let groups = desc
+            .bind_group_layouts
+            .iter()
+            .map(
+                |g| match g.and_then(|g| g.as_custom::<KBindGroupLayout>()) {
+                    Some(g) => g.0.clone(),
+                    // A gap: an empty group.
+                    None => self.new_layout(Some("empty"), &[]),
+                },
+            )
+            .collect();
+        cu::DispatchPipelineLayout::custom(KPipelineLayout(self.new_pipeline_layout(
+            desc.label,
+            groups,
+            desc.immediate_size,
+        )))
+    }
+
+    fn create_render_pipeline(
+        &self,
+        desc: &wgpu::RenderPipelineDescriptor<'_>,
+    ) -> cu::DispatchRenderPipeline {
+        let shared = self.shared();
+        let call = "create_render_pipeline";
+        let invalid = |layout| {
+            cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline {
+                shared: shared.clone(),
+                raw: None,
+                layout,
+                last_use: LastUse::default(),
+            })))
+        };
+        let Some(vertex) = self.stage(
+            call,
+            desc.vertex.module,
+            desc.vertex.entry_point,
+            naga::ShaderStage::Vertex,
+        ) else {
+            return invalid(None);
+        };
+        let fragment = match &desc.fragment {
+            Some(f) => match self.stage(call, f.module, f.entry_point, naga::ShaderStage::Fragment)
+            {
+                Some(stage) => Some((stage, f)),
+                None => return invalid(None),
+            },
+            None => None,
+        };
+        let mut stages = vec![(&**vertex.0, vertex.1)];
+        if let Some(((module, index, _), _)) = &fragment {
+            stages.push((&***module, *index));
+        }
+        let Some(layout) = self.layout_for(call, desc.layout, &stages) else {
+            return invalid(None);
+        };
+        let (Some(raw_layout), Some(raw_vertex)) = (layout.raw.as_deref(), vertex.0.raw.as_deref())
+        else {
+            return invalid(Some(layout));
+        };
+        let vertex_buffers: Vec<keel_hal::VertexBufferLayout<'_>> = desc
+            .vertex
+            .buffers
+            .iter()
+            .map(|b| match b {
+                Some(b) => keel_hal::VertexBufferLayout {
+                    array_stride: b.array_stride,
+                    step_mode: b.step_mode,
+                    attributes: b.attributes,
+                },
+                // A gap: a slot with nothing in it.
+                None => keel_hal::VertexBufferLayout {
+                    array_stride: 0,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &[],
+                },
+            })
+            .collect();
+        let fragment_stage = match &fragment {
+            Some(((module, _, name), state)) => match module.raw.as_deref() {
+                Some(raw) => Some(keel_hal::ProgrammableStage::<DynResources> {
+                    module: raw,
+                    entry_point: name,
+                    constants: state.compilation_options.constants,
+                }),
+                None => return invalid(Some(layout)),
+            },
+            None => None,
+        };
+        let hal_desc = keel_hal::RenderPipelineDescriptor::<DynResources> {
+            label: desc.label,
+            layout: raw_layout,
+            vertex_buffers: &vertex_buffers,
+            vertex_stage: keel_hal::ProgrammableStage {
+                module: raw_vertex,
+                entry_point: &vertex.2,
+                constants: desc.vertex.compilation_options.constants,
+            },
+            primitive: desc.primitive,
+            depth_stencil: desc.depth_stencil.clone(),
+            multisample: desc.multisample,
+            fragment_stage,
+            color_targets: fragment.as_ref().map_or(&[], |(_, f)| f.targets),
+            multiview_mask: desc.multiview_mask,
+            cache: None,
+        };
+        // SAFETY: every object came from this device and is alive.
+        match unsafe { shared.hal().create_render_pipeline(&hal_desc) } {
+            Ok(raw) => {
+                cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline {
+                    shared: shared.clone(),
+                    raw: Some(raw),
+                    layout: Some(layout),
+                    last_use: LastUse::default(),
+                })))
+            }
+            Err(e) => {
+                shared.report(KeelError::from_hal(call, &e));
+                invalid(Some(layout))
+            }
+        }
+    }
+
+    fn create_mesh_pipeline(
+        &self,
+        _desc: &wgpu::MeshPipelineDescriptor<'_>,
+    ) -> cu::DispatchRenderPipeline {
+        let shared = self.shared();
+        shared.report(KeelError::validation(
+            "create_mesh_pipeline",
+            "mesh shaders are not among keel-wgpu's features",
+        ));
+        cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline {
+            shared: shared.clone(),
+            raw: None,
+            layout: None,
+            last_use: LastUse::default(),
+        })))
+    }
+
+    fn create_compute_pipeline(
+        &self,
+        desc: &wgpu::ComputePipelineDescriptor<'_>,
+    ) -> cu::DispatchComputePipeline {
+        let shared = self.shared();
+        let call = "create_compute_pipeline";
+        let invalid = |layout| {
+            cu::DispatchComputePipeline::custom(KComputePipeline(Arc::new(ComputePipeline {
+                shared: shared.clone(),
+                raw: None,
+                layout,
+                last_use: LastUse::default(),
+            })))
+        };
+        let Some((module, index, name)) = self.stage(
+            call,
+            desc.module,
+            desc.entry_point,
+            naga::ShaderStage::Compute,
+        ) else {
+            return invalid(None);
+        };
+        let Some(layout) = self.layout_for(call, desc.layout, &[(module, index)]) else {
+            return invalid(None);
+        };
+        let (Some(raw_layout), Some(raw_module)) = (layout.raw.as_deref(), module.raw.as_deref())
+        else {
+            return invalid(Some(layout));
+        };
+        let hal_desc = keel_hal::ComputePipelineDescriptor::<DynResources> {
+            label: desc.label,
+            layout: raw_layout,
+            stage: keel_hal::ProgrammableStage {
+                module: raw_module,
+                entry_point: &name,
+                constants: desc.compilation_options.constants,
+            },
+            cache: None,
+        };
+        // SAFETY: every object came from this device and is alive.
+        match unsafe { shared.hal().create_compute_pipeline(&hal_desc) } {
+            Ok(raw) => {
+                cu::DispatchComputePipeline::custom(KComputePipeline(Arc::new(ComputePipeline {
+                    shared: shared.clone(),
+                    raw: Some(raw),
+                    layout: Some(layout),
+                    last_use: LastUse::default(),
+                })))
+            }
+            Err(e) => {
+                shared.report(KeelError::from_hal(call, &e));
+                invalid(Some(layout))
+            }
+        }
+    }
+
+    unsafe fn create_pipeline_cache(
+        &self,
+        _desc: &wgpu::PipelineCacheDescriptor<'_>,
+    ) -> cu::DispatchPipelineCache {
+        self.shared().report(KeelError::validation(
+            "create_pipeline_cache",
+            "PIPELINE_CACHE is not among keel-wgpu's features",
+        ));
+        cu::DispatchPipelineCache::custom(Unsupported)
+    }
+
+    fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> cu::DispatchBuffer {
+        cu::DispatchBuffer::custom(KBuffer(create_buffer(self.shared(), desc)))
+    }
+
+    fn create_texture(&self, desc: &wgpu::TextureDescriptor<'_>) -> cu::DispatchTexture {
+        let shared = self.shared();
+        // Zero-initialisation clears it (the tracker's rule).
+        let clearable = !desc.format.is_compressed() && desc.sample_count == 1;
+        let usage = if clearable {
+            desc.usage | wgpu::TextureUsages::COPY_DST
+        } else {
+            desc.usage
+        };
+        let hal_desc = keel_hal::TextureDescriptor {
+            label: desc.label,
+            size: desc.size,
+            mip_level_count: desc.mip_level_count,
+            sample_count: desc.sample_count,
+            dimension: desc.dimension,
+            format: desc.format,
+            usage,
+            memory: Memory::Device,
+            view_formats: desc.view_formats,
+        };
+        // SAFETY: a plain creation on a live device.
+        let raw = match unsafe { shared.hal().create_texture(&hal_desc) } {
+            Ok(raw) => Some(raw),
+            Err(e) => {
+                shared.report(KeelError::from_hal("create_texture", &e));
+                None
+            }
+        };
+        let layers = match desc.dimension {
+            wgpu::TextureDimension::D3 => 1,
+            _ => desc.size.depth_or_array_layers,
+        };
+        let subresources = (layers * desc.mip_level_count) as usize;
+        cu::DispatchTexture::custom(KTexture(Arc::new(Texture {
+            shared: shared.clone(),
+            raw,
+            size: desc.size,
+            mip_level_count: desc.mip_level_count,
+            sample_count: desc.sample_count,
+            dimension: desc.dimension,
+            format: desc.format,
+            usage: desc.usage,
+            last_use: LastUse::default(),
+            states: Mutex::new(vec![TextureUses::UNINITIALIZED; subresources]),
+            destroyed: AtomicBool::new(false),
+        })))
+    }
+
+    fn create_external_texture(
+        &self,
+        _desc: &wgpu::ExternalTextureDescriptor<'_>,
+        _planes: &[&wgpu::TextureView],
+    ) -> cu::DispatchExternalTexture {
+        self.shared().report(KeelError::validation(
+            "create_external_texture",
+            "EXTERNAL_TEXTURE is not among keel-wgpu's features",
+        ));
+        cu::DispatchExternalTexture::custom(Unsupported)
+    }
+
+    fn create_blas(
+        &self,
+        _desc: &wgpu::CreateBlasDescriptor<'_>,
+        _sizes: wgpu::BlasGeometrySizeDescriptors,
+    ) -> (Option<u64>, cu::DispatchBlas) {
+        self.shared().report(KeelError::validation(
+            "create_blas",
+            "acceleration structures are not among keel-wgpu's features",
+        ));
+        (None, cu::DispatchBlas::custom(Unsupported))
+    }
+
+    fn create_tlas(&self, _desc: &wgpu::CreateTlasDescriptor<'_>) -> cu::DispatchTlas {
+        self.shared().report(KeelError::validation(
+            "create_tlas",
+            "acceleration structures are not among keel-wgpu's features",
+        ));
+        cu::DispatchTlas::custom(Unsupported)
+    }
+
+    fn create_sampler(&self, desc: &wgpu::SamplerDescriptor<'_>) -> cu::DispatchSampler {
+        let shared = self.shared();
+        // SAFETY: a plain creation on a live device.
+        let raw = match unsafe { shared.hal().create_sampler(&sampler_desc(desc)) } {
+            Ok(raw) => Some(raw),
+            Err(e) => {
+                shared.report(KeelError::from_hal("create_sampler", &e));
+                None
+            }
+        };
+        cu::DispatchSampler::custom(KSampler(Arc::new(Sampler {
+            shared: shared.clone(),
+            raw,
+            last_use: LastUse::default(),
+        })))
+    }
+
+    fn create_query_set(&self, desc: &wgpu::QuerySetDescriptor<'_>) -> cu::DispatchQuerySet {
+        let shared = self.shared();
+        let hal_desc = keel_hal::QuerySetDescriptor {
+            label: desc.label,
+            ty: desc.ty,
+            count: desc.count,
+        };
+        // SAFETY: a plain creation on a live device.
+        let raw = match unsafe { shared.hal().create_query_set(&hal_desc) } {
+            Ok(raw) => Some(raw),
+            Err(e) => {
+                shared.report(KeelError::from_hal("create_query_set", &e));
+                None
+            }
+        };
+        cu::DispatchQuerySet::custom(KQuerySet(Arc::new(QuerySet {
+            shared: shared.clone(),
+            raw,
+            ty: desc.ty,
+            count: desc.count,
+            last_use: LastUse::default(),
+        })))
+    }
+
+    fn create_command_encoder(
+        &self,
+        _desc: &wgpu::CommandEncoderDescriptor<'_>,
+    ) -> cu::DispatchCommandEncoder {
+        cu::DispatchCommandEncoder::custom(crate::encoder::KCommandEncoder::new(self.shared()))
+    }
+
+    fn create_render_bundle_encoder(
+        &self,
+        desc: &wgpu::RenderBundleEncoderDescriptor<'_>,
+    ) -> cu::DispatchRenderBundleEncoder {
+        cu::DispatchRenderBundleEncoder::custom(crate::encoder::KRenderBundleEncoder::new(
+            self.shared(),
+            desc,
+        ))
+    }
+
+    fn set_device_lost_callback(&self, callback: cu::BoxDeviceLostCallback) {
+        let shared = self.shared();
+        if shared.is_lost() {
+            callback(wgpu::DeviceLostReason::Unknown, "the device is lost".into());
+        } else {
+            *shared.lost_callback.lock() = Some(callback);
+        }
+    }
+
+    fn on_uncaptured_error(&self, handler: Arc<dyn wgpu::UncapturedErrorHandler>) {
+        self.shared().errors.set_handler(handler);
+    }
+
+    fn push_error_scope(&self, filter: wgpu::ErrorFilter) -> u32 {
+        self.shared().errors.push(filter)
+    }
+
+    fn pop_error_scope(&self, index: u32) -> std::pin::Pin<Box<dyn cu::PopErrorScopeFuture>> {
+        Box::pin(std::future::ready(self.shared().errors.pop(index)))
+    }
+
+    unsafe fn start_graphics_debugger_capture(&self) {}
+
+    unsafe fn stop_graphics_debugger_capture(&self) {}
+
+    fn poll(
+        &self,
+        poll_type: wgpu::wgt::PollType<u64>,
+    ) -> Result<wgpu::PollStatus, wgpu::PollError> {
+        crate::queue::poll(self.shared(), poll_type)
+    }
+
+    fn get_internal_counters(&self) -> wgpu::InternalCounters {
+        wgpu::InternalCounters::default()
+    }
+
+    fn generate_allocator_report(&self) -> Option<wgpu::AllocatorReport> {
+        None
+    }
+
+    fn destroy(&self) {
+        self.shared().destroy();
+    }
+}

@@ -1,0 +1,1064 @@
+//! wgpu's command encoders, compute and render passes and render bundle
+//! encoders: each call becomes a recorded command that holds what it uses
+//! (`command.rs`); obvious mistakes are caught here and make the command
+//! buffer invalid, reported at `finish` (wgpu's rule).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wgpu::custom as cu;
+
+use crate::command::{
+    Cmd, ColorRecord, CommandBuffer, ComputePassRecord, DepthRecord, PassCmd, PassTimestamps,
+    Recording, RenderBundle, RenderPassRecord, TexelBase,
+};
+use crate::error::KeelError;
+use crate::handles::*;
+use crate::resource::{Buffer, QuerySet, Texture};
+use crate::shared::DeviceShared;
+
+fn buffer(b: &cu::DispatchBuffer) -> Option<Arc<Buffer>> {
+    b.as_custom::<KBuffer>().map(|b| b.0.clone())
+}
+
+fn wbuffer(b: &wgpu::Buffer) -> Option<Arc<Buffer>> {
+    b.as_custom::<KBuffer>().map(|b| b.0.clone())
+}
+
+fn texture(t: &wgpu::Texture) -> Option<Arc<Texture>> {
+    t.as_custom::<KTexture>().map(|t| t.0.clone())
+}
+
+fn query_set(q: &cu::DispatchQuerySet) -> Option<Arc<QuerySet>> {
+    q.as_custom::<KQuerySet>().map(|q| q.0.clone())
+}
+
+fn wquery_set(q: &wgpu::QuerySet) -> Option<Arc<QuerySet>> {
+    q.as_custom::<KQuerySet>().map(|q| q.0.clone())
+}
+
+fn check_query(set: &QuerySet, index: u32) -> Result<(), String> {
+    if index >= set.count {
+        return Err(format!(
+            "query {index} is outside the set's {} queries",
+            set.count
+        ));
+    }
+    Ok(())
+}
+
+/// `wgpu::CommandEncoder`.
+#[derive(Debug)]
+pub(crate) struct KCommandEncoder {
+    shared: Arc<DeviceShared>,
+    rec: Arc<Mutex<Recording>>,
+}
+
+impl KCommandEncoder {
+    pub(crate) fn new(shared: &Arc<DeviceShared>) -> Self {
+        Self {
+            shared: shared.clone(),
+            rec: Arc::new(Mutex::new(Recording::default())),
+        }
+    }
+
+    /// Records `cmd`, or the error that stands for it.
+    fn record(&self, what: &str, cmd: Result<Cmd, String>) {
+        let mut rec = self.rec.lock();
+        if rec.pass_open {
+            rec.fail(format!("{what}: a pass is open on this encoder"));
+            return;
+        }
+        match cmd {
+            Ok(cmd) => rec.cmds.push(cmd),
+            Err(e) => rec.fail(format!("{what}: {e}")),
+        }
+    }
+
+    fn texel(info: &wgpu::TexelCopyTextureInfo<'_>) -> Result<(Arc<Texture>, TexelBase), String> {
+        let t = texture(info.texture).ok_or("a texture of another backend")?;
+        if info.mip_level >= t.mip_level_count {
+            return Err(format!(
+                "mip level {} is outside the texture's {}",
+                info.mip_level, t.mip_level_count
+            ));
+        }
+        Ok((
+            t,
+            TexelBase {
+                mip_level: info.mip_level,
+                origin: info.origin,
+                aspect: info.aspect,
+            },
+        ))
+    }
+}
+
+fn check_range(b: &Buffer, offset: u64, size: u64, what: &str) -> Result<(), String> {
+    if offset.checked_add(size).is_none_or(|end| end > b.size) {
+        return Err(format!(
+            "{what} {offset}..{} is outside the buffer's {} bytes",
+            offset.saturating_add(size),
+            b.size
+        ));
+    }
+    Ok(())
+}
+
+fn check_layout(layout: &wgpu::TexelCopyBufferLayout, size: &wgpu::Extent3d) -> Result<(), String> {
+    if let Some(bpr) = layout.bytes_per_row {
+        if bpr % wgpu::COPY_BYTES_PER_ROW_ALIGNMENT != 0 {
+            return Err(format!(
+                "bytes_per_row {bpr} is not a multiple of {}",
+                wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
+            ));
+        }
+    } else if size.height > 1 || size.depth_or_array_layers > 1 {
+        return Err("bytes_per_row is needed for a copy of more than one row".into());
+    }
+    Ok(())
+}
+
+impl cu::CommandEncoderInterface for KCommandEncoder {
+    fn copy_buffer_to_buffer(
+        &self,
+        source: &cu::DispatchBuffer,
+        source_offset: wgpu::BufferAddress,
+        destination: &cu::DispatchBuffer,
+        destination_offset: wgpu::BufferAddress,
+        copy_size: Option<wgpu::BufferAddress>,
+    ) {
+        let cmd = (|| {
+            let src = buffer(source).ok_or("a buffer of another backend")?;
+            let dst = buffer(destination).ok_or("a buffer of another backend")?;
+            let size = copy_size.unwrap_or(src.size.saturating_sub(source_offset));
+            if !source_offset.is_multiple_of(4)
+                || !destination_offset.is_multiple_of(4)
+                || !size.is_multiple_of(4)
+            {
+                return Err(format!(
+                    "offsets {source_offset}, {destination_offset} and size {size} must be multiples of 4"
+                ));
+            }
+            check_range(&src, source_offset, size, "source range")?;
+            check_range(&dst, destination_offset, size, "destination range")?;
+            if !src.usage.contains(wgpu::BufferUsages::COPY_SRC) {
+                return Err(format!("the source's usage {:?} lacks COPY_SRC", src.usage));
+            }
+            if !dst.usage.contains(wgpu::BufferUsages::COPY_DST) {
+                return Err(format!(
+                    "the destination's usage {:?} lacks COPY_DST",
+                    dst.usage
+                ));
+            }
+            Ok(Cmd::CopyBufferToBuffer {
+                src,
+                src_offset: source_offset,
+                dst,
+                dst_offset: destination_offset,
+                size,
+            })
+        })();
+        self.record("copy_buffer_to_buffer", cmd);
+    }
+
+    fn copy_buffer_to_texture(
+        &self,
+        source: wgpu::TexelCopyBufferInfo<'_>,
+        destination: wgpu::TexelCopyTextureInfo<'_>,
+        copy_size: wgpu::Extent3d,
+    ) {
+        let cmd = (|| {
+            let src = wbuffer(source.buffer).ok_or("a buffer of another backend")?;
+            check_layout(&source.layout, &copy_size)?;
+            let (dst, base) = Self::texel(&destination)?;
+            Ok(Cmd::CopyBufferToTexture {
+                src,
+                layout: source.layout,
+                dst,
+                base,
+                size: copy_size,
+            })
+        })();
+        self.record("copy_buffer_to_texture", cmd);
+    }
+
+    fn copy_texture_to_buffer(
+        &self,
+        source: wgpu::TexelCopyTextureInfo<'_>,
+        destination: wgpu::TexelCopyBufferInfo<'_>,
+        copy_size: wgpu::Extent3d,
+    ) {
+        let cmd = (|| {
+            let (src, base) = Self::texel(&source)?;
+            let dst = wbuffer(destination.buffer).ok_or("a buffer of another backend")?;
+            check_layout(&destination.layout, &copy_size)?;
+            Ok(Cmd::CopyTextureToBuffer {
+                src,
+                base,
+                dst,
+                layout: destination.layout,
+                size: copy_size,
+            })
+        })();
+        self.record("copy_texture_to_buffer", cmd);
+    }
+
+    fn copy_texture_to_texture(
+        &self,
+        source: wgpu::TexelCopyTextureInfo<'_>,
+        destination: wgpu::TexelCopyTextureInfo<'_>,
+        copy_size: wgpu::Extent3d,
+    ) {
+        let cmd = (|| {
+            let (src, src_base) = Self::texel(&source)?;
+            let (dst, dst_base) = Self::texel(&destination)?;
+            Ok(Cmd::CopyTextureToTexture {
+                src,
+                src_base,
+                dst,
+                dst_base,
+                size: copy_size,
+            })
+        })();
+        self.record("copy_texture_to_texture", cmd);
+    }
+
+    fn begin_compute_pass(
+        &self,
+        desc: &wgpu::ComputePassDescriptor<'_>,
+    ) -> cu::DispatchComputePass {
+        let mut record = ComputePassRecord {
+            label: desc.label.map(str::to_string),
+            ..Default::default()
+        };
+        let mut error = None;
+        if let Some(ts) = &desc.timestamp_writes {
+            match timestamps(
+                ts.query_set,
+                ts.beginning_of_pass_write_index,
+                ts.end_of_pass_write_index,
+            ) {
+                Ok(t) => record.timestamps = Some(t),
+                Err(e) => error = Some(e),
+            }
+        }
+        let mut rec = self.rec.lock();
+        if rec.pass_open {
+            rec.fail("begin_compute_pass: a pass is already open");
+        }
+        if let Some(e) = error {
+            rec.fail(format!("begin_compute_pass: {e}"));
+        }
+        rec.pass_open = true;
+        drop(rec);
+        cu::DispatchComputePass::custom(KComputePass {
+            rec: self.rec.clone(),
+            pass: Some(record),
+        })
+    }
+
+    fn begin_render_pass(&self, desc: &wgpu::RenderPassDescriptor<'_>) -> cu::DispatchRenderPass {
+        let mut error = None;
+        let mut record = RenderPassRecord {
+            label: desc.label.map(str::to_string),
+            multiview_mask: desc.multiview_mask,
+            ..Default::default()
+        };
+        for color in desc.color_attachments {
+            let Some(color) = color else {
+                record.colors.push(None);
+                continue;
+            };
+            let view = color.view.as_custom::<KTextureView>().map(|v| v.0.clone());
+            let resolve = color
+                .resolve_target
+                .map(|r| r.as_custom::<KTextureView>().map(|v| v.0.clone()));
+            match (view, resolve) {
+                (Some(view), None) | (Some(view), Some(Some(_))) => {
+                    record.colors.push(Some(ColorRecord {
+                        view,
+                        resolve: color
+                            .resolve_target
+                            .and_then(|r| r.as_custom::<KTextureView>().map(|v| v.0.clone())),
+                        load: color.ops.load,
+                        store: color.ops.store,
+                    }))
+                }
+                _ => error = Some("a texture view of another backend".to_string()),
+            }
+        }
+        if let Some(depth) = &desc.depth_stencil_attachment {
+            match depth.view.as_custom::<KTextureView>() {
+                Some(view) => {
+                    record.depth = Some(DepthRecord {
+                        view: view.0.clone(),
+                        depth: depth.depth_ops,
+                        stencil: depth.stencil_ops,
+                    })
+                }
+                None => error = Some("a texture view of another backend".to_string()),
+            }
+        }
+        if let Some(ts) = &desc.timestamp_writes {
+            match timestamps(
+                ts.query_set,
+                ts.beginning_of_pass_write_index,
+                ts.end_of_pass_write_index,
+            ) {
+                Ok(t) => record.timestamps = Some(t),
+                Err(e) => error = Some(e),
+            }
+        }
+        if let Some(set) = desc.occlusion_query_set {
+            match wquery_set(set) {
+                Some(set) if matches!(set.ty, wgpu::QueryType::Occlusion) => {
+                    record.occlusion = Some(set)
+                }
+                Some(set) => error = Some(format!("occlusion_query_set is a {:?} set", set.ty)),
+                None => error = Some("a query set of another backend".into()),
+            }
+        }
+        if record.colors.iter().all(Option::is_none) && record.depth.is_none() {
+            error = Some("a render pass needs at least one attachment".into());
+        }
+        let mut rec = self.rec.lock();
+        if rec.pass_open {
+            rec.fail("begin_render_pass: a pass is already open");
+        }
+        if let Some(e) = error {
+            rec.fail(format!("begin_render_pass: {e}"));
+        }
+        rec.pass_open = true;
+        drop(rec);
+        cu::DispatchRenderPass::custom(KRenderPass {
+            rec: self.rec.clone(),
+            pass: Some(record),
+        })
+    }
+
+    fn finish(&mut self) -> cu::DispatchCommandBuffer {
+        let mut recording = std::mem::take(&mut *self.rec.lock());
+        if recording.pass_open {
+            recording.fail("finish: a pass is still open");
+        }
+        if let Some(e) = &recording.error {
+            self.shared
+                .report(KeelError::validation("CommandEncoder::finish", e.clone()));
+        }
+        cu::DispatchCommandBuffer::custom(KCommandBuffer(CommandBuffer {
+            shared: self.shared.clone(),
+            recording: Mutex::new(Some(recording)),
+        }))
+    }
+
+    fn clear_texture(&self, tex: &cu::DispatchTexture, range: &wgpu::ImageSubresourceRange) {
+        let cmd = tex
+            .as_custom::<KTexture>()
+            .map(|t| Cmd::ClearTexture {
+                texture: t.0.clone(),
+                range: *range,
+            })
+            .ok_or_else(|| "a texture of another backend".to_string());
+        self.record("clear_texture", cmd);
+    }
+
+    fn clear_buffer(
+        &self,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferAddress>,
+    ) {
+        let cmd = (|| {
+            let b = buffer(b).ok_or("a buffer of another backend")?;
+            let size = size.unwrap_or(b.size.saturating_sub(offset));
+            if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
+                return Err(format!(
+                    "offset {offset} and size {size} must be multiples of 4"
+                ));
+            }
+            check_range(&b, offset, size, "range")?;
+            Ok(Cmd::ClearBuffer {
+                buffer: b,
+                range: offset..offset + size,
+            })
+        })();
+        self.record("clear_buffer", cmd);
+    }
+
+    fn insert_debug_marker(&self, label: &str) {
+        self.record(
+            "insert_debug_marker",
+            Ok(Cmd::InsertDebugMarker(label.into())),
+        );
+    }
+
+    fn push_debug_group(&self, label: &str) {
+        self.record("push_debug_group", Ok(Cmd::PushDebugGroup(label.into())));
+    }
+
+    fn pop_debug_group(&self) {
+        self.record("pop_debug_group", Ok(Cmd::PopDebugGroup));
+    }
+
+    fn write_timestamp(&self, set: &cu::DispatchQuerySet, index: u32) {
+        let cmd = (|| {
+            let set = query_set(set).ok_or("a query set of another backend")?;
+            check_query(&set, index)?;
+            Ok(Cmd::WriteTimestamp { set, index })
+        })();
+        self.record("write_timestamp", cmd);
+    }
+
+    fn resolve_query_set(
+        &self,
+        set: &cu::DispatchQuerySet,
+        first_query: u32,
+        query_count: u32,
+        destination: &cu::DispatchBuffer,
+        destination_offset: wgpu::BufferAddress,
+    ) {
+        let cmd = (|| {
+            let set = query_set(set).ok_or("a query set of another backend")?;
+            let dst = buffer(destination).ok_or("a buffer of another backend")?;
+            if first_query
+                .checked_add(query_count)
+                .is_none_or(|end| end > set.count)
+            {
+                return Err(format!(
+                    "queries {first_query}..{} are outside the set's {}",
+                    first_query.saturating_add(query_count),
+                    set.count
+                ));
+            }
+            if !destination_offset.is_multiple_of(wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT) {
+                return Err(format!(
+                    "destination_offset {destination_offset} is not a multiple of {}",
+                    wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT
+                ));
+            }
+            let values = match set.ty {
+                wgpu::QueryType::PipelineStatistics(s) => s.bits().count_ones() as u64,
+                _ => 1,
+            };
+            check_range(
+                &dst,
+                destination_offset,
+                query_count as u64 * 8 * values,
+                "destination",
+            )?;
+            if !dst.usage.contains(wgpu::BufferUsages::QUERY_RESOLVE) {
+                return Err(format!(
+                    "the destination's usage {:?} lacks QUERY_RESOLVE",
+                    dst.usage
+                ));
+            }
+            Ok(Cmd::ResolveQuerySet {
+                set,
+                queries: first_query..first_query + query_count,
+                dst,
+                offset: destination_offset,
+            })
+        })();
+        self.record("resolve_query_set", cmd);
+    }
+
+    fn mark_acceleration_structures_built<'a>(
+        &self,
+        _blas: &mut dyn Iterator<Item = &'a wgpu::Blas>,
+        _tlas: &mut dyn Iterator<Item = &'a wgpu::Tlas>,
+    ) {
+        self.record(
+            "mark_acceleration_structures_built",
+            Err("acceleration structures are not among keel-wgpu's features".into()),
+        );
+    }
+
+    fn build_acceleration_structures<'a>(
+        &self,
+        _blas: &mut dyn Iterator<Item = &'a wgpu::BlasBuildEntry<'a>>,
+        _tlas: &mut dyn Iterator<Item = &'a wgpu::Tlas>,
+    ) {
+        self.record(
+            "build_acceleration_structures",
+            Err("acceleration structures are not among keel-wgpu's features".into()),
+        );
+    }
+
+    fn transition_resources<'a>(
+        &mut self,
+        _buffers: &mut dyn Iterator<Item = wgpu::wgt::BufferTransition<&'a cu::DispatchBuffer>>,
+        _textures: &mut dyn Iterator<Item = wgpu::wgt::TextureTransition<&'a cu::DispatchTexture>>,
+    ) {
+        // A hint: the tracker places every barrier itself.
+    }
+}
+
+fn timestamps(
+    set: &wgpu::QuerySet,
+    begin: Option<u32>,
+    end: Option<u32>,
+) -> Result<PassTimestamps, String> {
+    let set = wquery_set(set).ok_or("a query set of another backend")?;
+    if !matches!(set.ty, wgpu::QueryType::Timestamp) {
+        return Err(format!("timestamp_writes names a {:?} set", set.ty));
+    }
+    for index in [begin, end].into_iter().flatten() {
+        check_query(&set, index)?;
+    }
+    Ok(PassTimestamps { set, begin, end })
+}
+
+/// A pass's recording, appended to its encoder when the pass ends.
+macro_rules! pass_type {
+    ($name:ident, $record:ty, $variant:ident) => {
+        /// An open pass.
+        #[derive(Debug)]
+        pub(crate) struct $name {
+            rec: Arc<Mutex<Recording>>,
+            pass: Option<$record>,
+        }
+
+        impl $name {
+            fn push(&mut self, cmd: PassCmd) {
+                if let Some(pass) = &mut self.pass {
+                    pass.cmds.push(cmd);
+                }
+            }
+            fn fail(&mut self, e: impl Into<String>) {
+                self.rec.lock().fail(e);
+            }
+        }
+
+        impl Drop for $name {
+            fn drop(&mut self) {
+                let mut rec = self.rec.lock();
+                rec.pass_open = false;
+                if let Some(pass) = self.pass.take() {
+                    rec.cmds.push(Cmd::$variant(Box::new(pass)));
+                }
+            }
+        }
+    };
+}
+
+pass_type!(KComputePass, ComputePassRecord, ComputePass);
+pass_type!(KRenderPass, RenderPassRecord, RenderPass);
+
+/// Records `set_bind_group`, checking the dynamic offsets' count.
+fn bind_group_cmd(
+    index: u32,
+    group: Option<&cu::DispatchBindGroup>,
+    offsets: &[wgpu::DynamicOffset],
+) -> Result<PassCmd, String> {
+    if index >= 8 {
+        return Err(format!("bind group index {index} is over the limit of 8"));
+    }
+    let group = match group {
+        Some(g) => Some(
+            g.as_custom::<KBindGroup>()
+                .map(|g| g.0.clone())
+                .ok_or("a bind group of another backend")?,
+        ),
+        None => None,
+    };
+    if let Some(g) = &group {
+        if g.dynamic_count != offsets.len() {
+            return Err(format!(
+                "the group has {} dynamic bindings; {} offsets were given",
+                g.dynamic_count,
+                offsets.len()
+            ));
+        }
+    }
+    Ok(PassCmd::SetBindGroup {
+        index,
+        group,
+        offsets: offsets.to_vec(),
+    })
+}
+
+impl cu::ComputePassInterface for KComputePass {
+    fn set_pipeline(&mut self, pipeline: &cu::DispatchComputePipeline) {
+        match pipeline.as_custom::<KComputePipeline>() {
+            Some(p) => self.push(PassCmd::SetComputePipeline(p.0.clone())),
+            None => self.fail("set_pipeline: a pipeline of another backend"),
+        }
+    }
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        group: Option<&cu::DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        match bind_group_cmd(index, group, offsets) {
+            Ok(cmd) => self.push(cmd),
+            Err(e) => self.fail(format!("set_bind_group: {e}")),
+        }
+    }
+    fn set_immediates(&mut self, offset: u32, data: &[u8]) {
+        self.push(PassCmd::SetImmediates {
+            offset,
+            data: data.to_vec(),
+        });
+    }
+    fn insert_debug_marker(&mut self, label: &str) {
+        self.push(PassCmd::InsertDebugMarker(label.into()));
+    }
+    fn push_debug_group(&mut self, label: &str) {
+        self.push(PassCmd::PushDebugGroup(label.into()));
+    }
+    fn pop_debug_group(&mut self) {
+        self.push(PassCmd::PopDebugGroup);
+    }
+    fn write_timestamp(&mut self, set: &cu::DispatchQuerySet, index: u32) {
+        match query_set(set) {
+            Some(set) => self.push(PassCmd::WriteTimestamp { set, index }),
+            None => self.fail("write_timestamp: a query set of another backend"),
+        }
+    }
+    fn begin_pipeline_statistics_query(&mut self, set: &cu::DispatchQuerySet, index: u32) {
+        match query_set(set) {
+            Some(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
+            None => self.fail("begin_pipeline_statistics_query: a query set of another backend"),
+        }
+    }
+    fn end_pipeline_statistics_query(&mut self) {
+        self.push(PassCmd::EndStatisticsQuery);
+    }
+    fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
+        self.push(PassCmd::Dispatch([x, y, z]));
+    }
+    fn dispatch_workgroups_indirect(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+    ) {
+        match buffer(b) {
+            Some(b) => match check_range(&b, offset, 12, "indirect arguments") {
+                Ok(()) => self.push(PassCmd::DispatchIndirect { buffer: b, offset }),
+                Err(e) => self.fail(format!("dispatch_workgroups_indirect: {e}")),
+            },
+            None => self.fail("dispatch_workgroups_indirect: a buffer of another backend"),
+        }
+    }
+    fn transition_resources<'a>(
+        &mut self,
+        _buffers: &mut dyn Iterator<Item = wgpu::wgt::BufferTransition<&'a cu::DispatchBuffer>>,
+        _textures: &mut dyn Iterator<
+            Item = wgpu::wgt::TextureTransition<&'a cu::DispatchTextureView>,
+        >,
+    ) {
+        // A hint: the tracker places every barrier itself.
+    }
+}
+
+/// The render commands passes and bundles share.
+trait RenderRecorder {
+    fn push_cmd(&mut self, cmd: PassCmd);
+    fn fail_cmd(&mut self, e: String);
+
+    fn rec_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
+        match pipeline.as_custom::<KRenderPipeline>() {
+            Some(p) => self.push_cmd(PassCmd::SetRenderPipeline(p.0.clone())),
+            None => self.fail_cmd("set_pipeline: a pipeline of another backend".into()),
+        }
+    }
+    fn rec_bind_group(
+        &mut self,
+        index: u32,
+        group: Option<&cu::DispatchBindGroup>,
+        offsets: &[u32],
+    ) {
+        match bind_group_cmd(index, group, offsets) {
+            Ok(cmd) => self.push_cmd(cmd),
+            Err(e) => self.fail_cmd(format!("set_bind_group: {e}")),
+        }
+    }
+    fn rec_index(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        format: wgpu::IndexFormat,
+        offset: u64,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        match buffer(b) {
+            Some(buffer) => self.push_cmd(PassCmd::SetIndexBuffer {
+                buffer,
+                format,
+                offset,
+                size,
+            }),
+            None => self.fail_cmd("set_index_buffer: a buffer of another backend".into()),
+        }
+    }
+    fn rec_vertex(
+        &mut self,
+        slot: u32,
+        b: Option<&cu::DispatchBuffer>,
+        offset: u64,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        let buffer = match b {
+            Some(b) => match buffer(b) {
+                Some(b) => Some(b),
+                None => {
+                    return self.fail_cmd("set_vertex_buffer: a buffer of another backend".into())
+                }
+            },
+            None => None,
+        };
+        self.push_cmd(PassCmd::SetVertexBuffer {
+            slot,
+            buffer,
+            offset,
+            size,
+        });
+    }
+    fn rec_indirect(&mut self, b: &cu::DispatchBuffer, offset: u64, count: u32, indexed: bool) {
+        match buffer(b) {
+            Some(buffer) => {
+                let stride = if indexed { 20 } else { 16 };
+                match check_range(&buffer, offset, stride * count as u64, "indirect arguments") {
+                    Ok(()) => self.push_cmd(PassCmd::DrawIndirect {
+                        buffer,
+                        offset,
+                        count,
+                        indexed,
+                    }),
+                    Err(e) => self.fail_cmd(format!("draw_indirect: {e}")),
+                }
+            }
+            None => self.fail_cmd("draw_indirect: a buffer of another backend".into()),
+        }
+    }
+}
+
+impl RenderRecorder for KRenderPass {
+    fn push_cmd(&mut self, cmd: PassCmd) {
+        self.push(cmd);
+    }
+    fn fail_cmd(&mut self, e: String) {
+        self.fail(e);
+    }
+}
+
+impl cu::RenderPassInterface for KRenderPass {
+    fn set_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
+        self.rec_pipeline(pipeline);
+    }
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        group: Option<&cu::DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        self.rec_bind_group(index, group, offsets);
+    }
+    fn set_index_buffer(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        format: wgpu::IndexFormat,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        self.rec_index(b, format, offset, size);
+    }
+    fn set_vertex_buffer(
+        &mut self,
+        slot: u32,
+        b: Option<&cu::DispatchBuffer>,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        self.rec_vertex(slot, b, offset, size);
+    }
+    fn set_immediates(&mut self, offset: u32, data: &[u8]) {
+        self.push(PassCmd::SetImmediates {
+            offset,
+            data: data.to_vec(),
+        });
+    }
+    fn set_blend_constant(&mut self, color: wgpu::Color) {
+        self.push(PassCmd::SetBlendConstant(color));
+    }
+    fn set_scissor_rect(&mut self, x: u32, y: u32, width: u32, height: u32) {
+        self.push(PassCmd::SetScissorRect([x, y, width, height]));
+    }
+    fn set_viewport(
+        &mut self,
+        x: f32,
+        y: f32,
+        width: f32,
+        height: f32,
+        min_depth: f32,
+        max_depth: f32,
+    ) {
+        self.push(PassCmd::SetViewport {
+            rect: [x, y, width, height],
+            depth: min_depth..max_depth,
+        });
+    }
+    fn set_stencil_reference(&mut self, reference: u32) {
+        self.push(PassCmd::SetStencilReference(reference));
+    }
+    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+        self.push(PassCmd::Draw {
+            vertices,
+            instances,
+        });
+    }
+    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+        self.push(PassCmd::DrawIndexed {
+            indices,
+            base_vertex,
+            instances,
+        });
+    }
+    fn draw_mesh_tasks(&mut self, _x: u32, _y: u32, _z: u32) {
+        self.fail("draw_mesh_tasks: mesh shaders are not among keel-wgpu's features");
+    }
+    fn draw_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+        self.rec_indirect(b, offset, 1, false);
+    }
+    fn draw_indexed_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+        self.rec_indirect(b, offset, 1, true);
+    }
+    fn draw_mesh_tasks_indirect(&mut self, _b: &cu::DispatchBuffer, _offset: wgpu::BufferAddress) {
+        self.fail("draw_mesh_tasks_indirect: mesh shaders are not among keel-wgpu's features");
+    }
+    fn multi_draw_indirect(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        count: u32,
+    ) {
+        self.rec_indirect(b, offset, count, false);
+    }
+    fn multi_draw_indexed_indirect(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        count: u32,
+    ) {
+        self.rec_indirect(b, offset, count, true);
+    }
+    fn multi_draw_indirect_count(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        count_buffer: &cu::DispatchBuffer,
+        count_offset: wgpu::BufferAddress,
+        max_count: u32,
+    ) {
+        self.count_draw(b, offset, count_buffer, count_offset, max_count, false);
+    }
+    fn multi_draw_mesh_tasks_indirect(
+        &mut self,
+        _b: &cu::DispatchBuffer,
+        _offset: wgpu::BufferAddress,
+        _count: u32,
+    ) {
+        self.fail(
+            "multi_draw_mesh_tasks_indirect: mesh shaders are not among keel-wgpu's features",
+        );
+    }
+    fn multi_draw_indexed_indirect_count(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        count_buffer: &cu::DispatchBuffer,
+        count_offset: wgpu::BufferAddress,
+        max_count: u32,
+    ) {
+        self.count_draw(b, offset, count_buffer, count_offset, max_count, true);
+    }
+    fn multi_draw_mesh_tasks_indirect_count(
+        &mut self,
+        _b: &cu::DispatchBuffer,
+        _offset: wgpu::BufferAddress,
+        _count_buffer: &cu::DispatchBuffer,
+        _count_offset: wgpu::BufferAddress,
+        _max_count: u32,
+    ) {
+        self.fail(
+            "multi_draw_mesh_tasks_indirect_count: mesh shaders are not among keel-wgpu's features",
+        );
+    }
+    fn insert_debug_marker(&mut self, label: &str) {
+        self.push(PassCmd::InsertDebugMarker(label.into()));
+    }
+    fn push_debug_group(&mut self, label: &str) {
+        self.push(PassCmd::PushDebugGroup(label.into()));
+    }
+    fn pop_debug_group(&mut self) {
+        self.push(PassCmd::PopDebugGroup);
+    }
+    fn write_timestamp(&mut self, set: &cu::DispatchQuerySet, index: u32) {
+        match query_set(set) {
+            Some(set) => self.push(PassCmd::WriteTimestamp { set, index }),
+            None => self.fail("write_timestamp: a query set of another backend"),
+        }
+    }
+    fn begin_occlusion_query(&mut self, index: u32) {
+        let ok = self
+            .pass
+            .as_ref()
+            .and_then(|p| p.occlusion.as_ref())
+            .map(|s| check_query(s, index));
+        match ok {
+            Some(Ok(())) => self.push(PassCmd::BeginOcclusionQuery(index)),
+            Some(Err(e)) => self.fail(format!("begin_occlusion_query: {e}")),
+            None => self.fail("begin_occlusion_query: the pass has no occlusion_query_set"),
+        }
+    }
+    fn end_occlusion_query(&mut self) {
+        self.push(PassCmd::EndOcclusionQuery);
+    }
+    fn begin_pipeline_statistics_query(&mut self, set: &cu::DispatchQuerySet, index: u32) {
+        match query_set(set) {
+            Some(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
+            None => self.fail("begin_pipeline_statistics_query: a query set of another backend"),
+        }
+    }
+    fn end_pipeline_statistics_query(&mut self) {
+        self.push(PassCmd::EndStatisticsQuery);
+    }
+    fn execute_bundles(&mut self, bundles: &mut dyn Iterator<Item = &cu::DispatchRenderBundle>) {
+        let mut list = Vec::new();
+        for bundle in bundles {
+            match bundle.as_custom::<KRenderBundle>() {
+                Some(b) => list.push(b.0.clone()),
+                None => return self.fail("execute_bundles: a bundle of another backend"),
+            }
+        }
+        self.push(PassCmd::ExecuteBundles(list));
+    }
+}
+
+impl KRenderPass {
+    fn count_draw(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        offset: u64,
+        count_buffer: &cu::DispatchBuffer,
+        count_offset: u64,
+        max_count: u32,
+        indexed: bool,
+    ) {
+        match (buffer(b), buffer(count_buffer)) {
+            (Some(buffer), Some(count_buffer)) => self.push(PassCmd::DrawIndirectCount {
+                buffer,
+                offset,
+                count_buffer,
+                count_offset,
+                max_count,
+                indexed,
+            }),
+            _ => self.fail("multi_draw_indirect_count: a buffer of another backend"),
+        }
+    }
+}
+
+/// `wgpu::RenderBundleEncoder`.
+#[derive(Debug)]
+pub(crate) struct KRenderBundleEncoder {
+    shared: Arc<DeviceShared>,
+    cmds: Vec<PassCmd>,
+    error: Option<String>,
+}
+
+impl KRenderBundleEncoder {
+    pub(crate) fn new(
+        shared: &Arc<DeviceShared>,
+        _desc: &wgpu::RenderBundleEncoderDescriptor<'_>,
+    ) -> Self {
+        Self {
+            shared: shared.clone(),
+            cmds: Vec::new(),
+            error: None,
+        }
+    }
+}
+
+impl RenderRecorder for KRenderBundleEncoder {
+    fn push_cmd(&mut self, cmd: PassCmd) {
+        self.cmds.push(cmd);
+    }
+    fn fail_cmd(&mut self, e: String) {
+        self.error.get_or_insert(e);
+    }
+}
+
+impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
+    fn set_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
+        self.rec_pipeline(pipeline);
+    }
+    fn set_bind_group(
+        &mut self,
+        index: u32,
+        group: Option<&cu::DispatchBindGroup>,
+        offsets: &[wgpu::DynamicOffset],
+    ) {
+        self.rec_bind_group(index, group, offsets);
+    }
+    fn set_index_buffer(
+        &mut self,
+        b: &cu::DispatchBuffer,
+        format: wgpu::IndexFormat,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        self.rec_index(b, format, offset, size);
+    }
+    fn set_vertex_buffer(
+        &mut self,
+        slot: u32,
+        b: Option<&cu::DispatchBuffer>,
+        offset: wgpu::BufferAddress,
+        size: Option<wgpu::BufferSize>,
+    ) {
+        self.rec_vertex(slot, b, offset, size);
+    }
+    fn set_immediates(&mut self, offset: u32, data: &[u8]) {
+        self.cmds.push(PassCmd::SetImmediates {
+            offset,
+            data: data.to_vec(),
+        });
+    }
+    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+        self.cmds.push(PassCmd::Draw {
+            vertices,
+            instances,
+        });
+    }
+    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+        self.cmds.push(PassCmd::DrawIndexed {
+            indices,
+            base_vertex,
+            instances,
+        });
+    }
+    fn draw_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+        self.rec_indirect(b, offset, 1, false);
+    }
+    fn draw_indexed_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+        self.rec_indirect(b, offset, 1, true);
+    }
+    fn finish(self, _desc: &wgpu::RenderBundleDescriptor<'_>) -> cu::DispatchRenderBundle {
+        if let Some(e) = &self.error {
+            self.shared.report(KeelError::validation(
+                "RenderBundleEncoder::finish",
+                e.clone(),
+            ));
+        }
+        cu::DispatchRenderBundle::custom(KRenderBundle(Arc::new(RenderBundle { cmds: self.cmds })))
+    }
+    fn finish_boxed(
+        self: Box<Self>,
+        desc: &wgpu::RenderBundleDescriptor<'_>,
+    ) -> cu::DispatchRenderBundle {
+        (*self).finish(desc)
+    }
+}

@@ -1,0 +1,161 @@
+//! Errors: keel-hal's typed errors become `wgpu::Error`s, delivered through
+//! the device's error scopes or its uncaptured-error handler (wgpu's rules),
+//! never as a panic.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+/// A keel-wgpu error: what was asked, and why it was refused.
+#[derive(Clone, Debug)]
+pub struct KeelError {
+    /// The wgpu call that failed (`create_buffer`, `submit`, …).
+    pub call: &'static str,
+    /// What keel-hal or keel-wgpu said.
+    pub message: String,
+    /// Which `wgpu::Error` kind it becomes.
+    pub kind: ErrorKind,
+}
+
+/// How an error is classified for error scopes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `wgpu::Error::Validation`: the caller asked for something not allowed.
+    Validation,
+    /// `wgpu::Error::OutOfMemory`.
+    OutOfMemory,
+    /// `wgpu::Error::Internal`: the driver failed or the device was lost.
+    Internal,
+}
+
+impl std::fmt::Display for KeelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.call, self.message)
+    }
+}
+
+impl std::error::Error for KeelError {}
+
+impl KeelError {
+    /// A validation error of `call`.
+    pub(crate) fn validation(call: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            call,
+            message: message.into(),
+            kind: ErrorKind::Validation,
+        }
+    }
+
+    /// Classifies any keel-hal error by its text and its device error.
+    pub(crate) fn from_hal(call: &'static str, error: &dyn std::error::Error) -> Self {
+        let message = error.to_string();
+        let kind = if message.contains("out of memory") {
+            ErrorKind::OutOfMemory
+        } else if message.contains("device lost") || message.contains("unexpected driver error") {
+            ErrorKind::Internal
+        } else {
+            ErrorKind::Validation
+        };
+        Self {
+            call,
+            message,
+            kind,
+        }
+    }
+
+    fn into_wgpu(self) -> wgpu::Error {
+        let description = self.to_string();
+        match self.kind {
+            ErrorKind::Validation => wgpu::Error::Validation {
+                source: Box::new(self),
+                description,
+            },
+            ErrorKind::OutOfMemory => wgpu::Error::OutOfMemory {
+                source: Box::new(self),
+            },
+            ErrorKind::Internal => wgpu::Error::Internal {
+                source: Box::new(self),
+                description,
+            },
+        }
+    }
+
+    fn matches(&self, filter: wgpu::ErrorFilter) -> bool {
+        matches!(
+            (self.kind, filter),
+            (ErrorKind::Validation, wgpu::ErrorFilter::Validation)
+                | (ErrorKind::OutOfMemory, wgpu::ErrorFilter::OutOfMemory)
+                | (ErrorKind::Internal, wgpu::ErrorFilter::Internal)
+        )
+    }
+}
+
+struct Scope {
+    filter: wgpu::ErrorFilter,
+    error: Option<KeelError>,
+}
+
+/// Where a device's errors go: the innermost matching error scope, else the
+/// uncaptured-error handler, else the log.
+#[derive(Default)]
+pub(crate) struct ErrorSink {
+    scopes: Mutex<Vec<Scope>>,
+    handler: Mutex<Option<Arc<dyn wgpu::UncapturedErrorHandler>>>,
+}
+
+impl std::fmt::Debug for ErrorSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ErrorSink")
+            .field("scopes", &self.scopes.lock().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ErrorSink {
+    /// Delivers `error` by wgpu's rules.
+    pub(crate) fn report(&self, error: KeelError) {
+        {
+            let mut scopes = self.scopes.lock();
+            if let Some(scope) = scopes.iter_mut().rev().find(|s| error.matches(s.filter)) {
+                // A scope keeps its first error only.
+                if scope.error.is_none() {
+                    scope.error = Some(error);
+                }
+                return;
+            }
+        }
+        let handler = self.handler.lock().clone();
+        match handler {
+            Some(handler) => handler(error.into_wgpu()),
+            None => log::error!("keel-wgpu: uncaptured error: {error}"),
+        }
+    }
+
+    pub(crate) fn set_handler(&self, handler: Arc<dyn wgpu::UncapturedErrorHandler>) {
+        *self.handler.lock() = Some(handler);
+    }
+
+    pub(crate) fn push(&self, filter: wgpu::ErrorFilter) -> u32 {
+        let mut scopes = self.scopes.lock();
+        scopes.push(Scope {
+            filter,
+            error: None,
+        });
+        scopes.len() as u32 - 1
+    }
+
+    /// Pops the scope at `index` (the innermost one, by wgpu's contract).
+    /// Popping an empty stack is itself a validation error.
+    pub(crate) fn pop(&self, index: u32) -> Option<wgpu::Error> {
+        let mut scopes = self.scopes.lock();
+        if scopes.is_empty() || index as usize != scopes.len() - 1 {
+            drop(scopes);
+            self.report(KeelError::validation(
+                "pop_error_scope",
+                format!("scope {index} is not the innermost open scope"),
+            ));
+            return None;
+        }
+        scopes.pop().and_then(|s| s.error).map(KeelError::into_wgpu)
+    }
+}

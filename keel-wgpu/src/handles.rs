@@ -1,0 +1,295 @@
+//! The objects wgpu holds: one newtype per wgpu object around keel-wgpu's
+//! shared state, implementing wgpu's `custom` interface traits.
+
+use std::ops::Range;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use wgpu::custom::{self as cu, DispatchBindGroupLayout, DispatchBufferMappedRange};
+
+use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
+use crate::command::{CommandBuffer, RenderBundle};
+use crate::error::KeelError;
+use crate::pipeline::{ComputePipeline, RenderPipeline, ShaderModule};
+use crate::resource::{Buffer, MapState, MappedRange, QuerySet, Sampler, Texture, TextureView};
+
+macro_rules! handles {
+    ($($(#[$doc:meta])* $name:ident($inner:ty);)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub(crate) struct $name(pub(crate) $inner);
+    )*};
+}
+
+handles! {
+    /// A `wgpu::Buffer`.
+    KBuffer(Arc<Buffer>);
+    /// A `wgpu::Texture`.
+    KTexture(Arc<Texture>);
+    /// A `wgpu::TextureView`.
+    KTextureView(Arc<TextureView>);
+    /// A `wgpu::Sampler`.
+    KSampler(Arc<Sampler>);
+    /// A `wgpu::QuerySet`.
+    KQuerySet(Arc<QuerySet>);
+    /// A `wgpu::BindGroupLayout`.
+    KBindGroupLayout(Arc<BindGroupLayout>);
+    /// A `wgpu::BindGroup`.
+    KBindGroup(Arc<BindGroup>);
+    /// A `wgpu::PipelineLayout`.
+    KPipelineLayout(Arc<PipelineLayout>);
+    /// A `wgpu::ShaderModule`.
+    KShaderModule(Arc<ShaderModule>);
+    /// A `wgpu::ComputePipeline`.
+    KComputePipeline(Arc<ComputePipeline>);
+    /// A `wgpu::RenderPipeline`.
+    KRenderPipeline(Arc<RenderPipeline>);
+    /// A `wgpu::CommandBuffer`.
+    KCommandBuffer(CommandBuffer);
+    /// A `wgpu::RenderBundle`.
+    KRenderBundle(Arc<RenderBundle>);
+    /// A mapped range of a `wgpu::Buffer`.
+    KMappedRange(MappedRange);
+}
+
+/// An object of a kind keel-wgpu does not provide (acceleration
+/// structures, pipeline caches, external textures); creating one reports a
+/// validation error and returns this.
+#[derive(Debug)]
+pub(crate) struct Unsupported;
+
+impl cu::BindGroupLayoutInterface for KBindGroupLayout {}
+impl cu::BindGroupInterface for KBindGroup {}
+impl cu::TextureViewInterface for KTextureView {}
+impl cu::SamplerInterface for KSampler {}
+impl cu::PipelineLayoutInterface for KPipelineLayout {}
+impl cu::CommandBufferInterface for KCommandBuffer {}
+impl cu::RenderBundleInterface for KRenderBundle {}
+impl cu::TlasInterface for Unsupported {}
+
+impl cu::BlasInterface for Unsupported {
+    fn prepare_compact_async(&self, callback: cu::BlasCompactCallback) {
+        callback(Err(wgpu::BlasAsyncError));
+    }
+    fn ready_for_compaction(&self) -> bool {
+        false
+    }
+}
+
+impl cu::PipelineCacheInterface for Unsupported {
+    fn get_data(&self) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+impl cu::ExternalTextureInterface for Unsupported {
+    fn destroy(&self) {}
+}
+
+impl cu::QuerySetInterface for KQuerySet {
+    fn destroy(&self) {}
+}
+
+impl cu::ShaderModuleInterface for KShaderModule {
+    fn get_compilation_info(&self) -> std::pin::Pin<Box<dyn cu::ShaderCompilationInfoFuture>> {
+        let messages = self
+            .0
+            .messages
+            .iter()
+            .map(|m| wgpu::CompilationMessage {
+                message: m.clone(),
+                message_type: wgpu::CompilationMessageType::Error,
+                location: None,
+            })
+            .collect();
+        Box::pin(std::future::ready(wgpu::CompilationInfo { messages }))
+    }
+}
+
+fn derived_group(layout: Option<&Arc<PipelineLayout>>, index: u32) -> DispatchBindGroupLayout {
+    let group = layout.and_then(|l| l.groups.get(index as usize).cloned());
+    match group {
+        Some(group) => DispatchBindGroupLayout::custom(KBindGroupLayout(group)),
+        None => {
+            if let Some(layout) = layout {
+                layout.shared.report(KeelError::validation(
+                    "get_bind_group_layout",
+                    format!(
+                        "the pipeline has {} bind group layouts; index {index} was asked for",
+                        layout.groups.len()
+                    ),
+                ));
+            }
+            DispatchBindGroupLayout::custom(KBindGroupLayout(Arc::new(BindGroupLayout {
+                shared: match layout {
+                    Some(l) => l.shared.clone(),
+                    None => return DispatchBindGroupLayout::custom(Unsupported),
+                },
+                raw: None,
+                entries: Vec::new(),
+                last_use: Default::default(),
+            })))
+        }
+    }
+}
+
+impl cu::BindGroupLayoutInterface for Unsupported {}
+
+impl cu::ComputePipelineInterface for KComputePipeline {
+    fn get_bind_group_layout(&self, index: u32) -> DispatchBindGroupLayout {
+        derived_group(self.0.layout.as_ref(), index)
+    }
+}
+
+impl cu::RenderPipelineInterface for KRenderPipeline {
+    fn get_bind_group_layout(&self, index: u32) -> DispatchBindGroupLayout {
+        derived_group(self.0.layout.as_ref(), index)
+    }
+}
+
+impl cu::BufferInterface for KBuffer {
+    fn map_async(
+        &self,
+        mode: wgpu::MapMode,
+        range: Range<wgpu::BufferAddress>,
+        callback: cu::BufferMapCallback,
+    ) {
+        let buffer = &self.0;
+        let needed = match mode {
+            wgpu::MapMode::Read => wgpu::BufferUsages::MAP_READ,
+            wgpu::MapMode::Write => wgpu::BufferUsages::MAP_WRITE,
+        };
+        let problem = if buffer.raw.is_none() {
+            Some("the buffer is invalid".to_string())
+        } else if buffer.destroyed.load(Ordering::Acquire) {
+            Some("the buffer was destroyed".into())
+        } else if !buffer.usage.contains(needed) {
+            Some(format!(
+                "mapping for {mode:?} needs usage {needed:?}; the buffer has {:?}",
+                buffer.usage
+            ))
+        } else if range.start > range.end || range.end > buffer.size {
+            Some(format!(
+                "range {range:?} is outside the buffer's {} bytes",
+                buffer.size
+            ))
+        } else if !range.start.is_multiple_of(wgpu::MAP_ALIGNMENT)
+            || !(range.end - range.start).is_multiple_of(4)
+        {
+            Some(format!(
+                "range {range:?}: the start must be a multiple of {} and the size of 4",
+                wgpu::MAP_ALIGNMENT
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            buffer
+                .shared
+                .report(KeelError::validation("map_async", problem));
+            callback(Err(wgpu::BufferAsyncError));
+            return;
+        }
+        {
+            let mut map = buffer.map.lock();
+            if !matches!(*map, MapState::Idle) {
+                drop(map);
+                buffer.shared.report(KeelError::validation(
+                    "map_async",
+                    "the buffer is already mapped or a mapping is pending",
+                ));
+                callback(Err(wgpu::BufferAsyncError));
+                return;
+            }
+            *map = MapState::Pending { range };
+        }
+        buffer
+            .shared
+            .subs
+            .lock()
+            .maps
+            .push(crate::shared::PendingMap {
+                buffer: buffer.clone(),
+                callback,
+            });
+    }
+
+    fn get_mapped_range(
+        &self,
+        sub_range: Range<wgpu::BufferAddress>,
+    ) -> Result<DispatchBufferMappedRange, wgpu::MapRangeError> {
+        let map = self.0.map.lock();
+        let MapState::Mapped { ptr, range, .. } = &*map else {
+            drop(map);
+            self.0.shared.report(KeelError::validation(
+                "get_mapped_range",
+                "the buffer is not mapped",
+            ));
+            return Ok(empty_range());
+        };
+        if sub_range.start < range.start
+            || sub_range.end > range.end
+            || sub_range.start > sub_range.end
+        {
+            let message = format!("{sub_range:?} is outside the mapped range {range:?}");
+            drop(map);
+            self.0
+                .shared
+                .report(KeelError::validation("get_mapped_range", message));
+            return Ok(empty_range());
+        }
+        let start = *ptr + sub_range.start as usize;
+        let ptr = NonNull::new(start as *mut u8).unwrap_or(NonNull::dangling());
+        Ok(DispatchBufferMappedRange::custom(KMappedRange(
+            MappedRange {
+                ptr,
+                len: (sub_range.end - sub_range.start) as usize,
+            },
+        )))
+    }
+
+    fn unmap(&self) {
+        crate::device::unmap(&self.0);
+    }
+
+    fn destroy(&self) {
+        self.0.destroyed.store(true, Ordering::Release);
+        let mut map = self.0.map.lock();
+        if let MapState::Pending { .. } = &*map {
+            *map = MapState::Idle;
+        }
+    }
+}
+
+fn empty_range() -> DispatchBufferMappedRange {
+    DispatchBufferMappedRange::custom(KMappedRange(MappedRange {
+        ptr: NonNull::dangling(),
+        len: 0,
+    }))
+}
+
+impl cu::BufferMappedRangeInterface for KMappedRange {
+    fn len(&self) -> usize {
+        self.0.len
+    }
+    unsafe fn read_slice(&self) -> &[u8] {
+        // SAFETY: the range lies in a live mapping that wgpu keeps
+        // exclusive while this object exists.
+        unsafe { std::slice::from_raw_parts(self.0.ptr.as_ptr(), self.0.len) }
+    }
+    unsafe fn write_slice(&mut self) -> wgpu::WriteOnly<'_, [u8]> {
+        let slice = NonNull::slice_from_raw_parts(self.0.ptr, self.0.len);
+        // SAFETY: as above; wgpu only writes through it.
+        unsafe { wgpu::WriteOnly::new(slice) }
+    }
+}
+
+impl cu::TextureInterface for KTexture {
+    fn create_view(&self, desc: &wgpu::TextureViewDescriptor<'_>) -> cu::DispatchTextureView {
+        cu::DispatchTextureView::custom(KTextureView(crate::device::create_view(&self.0, desc)))
+    }
+    fn destroy(&self) {
+        self.0.destroyed.store(true, Ordering::Release);
+    }
+}

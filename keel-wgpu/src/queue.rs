@@ -1,0 +1,570 @@
+//! `wgpu::Queue` on keel-hal: writes through a recycled staging belt,
+//! submits that replay recorded commands with the tracker's barriers, and
+//! polling.
+
+use std::sync::Arc;
+
+use wgpu::custom as cu;
+
+use crate::command::{Cmd, TexelBase};
+use crate::device::{create_staging, DeviceHandle};
+use crate::error::KeelError;
+use crate::handles::{KBuffer, KCommandBuffer, KTexture};
+use crate::replay::Replay;
+use crate::resource::Buffer;
+use crate::shared::{DeviceShared, InFlight};
+
+/// The size of one staging chunk; larger writes get a chunk of their own.
+const CHUNK: u64 = 1 << 20;
+/// Free chunks kept for reuse; more are released.
+const KEEP_FREE: usize = 4;
+/// Staging offsets are aligned for every texel block size and for copies.
+const STAGING_ALIGN: u64 = 256;
+
+/// Upload buffers `Queue::write_*` copy through: one is filled at a time;
+/// full ones wait for their submissions and then come back for reuse.
+#[derive(Debug, Default)]
+pub(crate) struct StagingBelt {
+    /// The chunk being filled, its mapping and cursor.
+    current: Option<(Arc<Buffer>, usize, u64)>,
+    /// Full chunks and the submission that must finish before reuse.
+    used: Vec<(Arc<Buffer>, u64)>,
+    free: Vec<(Arc<Buffer>, usize)>,
+}
+
+impl StagingBelt {
+    /// `size` bytes of staging memory: the chunk, the offset, the pointer.
+    fn alloc(
+        &mut self,
+        shared: &Arc<DeviceShared>,
+        size: u64,
+        next_submission: u64,
+    ) -> Option<(Arc<Buffer>, u64, *mut u8)> {
+        if let Some((chunk, ptr, cursor)) = &mut self.current {
+            let offset = cursor.next_multiple_of(STAGING_ALIGN);
+            if offset + size <= chunk.size {
+                *cursor = offset + size;
+                return Some((chunk.clone(), offset, (*ptr + offset as usize) as *mut u8));
+            }
+        }
+        if let Some((chunk, _, _)) = self.current.take() {
+            self.used.push((chunk, next_submission));
+        }
+        let found = self.free.iter().position(|(c, _)| c.size >= size);
+        let (chunk, ptr) = match found {
+            Some(i) => self.free.swap_remove(i),
+            None => {
+                let chunk = create_staging(shared, size.max(CHUNK).next_power_of_two());
+                let raw = chunk.raw.as_deref()?;
+                // SAFETY: a new Upload buffer; mappings are persistent.
+                let mapping = match unsafe { shared.hal().map_buffer(raw) } {
+                    Ok(m) => m,
+                    Err(e) => {
+                        shared.report(KeelError::from_hal("staging buffer", &e));
+                        return None;
+                    }
+                };
+                (chunk, mapping.ptr.as_ptr() as usize)
+            }
+        };
+        self.current = Some((chunk.clone(), ptr, size));
+        Some((chunk, 0, ptr as *mut u8))
+    }
+
+    /// Takes the free chunks and the current one if nothing is pending on it.
+    pub(crate) fn take_free(&mut self) -> Vec<Arc<Buffer>> {
+        let mut out: Vec<Arc<Buffer>> = self.free.drain(..).map(|(c, _)| c).collect();
+        out.extend(self.used.drain(..).map(|(c, _)| c));
+        if let Some((chunk, _, _)) = self.current.take() {
+            out.push(chunk);
+        }
+        out
+    }
+
+    /// Returns chunks whose submissions are done to the free list.
+    pub(crate) fn recycle(&mut self, done: u64) {
+        let mut i = 0;
+        while i < self.used.len() {
+            let (chunk, after) = &self.used[i];
+            if *after <= done && chunk.last_use() <= done {
+                let (chunk, _) = self.used.swap_remove(i);
+                if self.free.len() < KEEP_FREE {
+                    if let Some(raw) = chunk.raw.as_deref() {
+                        // SAFETY: persistent mapping of a chunk the GPU is done with.
+                        if let Ok(m) = unsafe { chunk.shared.hal().map_buffer(raw) } {
+                            let ptr = m.ptr.as_ptr() as usize;
+                            self.free.push((chunk, ptr));
+                        }
+                    }
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// `wgpu::Queue`.
+#[derive(Debug)]
+pub(crate) struct KeelQueue {
+    pub handle: Arc<DeviceHandle>,
+}
+
+/// A `write_buffer_with` staging area.
+#[derive(Debug)]
+pub(crate) struct KQueueWriteBuffer {
+    chunk: Option<(Arc<Buffer>, u64)>,
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the pointer is into a staging chunk this object keeps alive and
+// that no one else writes until it is submitted.
+unsafe impl Send for KQueueWriteBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for KQueueWriteBuffer {}
+
+impl cu::QueueWriteBufferInterface for KQueueWriteBuffer {
+    fn len(&self) -> usize {
+        self.len
+    }
+    unsafe fn write_slice(&mut self) -> wgpu::WriteOnly<'_, [u8]> {
+        let slice = std::ptr::NonNull::slice_from_raw_parts(self.ptr, self.len);
+        // SAFETY: the staging region is this object's alone.
+        unsafe { wgpu::WriteOnly::new(slice) }
+    }
+}
+
+impl KeelQueue {
+    fn shared(&self) -> &Arc<DeviceShared> {
+        &self.handle.shared
+    }
+
+    fn check_write(&self, buffer: &Arc<Buffer>, offset: u64, size: u64) -> Result<(), String> {
+        buffer.raw()?;
+        if !buffer.usage.contains(wgpu::BufferUsages::COPY_DST) {
+            return Err(format!(
+                "the buffer's usage {:?} lacks COPY_DST",
+                buffer.usage
+            ));
+        }
+        if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
+            return Err(format!(
+                "offset {offset} and size {size} must be multiples of 4"
+            ));
+        }
+        if offset.checked_add(size).is_none_or(|end| end > buffer.size) {
+            return Err(format!(
+                "{offset}..{} is outside the buffer's {} bytes",
+                offset.saturating_add(size),
+                buffer.size
+            ));
+        }
+        Ok(())
+    }
+
+    fn staging(&self, size: u64) -> Option<(Arc<Buffer>, u64, *mut u8)> {
+        let shared = self.shared();
+        let mut subs = shared.subs.lock();
+        let next = subs.last_submitted + 1;
+        subs.staging.alloc(shared, size, next)
+    }
+}
+
+impl cu::QueueInterface for KeelQueue {
+    fn write_buffer(&self, buffer: &cu::DispatchBuffer, offset: wgpu::BufferAddress, data: &[u8]) {
+        let shared = self.shared();
+        let Some(buffer) = buffer.as_custom::<KBuffer>() else {
+            return shared.report(KeelError::validation(
+                "write_buffer",
+                "a buffer of another backend",
+            ));
+        };
+        let buffer = &buffer.0;
+        if let Err(e) = self.check_write(buffer, offset, data.len() as u64) {
+            return shared.report(KeelError::validation("write_buffer", e));
+        }
+        if data.is_empty() {
+            return;
+        }
+        let Some((chunk, chunk_offset, ptr)) = self.staging(data.len() as u64) else {
+            return;
+        };
+        // SAFETY: the region is fresh staging memory of `data.len()` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), ptr, data.len()) };
+        shared.subs.lock().pending.push(Cmd::CopyBufferToBuffer {
+            src: chunk,
+            src_offset: chunk_offset,
+            dst: buffer.clone(),
+            dst_offset: offset,
+            size: data.len() as u64,
+        });
+    }
+
+    fn create_staging_buffer(
+        &self,
+        size: wgpu::BufferSize,
+    ) -> Option<cu::DispatchQueueWriteBuffer> {
+        let (chunk, offset, ptr) = self.staging(size.get())?;
+        Some(cu::DispatchQueueWriteBuffer::custom(KQueueWriteBuffer {
+            chunk: Some((chunk, offset)),
+            ptr: std::ptr::NonNull::new(ptr)?,
+            len: size.get() as usize,
+        }))
+    }
+
+    fn validate_write_buffer(
+        &self,
+        buffer: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        size: wgpu::BufferSize,
+    ) -> Option<()> {
+        let shared = self.shared();
+        let Some(buffer) = buffer.as_custom::<KBuffer>() else {
+            shared.report(KeelError::validation(
+                "write_buffer_with",
+                "a buffer of another backend",
+            ));
+            return None;
+        };
+        match self.check_write(&buffer.0, offset, size.get()) {
+            Ok(()) => Some(()),
+            Err(e) => {
+                shared.report(KeelError::validation("write_buffer_with", e));
+                None
+            }
+        }
+    }
+
+    fn write_staging_buffer(
+        &self,
+        buffer: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        staging_buffer: &cu::DispatchQueueWriteBuffer,
+    ) {
+        let shared = self.shared();
+        let (Some(buffer), Some(staging)) = (
+            buffer.as_custom::<KBuffer>(),
+            staging_buffer.as_custom::<KQueueWriteBuffer>(),
+        ) else {
+            return shared.report(KeelError::validation(
+                "write_buffer_with",
+                "an object of another backend",
+            ));
+        };
+        if let Some((chunk, chunk_offset)) = &staging.chunk {
+            shared.subs.lock().pending.push(Cmd::CopyBufferToBuffer {
+                src: chunk.clone(),
+                src_offset: *chunk_offset,
+                dst: buffer.0.clone(),
+                dst_offset: offset,
+                size: staging.len as u64,
+            });
+        }
+    }
+
+    fn write_texture(
+        &self,
+        texture: wgpu::TexelCopyTextureInfo<'_>,
+        data: &[u8],
+        layout: wgpu::TexelCopyBufferLayout,
+        size: wgpu::Extent3d,
+    ) {
+        let shared = self.shared();
+        if let Err(e) = self.try_write_texture(texture, data, layout, size) {
+            shared.report(KeelError::validation("write_texture", e));
+        }
+    }
+
+    fn submit(&self, command_buffers: &mut dyn Iterator<Item = cu::DispatchCommandBuffer>) -> u64 {
+        let shared = self.shared();
+        let buffers: Vec<cu::DispatchCommandBuffer> = command_buffers.collect();
+        let index = submit(shared, &buffers);
+        drop(buffers);
+        let fire = shared.maintain();
+        DeviceShared::fire(fire);
+        index
+    }
+
+    fn get_timestamp_period(&self) -> f32 {
+        self.shared().queue().timestamp_period()
+    }
+
+    fn on_submitted_work_done(&self, callback: cu::BoxSubmittedWorkDoneCallback) {
+        let shared = self.shared();
+        let mut subs = shared.subs.lock();
+        let last = subs.last_submitted;
+        subs.work_done.push((last, callback));
+    }
+
+    fn compact_blas(&self, _blas: &cu::DispatchBlas) -> (Option<u64>, cu::DispatchBlas) {
+        self.shared().report(KeelError::validation(
+            "compact_blas",
+            "acceleration structures are not among keel-wgpu's features",
+        ));
+        (None, cu::DispatchBlas::custom(crate::handles::Unsupported))
+    }
+
+    fn present(&self, _detail: &cu::DispatchSurfaceOutputDetail) {
+        self.shared().report(KeelError::validation(
+            "present",
+            "surfaces are not supported by keel-wgpu yet",
+        ));
+    }
+}
+
+impl KeelQueue {
+    fn try_write_texture(
+        &self,
+        texture: wgpu::TexelCopyTextureInfo<'_>,
+        data: &[u8],
+        layout: wgpu::TexelCopyBufferLayout,
+        size: wgpu::Extent3d,
+    ) -> Result<(), String> {
+        let dst = texture
+            .texture
+            .as_custom::<KTexture>()
+            .ok_or("a texture of another backend")?
+            .0
+            .clone();
+        dst.raw()?;
+        if !dst.usage.contains(wgpu::TextureUsages::COPY_DST) {
+            return Err(format!(
+                "the texture's usage {:?} lacks COPY_DST",
+                dst.usage
+            ));
+        }
+        let format = dst.format;
+        let block = format
+            .block_copy_size(Some(texture.aspect))
+            .ok_or_else(|| {
+                format!(
+                    "{format:?} with aspect {:?} cannot be copied",
+                    texture.aspect
+                )
+            })? as u64;
+        let (bw, bh) = format.block_dimensions();
+        let width_blocks = size.width.div_ceil(bw) as u64;
+        let height_blocks = size.height.div_ceil(bh) as u64;
+        let row_bytes = width_blocks * block;
+        let layers = size.depth_or_array_layers as u64;
+        if row_bytes == 0 || height_blocks == 0 || layers == 0 {
+            return Ok(());
+        }
+        let src_pitch = layout.bytes_per_row.map_or(row_bytes, u64::from);
+        let src_rows = layout.rows_per_image.map_or(height_blocks, u64::from);
+        if src_pitch < row_bytes {
+            return Err(format!(
+                "bytes_per_row {src_pitch} is less than a row's {row_bytes} bytes"
+            ));
+        }
+        let needed = layout.offset
+            + (layers - 1) * src_rows * src_pitch
+            + (height_blocks - 1) * src_pitch
+            + row_bytes;
+        if needed > data.len() as u64 {
+            return Err(format!(
+                "the copy reads up to byte {needed}; the data has {}",
+                data.len()
+            ));
+        }
+        let pitch = row_bytes.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64);
+        let total = pitch * height_blocks * layers;
+        let (chunk, chunk_offset, ptr) = self.staging(total).ok_or("no staging memory")?;
+        for z in 0..layers {
+            for y in 0..height_blocks {
+                let src = (layout.offset + z * src_rows * src_pitch + y * src_pitch) as usize;
+                let dst_off = ((z * height_blocks + y) * pitch) as usize;
+                // SAFETY: `src..src + row_bytes` is inside `data` (checked
+                // above) and the destination inside the staging region.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr().add(src),
+                        ptr.add(dst_off),
+                        row_bytes as usize,
+                    )
+                };
+            }
+        }
+        self.shared()
+            .subs
+            .lock()
+            .pending
+            .push(Cmd::CopyBufferToTexture {
+                src: chunk,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: chunk_offset,
+                    bytes_per_row: Some(pitch as u32),
+                    rows_per_image: Some(height_blocks as u32),
+                },
+                dst,
+                base: TexelBase {
+                    mip_level: texture.mip_level,
+                    origin: texture.origin,
+                    aspect: texture.aspect,
+                },
+                size,
+            });
+        Ok(())
+    }
+}
+
+/// Replays `buffers` (after the writes queued for this submit) into one
+/// keel-hal command buffer and submits it; returns the submission index.
+pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandBuffer]) -> u64 {
+    let _order = shared.submit_lock.lock();
+    if shared.is_lost() {
+        shared.report(KeelError {
+            call: "submit",
+            message: "device lost".into(),
+            kind: crate::error::ErrorKind::Internal,
+        });
+        return shared.subs.lock().last_submitted;
+    }
+    let (index, pending, encoder) = {
+        let mut subs = shared.subs.lock();
+        let index = subs.last_submitted + 1;
+        (
+            index,
+            std::mem::take(&mut subs.pending),
+            subs.free_encoders.pop(),
+        )
+    };
+    let mut encoder = match encoder {
+        Some(e) => e,
+        // SAFETY: a plain creation on a live device.
+        None => match unsafe { shared.hal().create_command_encoder(&Default::default()) } {
+            Ok(e) => e,
+            Err(e) => {
+                shared.report(KeelError::from_hal("submit", &e));
+                return index - 1;
+            }
+        },
+    };
+    // SAFETY: the encoder is not recording (new or reset).
+    if let Err(e) = unsafe { encoder.as_mut().begin_encoding(Some("keel-wgpu submit")) } {
+        shared.report(KeelError::from_hal("submit", &e));
+        shared.subs.lock().free_encoders.push(encoder);
+        return index - 1;
+    }
+    let mut recordings = Vec::with_capacity(buffers.len());
+    for buffer in buffers {
+        match buffer.as_custom::<KCommandBuffer>() {
+            Some(cb) if !Arc::ptr_eq(&cb.0.shared, shared) => shared.report(KeelError::validation(
+                "submit",
+                "the command buffer was recorded on another device",
+            )),
+            Some(cb) => match cb.0.recording.lock().take() {
+                Some(r) => match r.error {
+                    Some(e) => shared.report(KeelError::validation(
+                        "submit",
+                        format!("the command buffer is invalid: {e}"),
+                    )),
+                    None => recordings.push(r),
+                },
+                None => shared.report(KeelError::validation(
+                    "submit",
+                    "the command buffer was already submitted",
+                )),
+            },
+            None => shared.report(KeelError::validation(
+                "submit",
+                "a command buffer of another backend",
+            )),
+        }
+    }
+    let errors = {
+        let mut replay = Replay::new(&mut *encoder, index);
+        for cmd in &pending {
+            replay.cmd(cmd);
+        }
+        for recording in &recordings {
+            for cmd in &recording.cmds {
+                replay.cmd(cmd);
+            }
+        }
+        replay.finish();
+        replay.errors().to_vec()
+    };
+    for e in errors {
+        shared.report(KeelError::validation("submit", e));
+    }
+    // SAFETY: recording (begun above), outside any pass.
+    let command_buffer = match unsafe { encoder.as_mut().end_encoding() } {
+        Ok(cb) => cb,
+        Err(e) => {
+            shared.report(KeelError::from_hal("submit", &e));
+            // SAFETY: nothing of this encoder is pending.
+            unsafe { encoder.as_mut().reset_all(&mut std::iter::empty()) };
+            shared.subs.lock().free_encoders.push(encoder);
+            return index - 1;
+        }
+    };
+    // SAFETY: the command buffer came from this device; the fence value
+    // grows by one per successful submit.
+    let result = unsafe {
+        shared
+            .queue()
+            .submit(&[&*command_buffer], &[], &**shared.fence, index)
+    };
+    let mut subs = shared.subs.lock();
+    match result {
+        Ok(()) => {
+            subs.last_submitted = index;
+            subs.in_flight.push(InFlight {
+                encoder,
+                buffers: vec![command_buffer],
+                done_at: index,
+            });
+            index
+        }
+        Err(e) => {
+            drop(subs);
+            shared.report(KeelError::from_hal("submit", &e));
+            // SAFETY: the buffer was not submitted; nothing is pending.
+            unsafe {
+                encoder
+                    .as_mut()
+                    .reset_all(&mut std::iter::once(command_buffer))
+            };
+            shared.subs.lock().free_encoders.push(encoder);
+            index - 1
+        }
+    }
+}
+
+/// `Device::poll`: waits as asked, then frees, recycles and fires what the
+/// finished submissions allow.
+pub(crate) fn poll(
+    shared: &Arc<DeviceShared>,
+    poll_type: wgpu::wgt::PollType<u64>,
+) -> Result<wgpu::PollStatus, wgpu::PollError> {
+    let last = shared.subs.lock().last_submitted;
+    let mut waited = false;
+    if let wgpu::wgt::PollType::Wait {
+        submission_index,
+        timeout,
+    } = poll_type
+    {
+        if let Some(i) = submission_index {
+            if i > last {
+                return Err(wgpu::PollError::WrongSubmissionIndex(i, last));
+            }
+        }
+        match shared.wait_for(submission_index, timeout) {
+            Ok(true) => waited = true,
+            Ok(false) => return Err(wgpu::PollError::Timeout),
+            Err(e) => shared.report(e),
+        }
+    }
+    let fire = shared.maintain();
+    DeviceShared::fire(fire);
+    let done = shared.completed();
+    Ok(if done >= shared.subs.lock().last_submitted {
+        wgpu::PollStatus::QueueEmpty
+    } else if waited {
+        wgpu::PollStatus::WaitSucceeded
+    } else {
+        wgpu::PollStatus::Poll
+    })
+}

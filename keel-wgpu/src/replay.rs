@@ -1,0 +1,1117 @@
+//! The usage tracker: replays recorded commands into a keel-hal encoder at
+//! submit, in submission order, and puts a keel-hal barrier before every
+//! command whose resources were last left in another usage (buffers whole,
+//! textures per mip level and array layer). What wgpu-core's trackers do,
+//! with the states kept on the resources themselves.
+//!
+//! Textures start `UNINITIALIZED`; the first read of such a subresource
+//! clears it to zero first (wgpu's rule), while a write that covers it
+//! (a cleared or discarded attachment, `clear_texture`) does not.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use keel_hal::dynamic::{DynBuffer, DynCommandEncoder, DynResources};
+use keel_hal::{BufferBarrier, BufferUses, StateTransition, TextureBarrier, TextureUses};
+
+use crate::binding::BindGroup;
+use crate::command::{
+    Cmd, ComputePassRecord, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
+};
+use crate::resource::{Buffer, QuerySet, Texture, TextureView};
+
+const BUFFER_WRITES: BufferUses = BufferUses::COPY_DST
+    .union(BufferUses::STORAGE_READ_WRITE)
+    .union(BufferUses::QUERY_RESOLVE)
+    .union(BufferUses::MAP_WRITE);
+const TEXTURE_WRITES: TextureUses = TextureUses::COPY_DST
+    .union(TextureUses::COLOR_TARGET)
+    .union(TextureUses::DEPTH_STENCIL_WRITE)
+    .union(TextureUses::STORAGE_READ_WRITE);
+
+/// The resources one usage scope (a dispatch, a render pass, a copy) uses.
+#[derive(Default)]
+struct Scope<'c> {
+    buffers: Vec<(&'c Arc<Buffer>, BufferUses)>,
+    views: Vec<(&'c Arc<TextureView>, TextureUses, bool)>,
+}
+
+impl<'c> Scope<'c> {
+    fn buffer(&mut self, buffer: &'c Arc<Buffer>, usage: BufferUses) {
+        match self
+            .buffers
+            .iter_mut()
+            .find(|(b, _)| Arc::ptr_eq(b, buffer))
+        {
+            Some((_, u)) => *u |= usage,
+            None => self.buffers.push((buffer, usage)),
+        }
+    }
+    fn group(&mut self, group: &'c BindGroup) {
+        for b in &group.buffers {
+            self.buffer(&b.buffer, b.usage);
+        }
+        for (view, usage) in &group.views {
+            self.views.push((view, *usage, false));
+        }
+    }
+}
+
+/// One submission's replay.
+pub(crate) struct Replay<'a> {
+    enc: &'a mut dyn DynCommandEncoder,
+    submission: u64,
+    readbacks: Vec<Arc<Buffer>>,
+    errors: Vec<String>,
+}
+
+impl<'a> Replay<'a> {
+    pub(crate) fn new(enc: &'a mut dyn DynCommandEncoder, submission: u64) -> Self {
+        Self {
+            enc,
+            submission,
+            readbacks: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// The errors met; each skipped its command.
+    pub(crate) fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    /// Moves every buffer the CPU may map for reading to `MAP_READ` at the
+    /// end of the submission (keel-hal's host-visibility rule).
+    pub(crate) fn finish(&mut self) {
+        let readbacks = std::mem::take(&mut self.readbacks);
+        let mut barriers = Vec::new();
+        for buffer in &readbacks {
+            let Some(raw) = buffer.raw.as_deref() else {
+                continue;
+            };
+            let mut state = buffer.state.lock();
+            if *state != BufferUses::MAP_READ {
+                barriers.push(BufferBarrier {
+                    buffer: raw,
+                    usage: StateTransition::new(*state, BufferUses::MAP_READ),
+                });
+                *state = BufferUses::MAP_READ;
+            }
+        }
+        if !barriers.is_empty() {
+            // SAFETY: recording; each buffer is in the state the tracker kept.
+            unsafe { self.enc.transition_buffers(&barriers) };
+        }
+    }
+
+    fn fail(&mut self, what: &str, why: impl std::fmt::Display) {
+        self.errors.push(format!("{what}: {why}"));
+    }
+
+    /// Transitions `scope`'s resources, returning whether any barrier was
+    /// recorded (`Err` when a resource is unusable).
+    fn apply(&mut self, scope: &Scope<'_>) -> Result<bool, String> {
+        self.zero_new_buffers(scope)?;
+        let mut buffers: Vec<BufferBarrier<'_, dyn DynBuffer>> = Vec::new();
+        for &(buffer, usage) in &scope.buffers {
+            let raw = buffer.raw()?;
+            buffer.last_use.bump(self.submission);
+            if buffer.usage.contains(wgpu::BufferUsages::MAP_READ)
+                && !self.readbacks.iter().any(|b| Arc::ptr_eq(b, buffer))
+            {
+                self.readbacks.push(buffer.clone());
+            }
+            let mut state = buffer.state.lock();
+            if *state != usage || usage.intersects(BUFFER_WRITES) {
+                buffers.push(BufferBarrier {
+                    buffer: raw,
+                    usage: StateTransition::new(*state, usage),
+                });
+            }
+            *state = usage;
+        }
+        let mut any = !buffers.is_empty();
+        if any {
+            // SAFETY: recording outside passes; each buffer is in `from`.
+            unsafe { self.enc.transition_buffers(&buffers) };
+        }
+        for &(view, usage, overwrite) in &scope.views {
+            view.last_use.bump(self.submission);
+            let mips = view.mips.clone();
+            let layers = view.layers.clone();
+            any |= self.texture(&view.texture, mips, layers, usage, overwrite)?;
+        }
+        Ok(any)
+    }
+
+    /// Zeroes buffers the GPU has not touched yet (wgpu's rule: new
+    /// buffers read as zeros), before their first use.
+    fn zero_new_buffers(&mut self, scope: &Scope<'_>) -> Result<(), String> {
+        use std::sync::atomic::Ordering;
+        for &(buffer, _) in &scope.buffers {
+            if !buffer.needs_clear.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            let raw = buffer.raw()?;
+            let mut state = buffer.state.lock();
+            let barrier = BufferBarrier {
+                buffer: raw,
+                usage: StateTransition::new(*state, BufferUses::COPY_DST),
+            };
+            *state = BufferUses::COPY_DST;
+            let size = buffer.size.max(4).next_multiple_of(4);
+            // SAFETY: recording outside passes; the buffer is moved to
+            // COPY_DST first; the range is the whole (4-aligned) buffer.
+            unsafe {
+                self.enc.transition_buffers(&[barrier]);
+                self.enc.clear_buffer(raw, 0..size);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves subresources of `texture` to `usage`, clearing uninitialised
+    /// ones first unless `overwrite` says the use writes all of them.
+    fn texture(
+        &mut self,
+        texture: &Arc<Texture>,
+        mips: Range<u32>,
+        layers: Range<u32>,
+        usage: TextureUses,
+        overwrite: bool,
+    ) -> Result<bool, String> {
+        let raw = texture.raw()?;
+        texture.last_use.bump(self.submission);
+        let mut states = texture.states.lock();
+        let count = texture.mip_level_count;
+        let clearable = !texture.format.is_compressed() && texture.sample_count == 1;
+        let single = |mip: u32, layer: u32| wgpu::ImageSubresourceRange {
+            aspect: wgpu::TextureAspect::All,
+            base_mip_level: mip,
+            mip_level_count: Some(1),
+            base_array_layer: layer,
+            array_layer_count: Some(1),
+        };
+        let mut clears = Vec::new();
+        if !overwrite && clearable {
+            for layer in layers.clone() {
+                for mip in mips.clone() {
+                    let i = (layer * count + mip) as usize;
+                    if states.get(i) == Some(&TextureUses::UNINITIALIZED) {
+                        clears.push(single(mip, layer));
+                        states[i] = TextureUses::COPY_DST;
+                    }
+                }
+            }
+        }
+        let mut recorded = false;
+        if !clears.is_empty() {
+            let barriers: Vec<_> = clears
+                .iter()
+                .map(|range| TextureBarrier {
+                    texture: raw,
+                    range: *range,
+                    usage: StateTransition::new(TextureUses::UNINITIALIZED, TextureUses::COPY_DST),
+                })
+                .collect();
+            // SAFETY: recording outside passes; the subresources are new.
+            unsafe { self.enc.transition_textures(&barriers) };
+            for range in &clears {
+                // SAFETY: recording outside passes; in COPY_DST (above).
+                if let Err(e) = unsafe { self.enc.clear_texture(raw, range) } {
+                    log::warn!("keel-wgpu: zero-initialising a texture: {e}");
+                }
+            }
+            recorded = true;
+        }
+        let mut barriers = Vec::new();
+        for layer in layers {
+            for mip in mips.clone() {
+                let i = (layer * count + mip) as usize;
+                let Some(state) = states.get_mut(i) else {
+                    return Err(format!(
+                        "mip {mip} layer {layer} is outside the texture ({count} mips)"
+                    ));
+                };
+                if *state != usage || usage.intersects(TEXTURE_WRITES) {
+                    barriers.push(TextureBarrier {
+                        texture: raw,
+                        range: single(mip, layer),
+                        usage: StateTransition::new(*state, usage),
+                    });
+                }
+                *state = usage;
+            }
+        }
+        if !barriers.is_empty() {
+            // SAFETY: recording outside passes; each subresource is in `from`.
+            unsafe { self.enc.transition_textures(&barriers) };
+            recorded = true;
+        }
+        Ok(recorded)
+    }
+
+    fn buffer_scope(&mut self, uses: &[(&Arc<Buffer>, BufferUses)]) -> Result<(), String> {
+        let mut scope = Scope::default();
+        for &(b, u) in uses {
+            scope.buffer(b, u);
+        }
+        self.apply(&scope).map(|_| ())
+    }
+
+    fn texture_copy_use(
+        &mut self,
+        texture: &Arc<Texture>,
+        base: &TexelBase,
+        size: &wgpu::Extent3d,
+        usage: TextureUses,
+    ) -> Result<(), String> {
+        let layers = if texture.dimension == wgpu::TextureDimension::D3 {
+            0..1
+        } else {
+            base.origin.z..base.origin.z + size.depth_or_array_layers
+        };
+        let mips = base.mip_level..base.mip_level + 1;
+        // A copy into the whole of a subresource overwrites it.
+        let mip_size = texture.mip_size(base.mip_level);
+        let whole = usage == TextureUses::COPY_DST
+            && base.origin.x == 0
+            && base.origin.y == 0
+            && size.width >= mip_size.width
+            && size.height >= mip_size.height
+            && (texture.dimension != wgpu::TextureDimension::D3
+                || (base.origin.z == 0
+                    && size.depth_or_array_layers >= mip_size.depth_or_array_layers));
+        self.texture(texture, mips, layers, usage, whole)
+            .map(|_| ())
+    }
+
+    fn hal_base(texture: &Texture, base: &TexelBase) -> keel_hal::TextureCopyBase {
+        let d3 = texture.dimension == wgpu::TextureDimension::D3;
+        keel_hal::TextureCopyBase {
+            mip_level: base.mip_level,
+            array_layer: if d3 { 0 } else { base.origin.z },
+            origin: wgpu::Origin3d {
+                x: base.origin.x,
+                y: base.origin.y,
+                z: if d3 { base.origin.z } else { 0 },
+            },
+            aspect: base.aspect,
+        }
+    }
+
+    /// Replays one command.
+    pub(crate) fn cmd(&mut self, cmd: &Cmd) {
+        if let Err(e) = self.try_cmd(cmd) {
+            self.fail("submit", e);
+        }
+    }
+
+    fn try_cmd(&mut self, cmd: &Cmd) -> Result<(), String> {
+        match cmd {
+            Cmd::CopyBufferToBuffer {
+                src,
+                src_offset,
+                dst,
+                dst_offset,
+                size,
+            } => {
+                self.buffer_scope(&[(src, BufferUses::COPY_SRC), (dst, BufferUses::COPY_DST)])?;
+                let region = keel_hal::BufferCopy {
+                    src_offset: *src_offset,
+                    dst_offset: *dst_offset,
+                    size: *size,
+                };
+                // SAFETY: recording outside passes; in COPY_SRC / COPY_DST;
+                // the range was checked when recorded.
+                unsafe {
+                    self.enc
+                        .copy_buffer_to_buffer(src.raw()?, dst.raw()?, &[region])
+                };
+            }
+            Cmd::CopyBufferToTexture {
+                src,
+                layout,
+                dst,
+                base,
+                size,
+            } => {
+                self.buffer_scope(&[(src, BufferUses::COPY_SRC)])?;
+                self.texture_copy_use(dst, base, size, TextureUses::COPY_DST)?;
+                let region = keel_hal::BufferTextureCopy {
+                    buffer_layout: *layout,
+                    texture_base: Self::hal_base(dst, base),
+                    size: *size,
+                };
+                // SAFETY: recording outside passes; states set above.
+                unsafe {
+                    self.enc
+                        .copy_buffer_to_texture(src.raw()?, dst.raw()?, &[region])
+                };
+            }
+            Cmd::CopyTextureToBuffer {
+                src,
+                base,
+                dst,
+                layout,
+                size,
+            } => {
+                self.texture_copy_use(src, base, size, TextureUses::COPY_SRC)?;
+                self.buffer_scope(&[(dst, BufferUses::COPY_DST)])?;
+                let region = keel_hal::BufferTextureCopy {
+                    buffer_layout: *layout,
+                    texture_base: Self::hal_base(src, base),
+                    size: *size,
+                };
+                // SAFETY: recording outside passes; states set above.
+                unsafe {
+                    self.enc.copy_texture_to_buffer(
+                        src.raw()?,
+                        TextureUses::COPY_SRC,
+                        dst.raw()?,
+                        &[region],
+                    )
+                };
+            }
+            Cmd::CopyTextureToTexture {
+                src,
+                src_base,
+                dst,
+                dst_base,
+                size,
+            } => {
+                self.texture_copy_use(src, src_base, size, TextureUses::COPY_SRC)?;
+                self.texture_copy_use(dst, dst_base, size, TextureUses::COPY_DST)?;
+                let region = keel_hal::TextureCopy {
+                    src_base: Self::hal_base(src, src_base),
+                    dst_base: Self::hal_base(dst, dst_base),
+                    size: *size,
+                };
+                // SAFETY: recording outside passes; states set above.
+                unsafe {
+                    self.enc.copy_texture_to_texture(
+                        src.raw()?,
+                        TextureUses::COPY_SRC,
+                        dst.raw()?,
+                        &[region],
+                    )
+                };
+            }
+            Cmd::ClearBuffer { buffer, range } => {
+                self.buffer_scope(&[(buffer, BufferUses::COPY_DST)])?;
+                if !range.is_empty() {
+                    // SAFETY: recording outside passes; in COPY_DST; the
+                    // range was checked (4-aligned, inside) when recorded.
+                    unsafe { self.enc.clear_buffer(buffer.raw()?, range.clone()) };
+                }
+            }
+            Cmd::ClearTexture { texture, range } => {
+                let mips = range.base_mip_level
+                    ..range
+                        .mip_level_count
+                        .map_or(texture.mip_level_count, |c| range.base_mip_level + c);
+                let layers = range.base_array_layer
+                    ..range
+                        .array_layer_count
+                        .map_or(texture.layers(), |c| range.base_array_layer + c);
+                self.texture(texture, mips, layers, TextureUses::COPY_DST, true)?;
+                // SAFETY: recording outside passes; in COPY_DST.
+                unsafe { self.enc.clear_texture(texture.raw()?, range) }
+                    .map_err(|e| e.to_string())?;
+            }
+            Cmd::WriteTimestamp { set, index } => self.timestamp(set, *index),
+            Cmd::ResolveQuerySet {
+                set,
+                queries,
+                dst,
+                offset,
+            } => {
+                self.buffer_scope(&[(dst, BufferUses::QUERY_RESOLVE)])?;
+                set.last_use.bump(self.submission);
+                let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                // SAFETY: recording outside passes; the range and the
+                // destination were checked when recorded.
+                unsafe {
+                    self.enc
+                        .copy_query_results(raw, queries.clone(), dst.raw()?, *offset, 8)
+                };
+            }
+            // SAFETY (three arms): recording; markers nest as wgpu checked.
+            Cmd::PushDebugGroup(label) => unsafe { self.enc.begin_debug_marker(label) },
+            Cmd::PopDebugGroup => unsafe { self.enc.end_debug_marker() },
+            Cmd::InsertDebugMarker(label) => unsafe { self.enc.insert_debug_marker(label) },
+            Cmd::ComputePass(pass) => self.compute_pass(pass),
+            Cmd::RenderPass(pass) => self.render_pass(pass),
+        }
+        Ok(())
+    }
+
+    /// Resets and writes one timestamp, outside passes.
+    fn timestamp(&mut self, set: &QuerySet, index: u32) {
+        set.last_use.bump(self.submission);
+        let Some(raw) = set.raw.as_deref() else {
+            self.fail("write_timestamp", "the query set is invalid");
+            return;
+        };
+        // SAFETY: recording outside passes; `index` was checked against
+        // the set's count when recorded.
+        unsafe {
+            self.enc.reset_queries(raw, index..index + 1);
+            self.enc.write_timestamp(raw, index);
+        }
+    }
+
+    fn pass_timestamp(&mut self, ts: &Option<PassTimestamps>, begin: bool) {
+        if let Some(ts) = ts {
+            if let Some(index) = if begin { ts.begin } else { ts.end } {
+                self.timestamp(&ts.set, index);
+            }
+        }
+    }
+
+    fn compute_pass(&mut self, pass: &ComputePassRecord) {
+        self.pass_timestamp(&pass.timestamps, true);
+        let desc = keel_hal::ComputePassDescriptor {
+            label: pass.label.as_deref(),
+        };
+        let mut in_pass = false;
+        let mut state = BindState::default();
+        for cmd in &pass.cmds {
+            match cmd {
+                PassCmd::SetComputePipeline(p) => {
+                    state.compute = Some(p.clone());
+                    state.dirty_all();
+                }
+                PassCmd::SetBindGroup {
+                    index,
+                    group,
+                    offsets,
+                } => state.set_group(*index, group, offsets),
+                PassCmd::SetImmediates { offset, data } => state.immediates(*offset, data),
+                PassCmd::Dispatch(_) | PassCmd::DispatchIndirect { .. } => {
+                    let Some(pipeline) = state.compute.clone() else {
+                        self.fail("dispatch_workgroups", "no compute pipeline is set");
+                        continue;
+                    };
+                    let (Some(raw), Some(layout)) = (pipeline.raw.as_deref(), &pipeline.layout)
+                    else {
+                        self.fail("dispatch_workgroups", "the compute pipeline is invalid");
+                        continue;
+                    };
+                    pipeline.last_use.bump(self.submission);
+                    let bound: Vec<Arc<BindGroup>> = state
+                        .groups
+                        .iter()
+                        .take(layout.groups.len())
+                        .flatten()
+                        .map(|g| g.0.clone())
+                        .collect();
+                    let mut scope = Scope::default();
+                    for group in &bound {
+                        scope.group(group);
+                    }
+                    if let PassCmd::DispatchIndirect { buffer, .. } = cmd {
+                        scope.buffer(buffer, BufferUses::INDIRECT);
+                    }
+                    // Barriers may not be recorded inside a pass: close it.
+                    if in_pass && self.scope_needs_barrier(&scope) {
+                        // SAFETY: inside the compute pass opened below.
+                        unsafe { self.enc.end_compute_pass() };
+                        in_pass = false;
+                    }
+                    if let Err(e) = self.apply(&scope) {
+                        self.fail("dispatch_workgroups", e);
+                        continue;
+                    }
+                    if !in_pass {
+                        // SAFETY: recording, outside any pass.
+                        unsafe { self.enc.begin_compute_pass(&desc) };
+                        in_pass = true;
+                        state.dirty_all();
+                    }
+                    if state.pipeline_dirty {
+                        // SAFETY: inside a compute pass; the pipeline is alive.
+                        unsafe { self.enc.set_compute_pipeline(raw) };
+                        state.pipeline_dirty = false;
+                    }
+                    if let Err(e) = self.flush_groups(&mut state, layout) {
+                        self.fail("dispatch_workgroups", e);
+                        continue;
+                    }
+                    match cmd {
+                        // SAFETY: inside a compute pass with a pipeline and
+                        // its groups bound, resources in their states.
+                        PassCmd::Dispatch(count) => unsafe { self.enc.dispatch(*count) },
+                        PassCmd::DispatchIndirect { buffer, offset } => {
+                            if let Ok(b) = buffer.raw() {
+                                // SAFETY: as above; the buffer is in INDIRECT.
+                                unsafe { self.enc.dispatch_indirect(b, *offset) };
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                PassCmd::WriteTimestamp { set, index } => {
+                    if in_pass {
+                        // SAFETY: inside the compute pass.
+                        unsafe { self.enc.end_compute_pass() };
+                        in_pass = false;
+                    }
+                    self.timestamp(set, *index);
+                }
+                PassCmd::BeginStatisticsQuery { set, index } => {
+                    if in_pass {
+                        // SAFETY: inside the compute pass.
+                        unsafe { self.enc.end_compute_pass() };
+                        in_pass = false;
+                    }
+                    set.last_use.bump(self.submission);
+                    if let Some(raw) = set.raw.as_deref() {
+                        // SAFETY: outside passes; index checked when recorded.
+                        unsafe {
+                            self.enc.reset_queries(raw, *index..*index + 1);
+                            self.enc.begin_query(raw, *index);
+                        }
+                        state.statistics = Some((set.clone(), *index));
+                    }
+                }
+                PassCmd::EndStatisticsQuery => {
+                    if in_pass {
+                        // SAFETY: inside the compute pass.
+                        unsafe { self.enc.end_compute_pass() };
+                        in_pass = false;
+                    }
+                    if let Some((set, index)) = state.statistics.take() {
+                        if let Some(raw) = set.raw.as_deref() {
+                            // SAFETY: the query was begun above.
+                            unsafe { self.enc.end_query(raw, index) };
+                        }
+                    }
+                }
+                // SAFETY (three arms): markers may be recorded in and out of passes.
+                PassCmd::PushDebugGroup(l) => unsafe { self.enc.begin_debug_marker(l) },
+                PassCmd::PopDebugGroup => unsafe { self.enc.end_debug_marker() },
+                PassCmd::InsertDebugMarker(l) => unsafe { self.enc.insert_debug_marker(l) },
+                other => self.fail(
+                    "compute pass",
+                    format!("{other:?} is not a compute command"),
+                ),
+            }
+        }
+        if in_pass {
+            // SAFETY: inside the compute pass.
+            unsafe { self.enc.end_compute_pass() };
+        }
+        self.pass_timestamp(&pass.timestamps, false);
+    }
+
+    /// Whether applying `scope` would record a barrier (cheap, no change).
+    fn scope_needs_barrier(&self, scope: &Scope<'_>) -> bool {
+        scope.buffers.iter().any(|(b, u)| {
+            let s = *b.state.lock();
+            s != *u || u.intersects(BUFFER_WRITES)
+        }) || scope.views.iter().any(|(v, u, _)| {
+            let states = v.texture.states.lock();
+            let count = v.texture.mip_level_count;
+            v.layers.clone().any(|layer| {
+                v.mips.clone().any(|mip| {
+                    states
+                        .get((layer * count + mip) as usize)
+                        .is_some_and(|s| *s != *u || u.intersects(TEXTURE_WRITES))
+                })
+            })
+        })
+    }
+
+    fn flush_groups(
+        &mut self,
+        state: &mut BindState,
+        layout: &crate::binding::PipelineLayout,
+    ) -> Result<(), String> {
+        let raw_layout = layout
+            .raw
+            .as_deref()
+            .ok_or("the pipeline layout is invalid")?;
+        for (i, slot) in state.groups.iter().enumerate().take(layout.groups.len()) {
+            if state.dirty & (1 << i) == 0 {
+                continue;
+            }
+            let Some((group, offsets)) = slot else {
+                return Err(format!("no bind group is set at index {i}"));
+            };
+            let raw = group.raw.as_deref().ok_or("the bind group is invalid")?;
+            group.last_use.bump(self.submission);
+            // SAFETY: inside a pass; the group matches the layout's slot
+            // (checked by keel-hal) and its resources are in their states.
+            unsafe { self.enc.set_bind_group(raw_layout, i as u32, raw, offsets) };
+        }
+        state.dirty = 0;
+        if let (true, Some(data)) = (state.immediate_dirty, &state.immediate_data) {
+            let words: Vec<u32> = data
+                .chunks(4)
+                .map(|c| {
+                    let mut w = [0u8; 4];
+                    w[..c.len()].copy_from_slice(c);
+                    u32::from_le_bytes(w)
+                })
+                .collect();
+            // SAFETY: inside a pass with the layout's pipeline bound.
+            unsafe {
+                self.enc.set_push_constants(
+                    raw_layout,
+                    crate::device::IMMEDIATE_STAGES,
+                    state.immediate_offset,
+                    &words,
+                )
+            };
+            state.immediate_dirty = false;
+        }
+        Ok(())
+    }
+
+    /// The scope of a whole render pass: every resource any command or
+    /// bundle in it uses, and the queries it writes (reset before it).
+    fn render_scope<'c>(
+        cmds: &'c [PassCmd],
+        scope: &mut Scope<'c>,
+        resets: &mut Vec<(&'c Arc<QuerySet>, u32)>,
+        occlusion: Option<&'c Arc<QuerySet>>,
+    ) {
+        for cmd in cmds {
+            match cmd {
+                PassCmd::SetBindGroup {
+                    group: Some(group), ..
+                } => scope.group(group),
+                PassCmd::SetVertexBuffer {
+                    buffer: Some(b), ..
+                } => scope.buffer(b, BufferUses::VERTEX),
+                PassCmd::SetIndexBuffer { buffer, .. } => scope.buffer(buffer, BufferUses::INDEX),
+                PassCmd::DrawIndirect { buffer, .. } => scope.buffer(buffer, BufferUses::INDIRECT),
+                PassCmd::DrawIndirectCount {
+                    buffer,
+                    count_buffer,
+                    ..
+                } => {
+                    scope.buffer(buffer, BufferUses::INDIRECT);
+                    scope.buffer(count_buffer, BufferUses::INDIRECT);
+                }
+                PassCmd::WriteTimestamp { set, index }
+                | PassCmd::BeginStatisticsQuery { set, index } => resets.push((set, *index)),
+                PassCmd::BeginOcclusionQuery(index) => {
+                    if let Some(set) = occlusion {
+                        resets.push((set, *index));
+                    }
+                }
+                PassCmd::ExecuteBundles(bundles) => {
+                    for bundle in bundles {
+                        Self::render_scope(&bundle.cmds, scope, resets, occlusion);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn render_pass(&mut self, pass: &RenderPassRecord) {
+        if let Err(e) = self.try_render_pass(pass) {
+            self.fail("render pass", e);
+        }
+    }
+
+    fn try_render_pass(&mut self, pass: &RenderPassRecord) -> Result<(), String> {
+        let mut scope = Scope::default();
+        let mut resets = Vec::new();
+        Self::render_scope(&pass.cmds, &mut scope, &mut resets, pass.occlusion.as_ref());
+        let mut extent = None;
+        let mut sample_count = 1;
+        for color in pass.colors.iter().flatten() {
+            let overwrite = !matches!(color.load, wgpu::LoadOp::Load);
+            scope
+                .views
+                .push((&color.view, TextureUses::COLOR_TARGET, overwrite));
+            if let Some(resolve) = &color.resolve {
+                scope.views.push((resolve, TextureUses::COLOR_TARGET, true));
+            }
+            extent.get_or_insert(color.view.extent());
+            sample_count = color.view.texture.sample_count;
+        }
+        let depth_usage = match &pass.depth {
+            Some(depth) => {
+                let writes = depth.depth.is_some_and(|o| o.store == wgpu::StoreOp::Store)
+                    || depth
+                        .stencil
+                        .is_some_and(|o| o.store == wgpu::StoreOp::Store)
+                    || depth
+                        .depth
+                        .is_some_and(|o| matches!(o.load, wgpu::LoadOp::Clear(_)))
+                    || depth
+                        .stencil
+                        .is_some_and(|o| matches!(o.load, wgpu::LoadOp::Clear(_)));
+                let usage = if writes {
+                    TextureUses::DEPTH_STENCIL_WRITE
+                } else {
+                    TextureUses::DEPTH_STENCIL_READ
+                };
+                let loads = depth.depth.is_some_and(|o| o.load == wgpu::LoadOp::Load)
+                    || depth.stencil.is_some_and(|o| o.load == wgpu::LoadOp::Load)
+                    || (depth.depth.is_none() && depth.stencil.is_none());
+                scope.views.push((&depth.view, usage, !loads));
+                extent.get_or_insert(depth.view.extent());
+                sample_count = depth.view.texture.sample_count;
+                usage
+            }
+            None => TextureUses::DEPTH_STENCIL_READ,
+        };
+        let extent = extent.ok_or("a render pass needs at least one attachment")?;
+        self.apply(&scope)?;
+        for (set, index) in resets {
+            set.last_use.bump(self.submission);
+            if let Some(raw) = set.raw.as_deref() {
+                // SAFETY: outside passes; the index was checked when recorded.
+                unsafe { self.enc.reset_queries(raw, index..index + 1) };
+            }
+        }
+        self.pass_timestamp(&pass.timestamps, true);
+
+        let mut colors = Vec::with_capacity(pass.colors.len());
+        for color in &pass.colors {
+            let Some(color) = color else {
+                colors.push(None);
+                continue;
+            };
+            let mut ops = keel_hal::AttachmentOps::empty();
+            if color.load == wgpu::LoadOp::Load {
+                ops |= keel_hal::AttachmentOps::LOAD;
+            }
+            if color.store == wgpu::StoreOp::Store {
+                ops |= keel_hal::AttachmentOps::STORE;
+            }
+            let clear_value = match color.load {
+                wgpu::LoadOp::Clear(c) => c,
+                _ => wgpu::Color::TRANSPARENT,
+            };
+            let resolve_target = match &color.resolve {
+                Some(r) => Some(keel_hal::Attachment {
+                    view: r.raw()?,
+                    usage: TextureUses::COLOR_TARGET,
+                }),
+                None => None,
+            };
+            colors.push(Some(keel_hal::ColorAttachment {
+                target: keel_hal::Attachment {
+                    view: color.view.raw()?,
+                    usage: TextureUses::COLOR_TARGET,
+                },
+                resolve_target,
+                ops,
+                clear_value,
+            }));
+        }
+        let depth_stencil_attachment = match &pass.depth {
+            Some(depth) => {
+                let ops = |load: bool, store: bool| {
+                    let mut ops = keel_hal::AttachmentOps::empty();
+                    if load {
+                        ops |= keel_hal::AttachmentOps::LOAD;
+                    }
+                    if store {
+                        ops |= keel_hal::AttachmentOps::STORE;
+                    }
+                    ops
+                };
+                let depth_ops = match depth.depth {
+                    Some(o) => ops(
+                        o.load == wgpu::LoadOp::Load,
+                        o.store == wgpu::StoreOp::Store,
+                    ),
+                    None => ops(true, true),
+                };
+                let stencil_ops = match depth.stencil {
+                    Some(o) => ops(
+                        o.load == wgpu::LoadOp::Load,
+                        o.store == wgpu::StoreOp::Store,
+                    ),
+                    None => ops(true, true),
+                };
+                let depth_clear = match depth.depth.map(|o| o.load) {
+                    Some(wgpu::LoadOp::Clear(v)) => v,
+                    _ => 1.0,
+                };
+                let stencil_clear = match depth.stencil.map(|o| o.load) {
+                    Some(wgpu::LoadOp::Clear(v)) => v,
+                    _ => 0,
+                };
+                Some(keel_hal::DepthStencilAttachment {
+                    target: keel_hal::Attachment {
+                        view: depth.view.raw()?,
+                        usage: depth_usage,
+                    },
+                    depth_ops,
+                    stencil_ops,
+                    clear_value: (depth_clear, stencil_clear),
+                })
+            }
+            None => None,
+        };
+        let desc = keel_hal::RenderPassDescriptor::<DynResources> {
+            label: pass.label.as_deref(),
+            extent: wgpu::Extent3d {
+                depth_or_array_layers: 1,
+                ..extent
+            },
+            sample_count,
+            color_attachments: &colors,
+            depth_stencil_attachment,
+            multiview_mask: pass.multiview_mask,
+        };
+        // SAFETY: recording outside passes; every attachment is in the
+        // usage it names (applied above) and covers the extent.
+        unsafe { self.enc.begin_render_pass(&desc) };
+        let mut state = BindState::default();
+        self.render_cmds(&pass.cmds, &mut state, pass.occlusion.as_ref());
+        // SAFETY: inside the render pass begun above.
+        unsafe { self.enc.end_render_pass() };
+        self.pass_timestamp(&pass.timestamps, false);
+        Ok(())
+    }
+
+    fn render_cmds(
+        &mut self,
+        cmds: &[PassCmd],
+        state: &mut BindState,
+        occlusion: Option<&Arc<QuerySet>>,
+    ) {
+        for cmd in cmds {
+            if let Err(e) = self.render_cmd(cmd, state, occlusion) {
+                self.fail("render pass", e);
+            }
+        }
+    }
+
+    fn render_cmd(
+        &mut self,
+        cmd: &PassCmd,
+        state: &mut BindState,
+        occlusion: Option<&Arc<QuerySet>>,
+    ) -> Result<(), String> {
+        let enc = &mut *self.enc;
+        // SAFETY (every call below): inside the render pass; every resource
+        // is alive and was moved to its usage before the pass began.
+        unsafe {
+            match cmd {
+                PassCmd::SetRenderPipeline(p) => {
+                    let raw = p.raw.as_deref().ok_or("the render pipeline is invalid")?;
+                    p.last_use.bump(self.submission);
+                    enc.set_render_pipeline(raw);
+                    state.render = Some(p.clone());
+                    state.dirty_all();
+                }
+                PassCmd::SetBindGroup {
+                    index,
+                    group,
+                    offsets,
+                } => state.set_group(*index, group, offsets),
+                PassCmd::SetImmediates { offset, data } => state.immediates(*offset, data),
+                PassCmd::SetIndexBuffer {
+                    buffer,
+                    format,
+                    offset,
+                    size,
+                } => enc.set_index_buffer(
+                    keel_hal::BufferBinding {
+                        buffer: buffer.raw()?,
+                        offset: *offset,
+                        size: *size,
+                    },
+                    *format,
+                ),
+                PassCmd::SetVertexBuffer {
+                    slot,
+                    buffer: Some(buffer),
+                    offset,
+                    size,
+                } => enc.set_vertex_buffer(
+                    *slot,
+                    keel_hal::BufferBinding {
+                        buffer: buffer.raw()?,
+                        offset: *offset,
+                        size: *size,
+                    },
+                ),
+                PassCmd::SetVertexBuffer { buffer: None, .. } => {}
+                PassCmd::SetBlendConstant(c) => {
+                    enc.set_blend_constants(&[c.r as f32, c.g as f32, c.b as f32, c.a as f32])
+                }
+                PassCmd::SetScissorRect([x, y, w, h]) => enc.set_scissor_rect(&keel_hal::Rect {
+                    x: *x,
+                    y: *y,
+                    w: *w,
+                    h: *h,
+                }),
+                PassCmd::SetViewport { rect, depth } => enc.set_viewport(
+                    &keel_hal::Rect {
+                        x: rect[0],
+                        y: rect[1],
+                        w: rect[2],
+                        h: rect[3],
+                    },
+                    depth.clone(),
+                ),
+                PassCmd::SetStencilReference(v) => enc.set_stencil_reference(*v),
+                PassCmd::Draw { .. }
+                | PassCmd::DrawIndexed { .. }
+                | PassCmd::DrawIndirect { .. }
+                | PassCmd::DrawIndirectCount { .. } => {
+                    let pipeline = state.render.clone().ok_or("no render pipeline is set")?;
+                    let layout = pipeline
+                        .layout
+                        .as_ref()
+                        .ok_or("the render pipeline is invalid")?;
+                    self.flush_groups(state, layout)?;
+                    let enc = &mut *self.enc;
+                    match cmd {
+                        PassCmd::Draw {
+                            vertices,
+                            instances,
+                        } => enc.draw(
+                            vertices.start,
+                            vertices.len() as u32,
+                            instances.start,
+                            instances.len() as u32,
+                        ),
+                        PassCmd::DrawIndexed {
+                            indices,
+                            base_vertex,
+                            instances,
+                        } => enc.draw_indexed(
+                            indices.start,
+                            indices.len() as u32,
+                            *base_vertex,
+                            instances.start,
+                            instances.len() as u32,
+                        ),
+                        PassCmd::DrawIndirect {
+                            buffer,
+                            offset,
+                            count,
+                            indexed,
+                        } => {
+                            if *indexed {
+                                enc.draw_indexed_indirect(buffer.raw()?, *offset, *count)
+                            } else {
+                                enc.draw_indirect(buffer.raw()?, *offset, *count)
+                            }
+                        }
+                        PassCmd::DrawIndirectCount {
+                            buffer,
+                            offset,
+                            count_buffer,
+                            count_offset,
+                            max_count,
+                            indexed,
+                        } => {
+                            if *indexed {
+                                enc.draw_indexed_indirect_count(
+                                    buffer.raw()?,
+                                    *offset,
+                                    count_buffer.raw()?,
+                                    *count_offset,
+                                    *max_count,
+                                )
+                            } else {
+                                enc.draw_indirect_count(
+                                    buffer.raw()?,
+                                    *offset,
+                                    count_buffer.raw()?,
+                                    *count_offset,
+                                    *max_count,
+                                )
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                PassCmd::PushDebugGroup(l) => enc.begin_debug_marker(l),
+                PassCmd::PopDebugGroup => enc.end_debug_marker(),
+                PassCmd::InsertDebugMarker(l) => enc.insert_debug_marker(l),
+                PassCmd::WriteTimestamp { set, index } => {
+                    let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                    enc.write_timestamp(raw, *index);
+                }
+                PassCmd::BeginOcclusionQuery(index) => {
+                    let set = occlusion.ok_or("the pass has no occlusion query set")?;
+                    let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                    enc.begin_query(raw, *index);
+                    state.occlusion = Some(*index);
+                }
+                PassCmd::EndOcclusionQuery => {
+                    let set = occlusion.ok_or("the pass has no occlusion query set")?;
+                    let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                    let index = state.occlusion.take().ok_or("no occlusion query is open")?;
+                    enc.end_query(raw, index);
+                }
+                PassCmd::BeginStatisticsQuery { set, index } => {
+                    let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                    enc.begin_query(raw, *index);
+                    state.statistics = Some((set.clone(), *index));
+                }
+                PassCmd::EndStatisticsQuery => {
+                    let (set, index) = state
+                        .statistics
+                        .take()
+                        .ok_or("no statistics query is open")?;
+                    let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                    enc.end_query(raw, index);
+                }
+                PassCmd::ExecuteBundles(bundles) => {
+                    for bundle in bundles {
+                        let mut bundle_state = BindState::default();
+                        self.render_cmds(&bundle.cmds, &mut bundle_state, occlusion);
+                    }
+                    // wgpu's rule: after bundles, the pass state is reset.
+                    *state = BindState {
+                        occlusion: state.occlusion,
+                        statistics: state.statistics.take(),
+                        ..Default::default()
+                    };
+                }
+                other => return Err(format!("{other:?} is not a render command")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pipeline and bind-group state inside one pass.
+#[derive(Default)]
+struct BindState {
+    compute: Option<Arc<crate::pipeline::ComputePipeline>>,
+    render: Option<Arc<crate::pipeline::RenderPipeline>>,
+    pipeline_dirty: bool,
+    groups: [Option<(Arc<BindGroup>, Vec<u32>)>; 8],
+    dirty: u32,
+    immediate_offset: u32,
+    immediate_data: Option<Vec<u8>>,
+    immediate_dirty: bool,
+    occlusion: Option<u32>,
+    statistics: Option<(Arc<QuerySet>, u32)>,
+}
+
+impl BindState {
+    fn dirty_all(&mut self) {
+        self.pipeline_dirty = true;
+        self.dirty = u32::MAX;
+        self.immediate_dirty = true;
+    }
+    fn set_group(&mut self, index: u32, group: &Option<Arc<BindGroup>>, offsets: &[u32]) {
+        if let Some(slot) = self.groups.get_mut(index as usize) {
+            *slot = group.clone().map(|g| (g, offsets.to_vec()));
+            self.dirty |= 1 << index;
+        }
+    }
+    fn immediates(&mut self, offset: u32, data: &[u8]) {
+        self.immediate_offset = offset;
+        self.immediate_data = Some(data.to_vec());
+        self.immediate_dirty = true;
+    }
+}

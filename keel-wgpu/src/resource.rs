@@ -1,0 +1,290 @@
+//! Buffers, textures, views, samplers and query sets: a keel-hal object, the
+//! state the usage tracker keeps for it, and its place in the destruction
+//! queue.
+
+use std::ops::Range;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use keel_hal::dynamic::{DynBuffer, DynQuerySet, DynSampler, DynTexture, DynTextureView};
+use keel_hal::{BufferUses, Memory, TextureUses};
+use parking_lot::Mutex;
+
+use crate::error::KeelError;
+use crate::shared::{Dead, DeviceShared};
+
+/// The submission that last used an object; objects that own others pass
+/// theirs on when they go, so an owned object never outlives its user's
+/// last submission.
+#[derive(Debug, Default)]
+pub(crate) struct LastUse(AtomicU64);
+
+impl LastUse {
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+    pub(crate) fn bump(&self, submission: u64) {
+        self.0.fetch_max(submission, Ordering::AcqRel);
+    }
+}
+
+/// Where a buffer's mapping stands.
+#[derive(Debug, Default)]
+pub(crate) enum MapState {
+    #[default]
+    Idle,
+    /// `map_async` was called; the callback waits for the GPU.
+    Pending { range: Range<u64> },
+    /// Mapped: `ptr` is the buffer's offset 0.
+    Mapped {
+        ptr: usize,
+        range: Range<u64>,
+        /// For `mapped_at_creation` of a buffer the CPU cannot see: the
+        /// staging buffer written instead, copied at `unmap`.
+        staging: Option<Arc<Buffer>>,
+    },
+}
+
+/// A buffer.
+#[derive(Debug)]
+pub(crate) struct Buffer {
+    pub shared: Arc<DeviceShared>,
+    pub raw: Option<Box<dyn DynBuffer>>,
+    pub size: u64,
+    pub usage: wgpu::BufferUsages,
+    pub memory: Memory,
+    pub last_use: LastUse,
+    /// The tracker's state: the usage the last recorded command left.
+    pub state: Mutex<BufferUses>,
+    pub map: Mutex<MapState>,
+    pub destroyed: AtomicBool,
+    /// Not yet zeroed (device memory): the first GPU use clears it first.
+    pub needs_clear: AtomicBool,
+}
+
+impl Buffer {
+    pub(crate) fn last_use(&self) -> u64 {
+        self.last_use.get()
+    }
+
+    /// The keel-hal buffer, or the reason it cannot be used.
+    pub(crate) fn raw(&self) -> Result<&dyn DynBuffer, String> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err("the buffer was destroyed".into());
+        }
+        if !matches!(*self.map.lock(), MapState::Idle) {
+            return Err("the buffer is mapped (or a mapping is pending): unmap it first".into());
+        }
+        self.raw
+            .as_deref()
+            .ok_or_else(|| "the buffer is invalid".into())
+    }
+
+    /// Runs a mapping that the GPU no longer stands in the way of.
+    pub(crate) fn finish_map(&self, callback: wgpu::custom::BufferMapCallback) {
+        let mut map = self.map.lock();
+        let range = match &*map {
+            MapState::Pending { range, .. } => range.clone(),
+            // Unmapped (or destroyed) before the GPU got there.
+            _ => {
+                drop(map);
+                callback(Err(wgpu::BufferAsyncError));
+                return;
+            }
+        };
+        let Some(raw) = self.raw.as_deref() else {
+            *map = MapState::Idle;
+            drop(map);
+            callback(Err(wgpu::BufferAsyncError));
+            return;
+        };
+        if self.destroyed.load(Ordering::Acquire) {
+            *map = MapState::Idle;
+            drop(map);
+            callback(Err(wgpu::BufferAsyncError));
+            return;
+        }
+        // SAFETY: the buffer came from this device and no pending
+        // submission uses it (its last use is complete).
+        match unsafe { self.shared.hal().map_buffer(raw) } {
+            Ok(mapping) => {
+                *map = MapState::Mapped {
+                    ptr: mapping.ptr.as_ptr() as usize,
+                    range,
+                    staging: None,
+                };
+                drop(map);
+                callback(Ok(()));
+            }
+            Err(e) => {
+                *map = MapState::Idle;
+                drop(map);
+                self.shared.report(KeelError::from_hal("map_async", &e));
+                callback(Err(wgpu::BufferAsyncError));
+            }
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let map = std::mem::take(self.map.get_mut());
+        if let MapState::Mapped { staging, .. } = map {
+            if let Some(raw) = self.raw.as_deref() {
+                if self.memory.is_mappable() {
+                    // SAFETY: mapped by this device; nothing uses the pointer now.
+                    unsafe { self.shared.hal().unmap_buffer(raw) };
+                }
+            }
+            drop(staging);
+        }
+        if let Some(raw) = self.raw.take() {
+            self.shared.bury(self.last_use.get(), Dead::Buffer(raw));
+        }
+    }
+}
+
+/// A texture.
+#[derive(Debug)]
+pub(crate) struct Texture {
+    pub shared: Arc<DeviceShared>,
+    pub raw: Option<Box<dyn DynTexture>>,
+    pub size: wgpu::Extent3d,
+    pub mip_level_count: u32,
+    pub sample_count: u32,
+    pub dimension: wgpu::TextureDimension,
+    pub format: wgpu::TextureFormat,
+    pub usage: wgpu::TextureUsages,
+    pub last_use: LastUse,
+    /// The tracker's state per subresource, `layer * mips + mip`;
+    /// `UNINITIALIZED` until first written (reads of it clear it first).
+    pub states: Mutex<Vec<TextureUses>>,
+    pub destroyed: AtomicBool,
+}
+
+impl Texture {
+    /// Array layers (a 3D texture has one).
+    pub(crate) fn layers(&self) -> u32 {
+        match self.dimension {
+            wgpu::TextureDimension::D3 => 1,
+            _ => self.size.depth_or_array_layers,
+        }
+    }
+
+    pub(crate) fn raw(&self) -> Result<&dyn DynTexture, String> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err("the texture was destroyed".into());
+        }
+        self.raw
+            .as_deref()
+            .ok_or_else(|| "the texture is invalid".into())
+    }
+
+    /// The size of mip level `mip`.
+    pub(crate) fn mip_size(&self, mip: u32) -> wgpu::Extent3d {
+        let shift = |v: u32| (v >> mip).max(1);
+        wgpu::Extent3d {
+            width: shift(self.size.width),
+            height: shift(self.size.height),
+            depth_or_array_layers: match self.dimension {
+                wgpu::TextureDimension::D3 => shift(self.size.depth_or_array_layers),
+                _ => self.size.depth_or_array_layers,
+            },
+        }
+    }
+}
+
+impl Drop for Texture {
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            self.shared.bury(self.last_use.get(), Dead::Texture(raw));
+        }
+    }
+}
+
+/// A texture view: which mips, layers and aspect of which texture.
+#[derive(Debug)]
+pub(crate) struct TextureView {
+    pub shared: Arc<DeviceShared>,
+    pub raw: Option<Box<dyn DynTextureView>>,
+    pub texture: Arc<Texture>,
+    pub mips: Range<u32>,
+    pub layers: Range<u32>,
+    pub last_use: LastUse,
+}
+
+impl TextureView {
+    pub(crate) fn raw(&self) -> Result<&dyn DynTextureView, String> {
+        self.texture.raw()?;
+        self.raw
+            .as_deref()
+            .ok_or_else(|| "the texture view is invalid".into())
+    }
+
+    /// The extent of the view's first mip level.
+    pub(crate) fn extent(&self) -> wgpu::Extent3d {
+        let mut size = self.texture.mip_size(self.mips.start);
+        if self.texture.dimension != wgpu::TextureDimension::D3 {
+            size.depth_or_array_layers = self.layers.end - self.layers.start;
+        }
+        size
+    }
+}
+
+impl Drop for TextureView {
+    fn drop(&mut self) {
+        let last = self.last_use.get();
+        self.texture.last_use.bump(last);
+        if let Some(raw) = self.raw.take() {
+            self.shared.bury(last, Dead::View(raw));
+        }
+    }
+}
+
+/// A sampler.
+#[derive(Debug)]
+pub(crate) struct Sampler {
+    pub shared: Arc<DeviceShared>,
+    pub raw: Option<Box<dyn DynSampler>>,
+    pub last_use: LastUse,
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            self.shared.bury(self.last_use.get(), Dead::Sampler(raw));
+        }
+    }
+}
+
+/// A query set.
+#[derive(Debug)]
+pub(crate) struct QuerySet {
+    pub shared: Arc<DeviceShared>,
+    pub raw: Option<Box<dyn DynQuerySet>>,
+    pub ty: wgpu::QueryType,
+    pub count: u32,
+    pub last_use: LastUse,
+}
+
+impl Drop for QuerySet {
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            self.shared.bury(self.last_use.get(), Dead::QuerySet(raw));
+        }
+    }
+}
+
+/// A mapped range handed to wgpu.
+#[derive(Debug)]
+pub(crate) struct MappedRange {
+    pub ptr: NonNull<u8>,
+    pub len: usize,
+}
+
+// SAFETY: the range points into a mapping that wgpu keeps alive (and
+// exclusive) for the range's lifetime; it is plain memory.
+unsafe impl Send for MappedRange {}
+// SAFETY: as above.
+unsafe impl Sync for MappedRange {}

@@ -1,0 +1,131 @@
+//! Runs every example on keel-wgpu (Vulkan, and noop where it needs no
+//! shader execution to finish cleanly) and on stock wgpu (wgpu-core on
+//! Vulkan), and compares what they produced.
+//!
+//! Each example checks itself at exit: no wgpu error, no validation
+//! message (keel-hal's layer, with synchronization validation), no
+//! keel-hal object left alive. Here the outputs are compared: buffers bit
+//! for bit; images texel by texel, every channel within
+//! [`IMAGE_CHANNEL_TOLERANCE`] and at most [`IMAGE_DIFFERING_SHARE`] of the
+//! bytes different at all (rasterisation and filtering may round
+//! differently between two drivers' paths; here both are lavapipe).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use parking_lot::Mutex;
+
+/// The largest difference allowed in one 8-bit channel of an image.
+const IMAGE_CHANNEL_TOLERANCE: u8 = 2;
+/// The largest share of an image's bytes that may differ at all.
+const IMAGE_DIFFERING_SHARE: f64 = 0.005;
+
+/// One example at a time: the Vulkan layer of Debian 12 crashes when
+/// instances are made on several threads at once (see the conformance
+/// harness), and lavapipe shares the two cores.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+#[derive(Clone, Copy)]
+enum Compare {
+    Exact,
+    Image,
+}
+
+fn example(name: &str) -> PathBuf {
+    let mut path = std::env::current_exe().expect("test executable path");
+    path.pop();
+    if path.ends_with("deps") {
+        path.pop();
+    }
+    path.join("examples").join(name)
+}
+
+/// Runs `name` with `args`; its output bytes, or why it failed.
+fn run(name: &str, args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = std::env::temp_dir().join(format!("keel-wgpu-{name}-{}-{}.bin", std::process::id(), args.join("")));
+    let result = Command::new(example(name))
+        .args(args)
+        .env("KEEL_EXAMPLE_OUT", &out)
+        .env("RUST_LOG", "warn")
+        .output()
+        .map_err(|e| format!("{name}: cannot start: {e} (built by `cargo test -p keel-wgpu`)"))?;
+    if !result.status.success() {
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(30).collect();
+        return Err(format!(
+            "{name} {args:?} failed ({}):\n{}\n{}",
+            result.status,
+            String::from_utf8_lossy(&result.stdout),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
+    }
+    let bytes = std::fs::read(&out).map_err(|e| format!("{name}: no output file: {e}"))?;
+    let _ = std::fs::remove_file(&out);
+    Ok(bytes)
+}
+
+fn vulkan_adapter() -> bool {
+    // SAFETY: the loader is trusted; the instance is dropped right away.
+    let instance = keel_hal::dynamic::instance(
+        keel_hal::dynamic::BackendChoice::Vulkan,
+        &keel_hal::InstanceDescriptor::default(),
+    );
+    match instance {
+        // SAFETY: the instance is alive for the call.
+        Ok(chosen) => !unsafe { chosen.instance.enumerate_adapters() }.is_empty(),
+        Err(_) => false,
+    }
+}
+
+fn compare(name: &str, how: Compare, keel: &[u8], stock: &[u8]) {
+    assert_eq!(keel.len(), stock.len(), "{name}: output sizes differ");
+    match how {
+        Compare::Exact => {
+            let first = keel.iter().zip(stock).position(|(a, b)| a != b);
+            assert!(first.is_none(), "{name}: outputs differ first at byte {first:?}");
+        }
+        Compare::Image => {
+            let mut differing = 0usize;
+            for (i, (a, b)) in keel.iter().zip(stock).enumerate() {
+                let d = a.abs_diff(*b);
+                assert!(
+                    d <= IMAGE_CHANNEL_TOLERANCE,
+                    "{name}: byte {i} differs by {d} (keel-wgpu {a}, stock {b})"
+                );
+                differing += usize::from(d != 0);
+            }
+            let share = differing as f64 / keel.len().max(1) as f64;
+            assert!(
+                share <= IMAGE_DIFFERING_SHARE,
+                "{name}: {differing} bytes differ ({:.3}%)",
+                share * 100.0
+            );
+        }
+    }
+}
+
+/// Runs `name` on noop (when `noop`), then on keel-wgpu and stock wgpu
+/// over Vulkan, and compares.
+fn check(name: &str, how: Compare, noop: bool) {
+    let _one = ONE_AT_A_TIME.lock();
+    if noop {
+        run(name, &["--noop"]).unwrap_or_else(|e| panic!("{e}"));
+    }
+    if !vulkan_adapter() {
+        eprintln!("{name}: skipped on Vulkan: no Vulkan adapter (scripts/setup.sh installs lavapipe)");
+        return;
+    }
+    let keel = run(name, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let stock = run(name, &["--stock"]).unwrap_or_else(|e| panic!("{e}"));
+    compare(name, how, &keel, &stock);
+}
+
+#[test]
+fn compute_readback() {
+    check("compute_readback", Compare::Exact, true);
+}
+
+#[test]
+fn render_to_texture() {
+    check("render_to_texture", Compare::Image, true);
+}
