@@ -65,6 +65,12 @@ examples=(
     # keel-wgpu: wgpu programs on keel-hal (each checks its own count too).
     "wgpu-compute_readback|target/debug/examples/compute_readback"
     "wgpu-render_to_texture|target/debug/examples/render_to_texture"
+    "wgpu-textured_mesh|target/debug/examples/textured_mesh"
+    "wgpu-mipmaps|target/debug/examples/mipmaps"
+    "wgpu-msaa|target/debug/examples/msaa"
+    "wgpu-shadow|target/debug/examples/shadow"
+    "wgpu-particles|target/debug/examples/particles"
+    "wgpu-timestamps|target/debug/examples/timestamps"
 )
 
 # A messenger error line, or the layer's own stdout line when it is forced.

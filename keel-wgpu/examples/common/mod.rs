@@ -8,6 +8,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// How an example that cannot run on this adapter starts its one line.
+pub const SKIPPED: &str = "skipped";
+
 /// Which implementation of wgpu's API runs the example.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Which {
@@ -61,7 +64,7 @@ pub fn open(which: Which, features: wgpu::Features) -> Result<Gpu, String> {
         .map_err(|e| format!("no adapter: {e}"))?;
     let missing = features - adapter.features();
     if !missing.is_empty() {
-        return Err(format!("the adapter lacks {missing:?}"));
+        return Err(format!("{SKIPPED}: the adapter lacks {missing:?}"));
     }
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("example"),
@@ -120,6 +123,98 @@ pub fn map_read(gpu: &Gpu, buffer: &wgpu::Buffer) -> Vec<u8> {
     };
     buffer.unmap();
     bytes
+}
+
+/// A 2D texture of `format` and `usage`, `size`×`size`, `mips` levels,
+/// `samples` samples.
+pub fn texture(
+    gpu: &Gpu,
+    label: &str,
+    size: u32,
+    format: wgpu::TextureFormat,
+    usage: wgpu::TextureUsages,
+    mips: u32,
+    samples: u32,
+) -> wgpu::Texture {
+    gpu.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width: size,
+            height: size,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: mips,
+        sample_count: samples,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage,
+        view_formats: &[],
+    })
+}
+
+/// A colour attachment cleared to `clear` and stored.
+pub fn clear_attachment(
+    view: &wgpu::TextureView,
+    clear: wgpu::Color,
+) -> wgpu::RenderPassColorAttachment<'_> {
+    wgpu::RenderPassColorAttachment {
+        view,
+        depth_slice: None,
+        resolve_target: None,
+        ops: wgpu::Operations {
+            load: wgpu::LoadOp::Clear(clear),
+            store: wgpu::StoreOp::Store,
+        },
+    }
+}
+
+/// Little-endian bytes of plain values.
+pub fn bytes_of_f32(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Reads mip `mip` of a 2D texture with `bytes_per_texel` bytes per
+/// texel, rows packed.
+pub fn read_mip(gpu: &Gpu, texture: &wgpu::Texture, mip: u32, bytes_per_texel: u32) -> Vec<u8> {
+    let (w, h) = (
+        (texture.width() >> mip).max(1),
+        (texture.height() >> mip).max(1),
+    );
+    let row = w * bytes_per_texel;
+    let padded = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("mip readback"),
+        size: (padded * h) as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: mip,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &staging,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: None,
+            },
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    gpu.queue.submit([encoder.finish()]);
+    map_read(gpu, &staging)
+        .chunks(padded as usize)
+        .flat_map(|r| r[..row as usize].to_vec())
+        .collect()
 }
 
 /// Reads mip 0 of a 2D texture with `bytes_per_texel` bytes per texel,
@@ -193,7 +288,14 @@ pub fn main_with(
 ) -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();
     let which = Which::from_args();
-    let gpu = open(which, features)?;
+    let gpu = match open(which, features) {
+        Ok(gpu) => gpu,
+        Err(e) if e.starts_with(SKIPPED) => {
+            println!("{name} on {which:?}: {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     let output = run(&gpu);
     let digest = output.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
