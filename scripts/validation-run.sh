@@ -71,6 +71,7 @@ examples=(
     "wgpu-shadow|target/debug/examples/shadow"
     "wgpu-particles|target/debug/examples/particles"
     "wgpu-timestamps|target/debug/examples/timestamps"
+    "wgpu-pass_commands|target/debug/examples/pass_commands"
 )
 
 # A messenger error line, or the layer's own stdout line when it is forced.

@@ -181,6 +181,11 @@ fn particles() {
 }
 
 #[test]
+fn pass_commands() {
+    check("pass_commands", Compare::Image, true);
+}
+
+#[test]
 fn timestamps() {
     check("timestamps", Compare::Exact, true);
 }
