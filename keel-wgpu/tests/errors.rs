@@ -25,7 +25,7 @@ fn caught(device: &wgpu::Device, f: impl FnOnce()) -> Option<String> {
 fn buffer_usage_mistakes_are_validation_errors() {
     let (device, _queue) = device();
     let error = caught(&device, || {
-        device.create_buffer(&wgpu::BufferDescriptor {
+        let _ = device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: 64,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::STORAGE,
@@ -38,7 +38,7 @@ fn buffer_usage_mistakes_are_validation_errors() {
         "{error}"
     );
     let error = caught(&device, || {
-        device.create_buffer(&wgpu::BufferDescriptor {
+        let _ = device.create_buffer(&wgpu::BufferDescriptor {
             label: None,
             size: 6,
             usage: wgpu::BufferUsages::COPY_DST,
@@ -77,7 +77,7 @@ fn a_binding_of_the_wrong_kind_is_refused_by_keel_hal() {
         mapped_at_creation: false,
     });
     let error = caught(&device, || {
-        device.create_bind_group(&wgpu::BindGroupDescriptor {
+        let _ = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &layout,
             entries: &[wgpu::BindGroupEntry {
