@@ -27,8 +27,19 @@ mirror() {
     echo "${m%/}"
 }
 
+# Packages the chroot needs: Vulkan and the layer; the X client libraries
+# winit opens for keel-wgpu's windowed example (on the X server of the host,
+# whose socket is under the bound /tmp).
+packages=libvulkan1,mesa-vulkan-drivers,vulkan-validationlayers,libx11-6,libx11-xcb1,libxcursor1,libxrandr2,libxi6,libxkbcommon-x11-0
+
 setup() {
     if [ -f "$root/.keel-ready" ]; then
+        # A chroot made before a package joined the list gets it now.
+        if ! $SUDO chroot "$root" dpkg-query -W ${packages//,/ } >/dev/null 2>&1; then
+            echo "trixie: adding packages to $root"
+            $SUDO chroot "$root" apt-get update >/dev/null || true
+            $SUDO chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y ${packages//,/ } >/dev/null
+        fi
         echo "trixie: chroot ready at $root"
         return 0
     fi
@@ -42,7 +53,7 @@ setup() {
     $SUDO rm -rf "$root"
     $SUDO mkdir -p "$root"
     $SUDO debootstrap --variant=minbase \
-        --include=libvulkan1,mesa-vulkan-drivers,vulkan-validationlayers \
+        --include="$packages" \
         trixie "$root" "$m"
     $SUDO touch "$root/.keel-ready"
     echo "trixie: validation layer $(layer_version)"
@@ -82,7 +93,7 @@ run() {
     $SUDO chroot "$root" /usr/bin/env -i \
         PATH=/usr/local/bin:/usr/bin:/bin HOME=/root \
         RUST_BACKTRACE="${RUST_BACKTRACE:-1}" RUST_LOG="${RUST_LOG:-}" \
-        KEEL_BACKENDS="${KEEL_BACKENDS:-}" KEEL_LAYER="trixie" \
+        KEEL_BACKENDS="${KEEL_BACKENDS:-}" KEEL_LAYER="trixie" DISPLAY="${DISPLAY:-}" \
         MESA_SHADER_CACHE_DIR="${MESA_SHADER_CACHE_DIR:-}" \
         /bin/sh -c 'cd "$0" && exec "$@"' "$repo" "$@" || status=$?
     unmount_all

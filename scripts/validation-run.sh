@@ -51,6 +51,18 @@ fi
 cargo build --examples --quiet || exit 1
 cargo build -p keel-wgpu --examples --quiet || exit 1
 
+# keel-wgpu's windowed example presents to an X display: a virtual one
+# when none is set (Xvfb, from scripts/setup.sh), stopped at exit. The
+# chroot sees its socket under the bound /tmp.
+if [ -z "${DISPLAY:-}" ] && command -v Xvfb >/dev/null; then
+    display=:$((90 + $$ % 9))
+    Xvfb "$display" -screen 0 320x240x24 -nolisten tcp >/dev/null 2>&1 &
+    xvfb_pid=$!
+    trap 'kill $xvfb_pid 2>/dev/null' EXIT
+    for _ in $(seq 50); do [ -S "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1; done
+    export DISPLAY=$display
+fi
+
 # name|command line (relative to the repository root). Examples that need a
 # capability the adapter lacks say so and exit 0.
 examples=(
@@ -72,6 +84,7 @@ examples=(
     "wgpu-particles|target/debug/examples/particles"
     "wgpu-timestamps|target/debug/examples/timestamps"
     "wgpu-pass_commands|target/debug/examples/pass_commands"
+    "wgpu-window_triangle|target/debug/examples/window_triangle"
 )
 
 # A messenger error line, or the layer's own stdout line when it is forced.

@@ -119,6 +119,8 @@ pub(crate) fn create_view(
         base_array_layer: desc.base_array_layer,
         array_layer_count: desc.array_layer_count,
     };
+    // A surface frame's texture is used under the submit lock (`raw`).
+    let _frame_guard = texture.is_frame().then(|| shared.submit_lock.lock());
     let raw = match texture.raw() {
         Err(e) => {
             shared.report(KeelError::validation("create_view", e));
@@ -829,6 +831,8 @@ impl cu::DeviceInterface for KeelDevice {
             last_use: LastUse::default(),
             states: Mutex::new(vec![TextureUses::UNINITIALIZED; subresources]),
             destroyed: AtomicBool::new(false),
+            frame: Mutex::new(None),
+            surface: None,
         })))
     }
 

@@ -94,10 +94,40 @@ impl cu::InstanceInterface for KeelInstance {
 
     unsafe fn create_surface(
         &self,
-        _target: wgpu::SurfaceTargetUnsafe,
+        target: wgpu::SurfaceTargetUnsafe,
     ) -> Result<cu::DispatchSurface, wgpu::CreateSurfaceError> {
-        log::error!("keel-wgpu: surfaces are not supported yet; this one has no formats");
-        Ok(cu::DispatchSurface::custom(crate::surface::KSurface))
+        let chosen = self.chosen.as_ref();
+        let made = match (chosen, target) {
+            (
+                Some(chosen),
+                wgpu::SurfaceTargetUnsafe::RawHandle {
+                    raw_display_handle: Some(display),
+                    raw_window_handle: window,
+                },
+            ) => {
+                // SAFETY: wgpu's contract for the target: the handles are
+                // valid and outlive the surface.
+                match unsafe { chosen.instance.create_surface(display, window) } {
+                    Ok(raw) => Some(crate::surface::KSurface::new(chosen.clone(), raw)),
+                    Err(e) => {
+                        log::error!("keel-wgpu: create_surface: {e}");
+                        None
+                    }
+                }
+            }
+            _ => {
+                log::error!(
+                    "keel-wgpu: create_surface needs a raw display and window handle and an instance"
+                );
+                None
+            }
+        };
+        // wgpu's custom interface cannot build a `CreateSurfaceError`: a
+        // surface that could not be made is one no adapter supports, whose
+        // configure reports the error.
+        Ok(cu::DispatchSurface::custom(
+            made.unwrap_or_else(crate::surface::KSurface::unusable),
+        ))
     }
 
     fn request_adapter(
@@ -176,6 +206,11 @@ pub(crate) struct KeelAdapter {
 }
 
 impl KeelAdapter {
+    /// The keel-hal adapter.
+    pub(crate) fn raw(&self) -> &dyn DynAdapter {
+        &**self.adapter
+    }
+
     fn wgpu_info(&self) -> wgpu::AdapterInfo {
         let mut info = wgpu::AdapterInfo::new(self.info.device_type, wgpu::Backend::Noop);
         info.name = self.info.name.clone();
@@ -200,8 +235,10 @@ impl cu::AdapterInterface for KeelAdapter {
         Box::pin(std::future::ready(result))
     }
 
-    fn is_surface_supported(&self, _surface: &cu::DispatchSurface) -> bool {
-        false
+    fn is_surface_supported(&self, surface: &cu::DispatchSurface) -> bool {
+        surface
+            .as_custom::<crate::surface::KSurface>()
+            .is_some_and(|s| s.supported_by(self))
     }
 
     fn features(&self) -> wgpu::Features {

@@ -305,11 +305,9 @@ impl cu::QueueInterface for KeelQueue {
         (None, cu::DispatchBlas::custom(crate::handles::Unsupported))
     }
 
-    fn present(&self, _detail: &cu::DispatchSurfaceOutputDetail) {
-        self.shared().report(KeelError::validation(
-            "present",
-            "surfaces are not supported by keel-wgpu yet",
-        ));
+    fn present(&self, detail: &cu::DispatchSurfaceOutputDetail) {
+        crate::surface::present(self.shared(), detail);
+        DeviceShared::fire(self.shared().maintain());
     }
 }
 
@@ -421,32 +419,6 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
         });
         return shared.subs.lock().last_submitted;
     }
-    let (index, pending, encoder) = {
-        let mut subs = shared.subs.lock();
-        let index = subs.last_submitted + 1;
-        (
-            index,
-            std::mem::take(&mut subs.pending),
-            subs.free_encoders.pop(),
-        )
-    };
-    let mut encoder = match encoder {
-        Some(e) => e,
-        // SAFETY: a plain creation on a live device.
-        None => match unsafe { shared.hal().create_command_encoder(&Default::default()) } {
-            Ok(e) => e,
-            Err(e) => {
-                shared.report(KeelError::from_hal("submit", &e));
-                return index - 1;
-            }
-        },
-    };
-    // SAFETY: the encoder is not recording (new or reset).
-    if let Err(e) = unsafe { encoder.as_mut().begin_encoding(Some("keel-wgpu submit")) } {
-        shared.report(KeelError::from_hal("submit", &e));
-        shared.subs.lock().free_encoders.push(encoder);
-        return index - 1;
-    }
     let mut recordings = Vec::with_capacity(buffers.len());
     for buffer in buffers {
         match buffer.as_custom::<KCommandBuffer>() {
@@ -473,8 +445,10 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
             )),
         }
     }
-    let errors = {
-        let mut replay = Replay::new(&mut *encoder, index);
+    let pending = std::mem::take(&mut shared.subs.lock().pending);
+    let index = shared.subs.lock().last_submitted + 1;
+    submit_locked(shared, |enc| {
+        let mut replay = Replay::new(enc, index);
         for cmd in &pending {
             replay.cmd(cmd);
         }
@@ -484,11 +458,47 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
             }
         }
         replay.finish();
-        replay.errors().to_vec()
+        for e in replay.errors() {
+            shared.report(KeelError::validation("submit", e.clone()));
+        }
+        replay.take_frames()
+    });
+    drop((pending, recordings));
+    shared.subs.lock().last_submitted
+}
+
+/// Records one keel-hal command buffer with `record` (which returns the
+/// surface frames it used) and submits it as the next submission, naming
+/// those frames. The caller holds the submit lock. Whether it was
+/// submitted (errors are reported).
+pub(crate) fn submit_locked(
+    shared: &Arc<DeviceShared>,
+    record: impl FnOnce(
+        &mut dyn keel_hal::dynamic::DynCommandEncoder,
+    ) -> Vec<Arc<crate::resource::Texture>>,
+) -> bool {
+    let (index, encoder) = {
+        let mut subs = shared.subs.lock();
+        (subs.last_submitted + 1, subs.free_encoders.pop())
     };
-    for e in errors {
-        shared.report(KeelError::validation("submit", e));
+    let mut encoder = match encoder {
+        Some(e) => e,
+        // SAFETY: a plain creation on a live device.
+        None => match unsafe { shared.hal().create_command_encoder(&Default::default()) } {
+            Ok(e) => e,
+            Err(e) => {
+                shared.report(KeelError::from_hal("submit", &e));
+                return false;
+            }
+        },
+    };
+    // SAFETY: the encoder is not recording (new or reset).
+    if let Err(e) = unsafe { encoder.as_mut().begin_encoding(Some("keel-wgpu submit")) } {
+        shared.report(KeelError::from_hal("submit", &e));
+        shared.subs.lock().free_encoders.push(encoder);
+        return false;
     }
+    let frames = record(&mut *encoder);
     // SAFETY: recording (begun above), outside any pass.
     let command_buffer = match unsafe { encoder.as_mut().end_encoding() } {
         Ok(cb) => cb,
@@ -497,29 +507,34 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
             // SAFETY: nothing of this encoder is pending.
             unsafe { encoder.as_mut().reset_all(&mut std::iter::empty()) };
             shared.subs.lock().free_encoders.push(encoder);
-            return index - 1;
+            return false;
         }
     };
+    let guards: Vec<_> = frames.iter().map(|f| f.frame.lock()).collect();
+    let named: Vec<&keel_hal::dynamic::SurfaceTextureBox> =
+        guards.iter().filter_map(|g| g.as_ref()).collect();
     // SAFETY: the command buffer came from this device; the fence value
-    // grows by one per successful submit.
+    // grows by one per successful submit; the frames are this device's
+    // surfaces' and still acquired (their slots are full).
     let result = unsafe {
         shared
             .queue()
-            .submit(&[&*command_buffer], &[], &**shared.fence, index)
+            .submit(&[&*command_buffer], &named, &**shared.fence, index)
     };
-    let mut subs = shared.subs.lock();
+    drop(named);
+    drop(guards);
     match result {
         Ok(()) => {
+            let mut subs = shared.subs.lock();
             subs.last_submitted = index;
             subs.in_flight.push(InFlight {
                 encoder,
                 buffers: vec![command_buffer],
                 done_at: index,
             });
-            index
+            true
         }
         Err(e) => {
-            drop(subs);
             shared.report(KeelError::from_hal("submit", &e));
             // SAFETY: the buffer was not submitted; nothing is pending.
             unsafe {
@@ -528,7 +543,7 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
                     .reset_all(&mut std::iter::once(command_buffer))
             };
             shared.subs.lock().free_encoders.push(encoder);
-            index - 1
+            false
         }
     }
 }

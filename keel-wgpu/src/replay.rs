@@ -62,6 +62,8 @@ pub(crate) struct Replay<'a> {
     enc: &'a mut dyn DynCommandEncoder,
     submission: u64,
     readbacks: Vec<Arc<Buffer>>,
+    /// Surface frames used: the submit names them.
+    frames: Vec<Arc<Texture>>,
     errors: Vec<String>,
 }
 
@@ -71,8 +73,14 @@ impl<'a> Replay<'a> {
             enc,
             submission,
             readbacks: Vec::new(),
+            frames: Vec::new(),
             errors: Vec::new(),
         }
+    }
+
+    /// The surface frames the replayed commands used.
+    pub(crate) fn take_frames(&mut self) -> Vec<Arc<Texture>> {
+        std::mem::take(&mut self.frames)
     }
 
     /// The errors met; each skipped its command.
@@ -182,6 +190,9 @@ impl<'a> Replay<'a> {
     ) -> Result<bool, String> {
         let raw = texture.raw()?;
         texture.last_use.bump(self.submission);
+        if texture.is_frame() && !self.frames.iter().any(|f| Arc::ptr_eq(f, texture)) {
+            self.frames.push(texture.clone());
+        }
         let mut states = texture.states.lock();
         let count = texture.mip_level_count;
         let clearable = !texture.format.is_compressed() && texture.sample_count == 1;

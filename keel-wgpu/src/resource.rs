@@ -7,12 +7,15 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use keel_hal::dynamic::{DynBuffer, DynQuerySet, DynSampler, DynTexture, DynTextureView};
+use keel_hal::dynamic::{
+    DynBuffer, DynQuerySet, DynSampler, DynTexture, DynTextureView, SurfaceTextureBox,
+};
 use keel_hal::{BufferUses, Memory, TextureUses};
 use parking_lot::Mutex;
 
 use crate::error::KeelError;
 use crate::shared::{Dead, DeviceShared};
+use crate::surface::SurfaceInner;
 
 /// The submission that last used an object; objects that own others pass
 /// theirs on when they go, so an owned object never outlives its user's
@@ -161,9 +164,61 @@ pub(crate) struct Texture {
     /// `UNINITIALIZED` until first written (reads of it clear it first).
     pub states: Mutex<Vec<TextureUses>>,
     pub destroyed: AtomicBool,
+    /// For a surface frame: the frame (until presented or discarded) and
+    /// its surface.
+    pub frame: Mutex<Option<SurfaceTextureBox>>,
+    pub surface: Option<Arc<SurfaceInner>>,
 }
 
 impl Texture {
+    /// A texture over a frame acquired from `surface`.
+    pub(crate) fn from_frame(
+        shared: &Arc<DeviceShared>,
+        frame: SurfaceTextureBox,
+        surface: Arc<SurfaceInner>,
+        config: &wgpu::SurfaceConfiguration,
+    ) -> Self {
+        Self {
+            shared: shared.clone(),
+            raw: None,
+            size: wgpu::Extent3d {
+                width: config.width,
+                height: config.height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: config.format,
+            usage: config.usage,
+            last_use: LastUse::default(),
+            states: Mutex::new(vec![TextureUses::UNINITIALIZED]),
+            destroyed: AtomicBool::new(false),
+            frame: Mutex::new(Some(frame)),
+            surface: Some(surface),
+        }
+    }
+
+    /// Whether this is a surface frame.
+    pub(crate) fn is_frame(&self) -> bool {
+        self.surface.is_some()
+    }
+
+    /// Marks the texture unusable (destroyed or presented).
+    pub(crate) fn mark_destroyed(&self) {
+        self.destroyed.store(true, Ordering::Release);
+    }
+
+    /// Gives an unpresented frame back to its surface. The caller holds the
+    /// device's submit lock (or owns the last reference).
+    pub(crate) fn discard_frame(&self) {
+        self.mark_destroyed();
+        let frame = self.frame.lock().take();
+        if let (Some(frame), Some(surface)) = (frame, &self.surface) {
+            surface.discard(frame);
+        }
+    }
+
     /// Array layers (a 3D texture has one).
     pub(crate) fn layers(&self) -> u32 {
         match self.dimension {
@@ -172,9 +227,24 @@ impl Texture {
         }
     }
 
+    /// The keel-hal texture, or why it cannot be used. For a surface
+    /// frame, the caller holds the device's submit lock.
     pub(crate) fn raw(&self) -> Result<&dyn DynTexture, String> {
         if self.destroyed.load(Ordering::Acquire) {
-            return Err("the texture was destroyed".into());
+            return Err("the texture was destroyed (or presented)".into());
+        }
+        if self.is_frame() {
+            let frame = self.frame.lock();
+            let texture: *const dyn DynTexture = frame
+                .as_ref()
+                .ok_or("the frame was presented or discarded")?
+                .texture();
+            drop(frame);
+            // SAFETY: a frame leaves its slot only in `present` and
+            // `discard_frame`, which hold the submit lock (as the caller
+            // does) and mark the texture destroyed first; the box's
+            // contents do not move while it stays in the slot.
+            return Ok(unsafe { &*texture });
         }
         self.raw
             .as_deref()
@@ -197,6 +267,9 @@ impl Texture {
 
 impl Drop for Texture {
     fn drop(&mut self) {
+        // A frame never presented: its surface takes it back (no one else
+        // holds this texture now).
+        self.discard_frame();
         if let Some(raw) = self.raw.take() {
             self.shared.bury(self.last_use.get(), Dead::Texture(raw));
         }

@@ -31,6 +31,63 @@ enum Compare {
     Image,
 }
 
+/// An X display for the windowed example: `DISPLAY` if set, else a
+/// virtual one (Xvfb) for the test's duration, else `None`.
+struct Display {
+    name: Option<String>,
+    xvfb: Option<std::process::Child>,
+}
+
+impl Display {
+    fn get() -> Self {
+        if let Ok(name) = std::env::var("DISPLAY") {
+            return Self {
+                name: Some(name),
+                xvfb: None,
+            };
+        }
+        let number = 80 + std::process::id() % 9;
+        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
+        let child = Command::new("Xvfb")
+            .args([
+                format!(":{number}").as_str(),
+                "-screen",
+                "0",
+                "320x240x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let Ok(child) = child else {
+            return Self {
+                name: None,
+                xvfb: None,
+            };
+        };
+        for _ in 0..100 {
+            if socket.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Self {
+            name: socket.exists().then(|| format!(":{number}")),
+            xvfb: Some(child),
+        }
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.xvfb.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 fn example(name: &str) -> PathBuf {
     let mut path = std::env::current_exe().expect("test executable path");
     path.pop();
@@ -43,12 +100,20 @@ fn example(name: &str) -> PathBuf {
 /// Runs `name` with `args`; its output bytes (`None` when the example
 /// said the adapter cannot run it), or why it failed.
 fn run(name: &str, args: &[&str]) -> Result<Option<Vec<u8>>, String> {
+    run_on(name, args, None)
+}
+
+fn run_on(name: &str, args: &[&str], display: Option<&str>) -> Result<Option<Vec<u8>>, String> {
     let out = std::env::temp_dir().join(format!(
         "keel-wgpu-{name}-{}-{}.bin",
         std::process::id(),
         args.join("")
     ));
-    let result = Command::new(example(name))
+    let mut command = Command::new(example(name));
+    if let Some(display) = display {
+        command.env("DISPLAY", display);
+    }
+    let result = command
         .args(args)
         .env("KEEL_EXAMPLE_OUT", &out)
         .env("RUST_LOG", "warn")
@@ -188,4 +253,31 @@ fn pass_commands() {
 #[test]
 fn timestamps() {
     check("timestamps", Compare::Exact, true);
+}
+
+#[test]
+fn window_triangle() {
+    let _one = ONE_AT_A_TIME.lock();
+    let display = Display::get();
+    let Some(name) = display.name.as_deref() else {
+        eprintln!(
+            "window_triangle: skipped: no DISPLAY and no Xvfb (scripts/setup.sh installs it)"
+        );
+        return;
+    };
+    if !vulkan_adapter() {
+        eprintln!("window_triangle: skipped: no Vulkan adapter");
+        return;
+    }
+    let keel = run_on("window_triangle", &[], Some(name)).unwrap_or_else(|e| panic!("{e}"));
+    let stock =
+        run_on("window_triangle", &["--stock"], Some(name)).unwrap_or_else(|e| panic!("{e}"));
+    match (keel, stock) {
+        (Some(keel), Some(stock)) => compare("window_triangle", Compare::Image, &keel, &stock),
+        (keel, stock) => assert_eq!(
+            keel.is_some(),
+            stock.is_some(),
+            "window_triangle ran on one implementation only"
+        ),
+    }
 }
