@@ -36,12 +36,23 @@ for ex in "$@"; do
     cp "target/release/examples/$ex" .gl/bin/
 done
 # The benchmark (docs/benchmarks.md) and the feature-parity list
-# (docs/design.md), run by scripts/gpu-suite.sh bench and parity.
-cargo build --release -p bench --bin bench --example feature_parity
-cp target/release/bench target/release/examples/feature_parity .gl/bin/
-strip .gl/bin/* 2>/dev/null || true
-# The carried tree is limited to 64 MiB: the binaries travel compressed and
-# scripts/gpu-run.sh unpacks them.
-tar -C .gl -cf - bin | xz -T2 -6 > .gl/bin.tar.xz
+# (docs/design.md), run by scripts/gpu-suite.sh bench and parity; keel-wgpu's
+# bench row (wgpu_frame) too.
+cargo build --release -p bench --bin bench --bin wgpu_frame --example feature_parity
+cp target/release/bench target/release/wgpu_frame target/release/examples/feature_parity .gl/bin/
+# keel-wgpu: its examples test (run by scripts/gpu-suite.sh wgpu) finds the
+# example programs in examples/ next to it.
+cargo test --release -p keel-wgpu --no-run 2>&1 | tee /tmp/gpu-bundle-wgpu.log | grep -E '^error' || true
+wgpu_test=$(sed -n 's/.*Executable tests\/examples\.rs (\(.*\))/\1/p' /tmp/gpu-bundle-wgpu.log)
+cp "$wgpu_test" .gl/bin/keel_wgpu_examples
+mkdir -p .gl/bin/examples
+for f in keel-wgpu/examples/*.rs; do
+    cp "target/release/examples/$(basename "$f" .rs)" .gl/bin/examples/
+done
+strip .gl/bin/* .gl/bin/examples/* 2>/dev/null || true
+# The carried tree is limited to 64 MiB: the binaries travel compressed (a
+# dictionary large enough to share the code the binaries have in common)
+# and scripts/gpu-run.sh unpacks them.
+tar -C .gl -cf - bin | xz -T2 -9 > .gl/bin.tar.xz
 rm -rf .gl/bin
 du -sh .gl

@@ -9,14 +9,17 @@
 # 9); then wgpu-hal's and keel-hal's feature lists side by side. Logs go to /tmp/gpu-suite, and into one $OUT/gpu-suite-logs.tgz where
 # $OUT is set.
 #
-#   scripts/gpu-suite.sh [layers] [rt N] [cuda] [bench] [parity]   (no argument: all, N = 10)
+# keel-wgpu's examples (`wgpu`: each on keel-wgpu and stock wgpu, compared,
+# under each layer) and its bench row (with `bench`) run too.
+#
+#   scripts/gpu-suite.sh [layers] [wgpu] [rt N] [cuda] [bench] [parity]   (no argument: all, N = 10)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/gpu-suite
 mkdir -p "$out"
 if [ -f .gl/bin.tar.xz ] && [ ! -d .gl/bin ]; then tar -C .gl -xJf .gl/bin.tar.xz; fi
 parts=" $* "
-[ $# -eq 0 ] && parts=" layers rt 10 cuda bench parity "
+[ $# -eq 0 ] && parts=" layers wgpu rt 10 cuda bench parity "
 rt_runs=$(echo "$parts" | sed -n 's/.* rt \([0-9]*\) .*/\1/p')
 failed=0
 error_lines=' ERROR [^]]*\] \[vulkan\] |^Validation Error: '
@@ -65,6 +68,22 @@ for layer in "${layers[@]}"; do
         [ "$status" -eq 0 ] && [ "$e" -eq 0 ] || { failed=1; tail -n 8 "$log"; }
     done
     echo "== layer $layer: $total_e validation errors, $total_h synchronization hazards"
+done
+
+# keel-wgpu: every example on keel-wgpu and on stock wgpu, compared, under
+# each layer (the examples check their own validation count and leaks).
+case "$parts" in *" wgpu "*) wgpu_layers=("${all_layers[@]}") ;; *) wgpu_layers=() ;; esac
+for layer in "${wgpu_layers[@]}"; do
+    [ -x .gl/bin/keel_wgpu_examples ] || break
+    log=$out/$layer-keel-wgpu-examples.log
+    KEEL_LAYER=$layer RUST_LOG=warn timeout "$limit" \
+        scripts/gpu-run.sh .gl/bin/keel_wgpu_examples --test-threads=1 --nocapture >"$log" 2>&1
+    status=$?
+    read -r e h < <(count "$log")
+    printf 'layer %s  keel-wgpu examples     exit %-3s errors %-3s hazards %-3s %s\n' "$layer" "$status" "$e" "$h" \
+        "$(grep -E '^test result' "$log" | tail -n1)"
+    grep -E '^test |skipped' "$log"
+    [ "$status" -eq 0 ] && [ "$e" -eq 0 ] || { failed=1; grep -E 'FAILED|panicked|\[vulkan\]' "$log" | head -8; }
 done
 
 # Ray tracing without a layer, default threads, unlocked (KEEL_RT_UNLOCKED=1:
@@ -129,6 +148,12 @@ if [[ "$parts" == *" bench "* ]] && [ -x .gl/bin/bench ]; then
     echo "== bench: exit $status"
     cat "$out/bench.md"
     [ "$status" -eq 0 ] || failed=1
+    if [ -x .gl/bin/wgpu_frame ]; then
+        KEEL_LAYER=none timeout 300 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent \
+            .gl/bin/wgpu_frame --rounds "${BENCH_ROUNDS:-9}" >"$out/wgpu_frame.md" 2>&1
+        echo "== wgpu_frame (keel-wgpu vs stock wgpu): exit $?"
+        cat "$out/wgpu_frame.md"
+    fi
 fi
 if [[ "$parts" == *" parity "* ]] && [ -x .gl/bin/feature_parity ]; then
     KEEL_LAYER=none timeout 120 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent \
