@@ -97,10 +97,17 @@ hang_report() { # pid name
     for t in /proc/"$1"/task/*; do
         echo "task $(basename "$t") $(cat "$t"/comm) wchan=$(cat "$t"/wchan)"
     done
+    # The binary's first mapping: its frames resolve against the unstripped
+    # build at (address - this start).
+    echo "mapping $(grep -m1 -E '/\.gl/bin/' /proc/"$1"/maps)"
+    # Without ptrace: return addresses found on each thread's stack.
+    [ "${RT_STACKS:-0}" = scan ] && python3 scripts/stack-scan.py "$1"
     if [ "${RT_STACKS:-0}" = 1 ] && [ "$stacks_taken" -eq 0 ] && command -v cuda-gdb >/dev/null; then
         stacks_taken=1
-        timeout 120 cuda-gdb -q -p "$1" -batch -ex 'set pagination off' \
-            -ex 'thread apply all bt 30' 2>&1 | grep -E '^#|^Thread'
+        # Whole stacks, then an explicit detach: a cuda-gdb killed while
+        # attached has left the process unkillable.
+        timeout 300 cuda-gdb -q -p "$1" -batch -ex 'set pagination off' \
+            -ex 'thread apply all bt 60' -ex detach -ex quit 2>&1 | grep -E '^#|^Thread'
     fi
 } >> "$report_dir/$2.hang"
 hangs=0
