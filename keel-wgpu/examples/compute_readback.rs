@@ -1,6 +1,7 @@
 //! Compute on storage buffers with readback: the Collatz step counts of
-//! 1..=4096, from a buffer made with `create_buffer_init`, through a
-//! pipeline whose layout is derived from the shader (`layout: None`).
+//! 1..=4096 (times a pipeline-overridable constant, set to 3), from a
+//! buffer made with `create_buffer_init`, through a pipeline whose layout
+//! is derived from the shader (`layout: None`).
 //!
 //! ```text
 //! cargo run -p keel-wgpu --example compute_readback            # keel-wgpu, Vulkan
@@ -13,6 +14,7 @@ use wgpu::util::DeviceExt;
 
 const SHADER: &str = "
 @group(0) @binding(0) var<storage, read_write> values: array<u32>;
+override scale: u32 = 1u;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -22,7 +24,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         if (n % 2u == 0u) { n = n / 2u; } else { n = 3u * n + 1u; }
         steps = steps + 1u;
     }
-    values[id.x] = steps;
+    values[id.x] = steps * scale;
 }
 ";
 
@@ -45,7 +47,10 @@ pub fn run(gpu: &common::Gpu) -> Vec<u8> {
         layout: None,
         module: &module,
         entry_point: Some("main"),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &[("scale", 3.0)],
+            ..Default::default()
+        },
         cache: None,
     });
     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -70,7 +75,7 @@ pub fn run(gpu: &common::Gpu) -> Vec<u8> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     common::main_with("compute_readback", wgpu::Features::empty(), |gpu| {
         let out = run(gpu);
-        // Collatz(27) takes 111 steps.
+        // Collatz(27) takes 111 steps; the override makes it 333.
         let steps = u32::from_le_bytes([
             out[26 * 4],
             out[26 * 4 + 1],
@@ -78,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             out[26 * 4 + 3],
         ]);
         if gpu.which != common::Which::KeelNoop {
-            assert_eq!(steps, 111, "collatz(27)");
+            assert_eq!(steps, 333, "collatz(27) × scale");
         }
         out
     })
