@@ -195,7 +195,12 @@ impl Side {
 
 fn row(label: &str, unit: f64, keel: &[f64], stock: &[f64]) {
     let fmt = |s: Option<stats::Summary>| match s {
-        Some(s) => format!("{:.1} ({:.1}–{:.1})", s.median * unit, s.min * unit, s.max * unit),
+        Some(s) => format!(
+            "{:.1} ({:.1}–{:.1})",
+            s.median * unit,
+            s.min * unit,
+            s.max * unit
+        ),
         None => "-".into(),
     };
     let ratios: Vec<f64> = keel.iter().zip(stock).map(|(k, s)| k / s).collect();
@@ -204,7 +209,10 @@ fn row(label: &str, unit: f64, keel: &[f64], stock: &[f64]) {
         "| {label} | {} | {} | {} |",
         fmt(stats::summarize(keel)),
         fmt(stats::summarize(stock)),
-        r.map_or("-".into(), |r| format!("{:.2} ({:.2}–{:.2})", r.median, r.min, r.max)),
+        r.map_or("-".into(), |r| format!(
+            "{:.2} ({:.2}–{:.2})",
+            r.median, r.min, r.max
+        )),
     );
 }
 
@@ -249,7 +257,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("wgpu_frame on {adapter}: {rounds} rounds, median (min–max)\n");
     println!("| workload | keel-wgpu | stock wgpu | keel-wgpu / stock |");
     println!("|---|---:|---:|---:|");
-    row("frame of 10,000 draws + bind-group changes (ms)", 1e3, &kf, &sf);
+    row(
+        "frame of 10,000 draws + bind-group changes (ms)",
+        1e3,
+        &kf,
+        &sf,
+    );
     row("1,000 write_buffer × 256 B + submit (ms)", 1e3, &ku, &su);
     Ok(())
 }
