@@ -106,12 +106,12 @@ pub(crate) fn create_view(
     desc: &wgpu::TextureViewDescriptor<'_>,
 ) -> Arc<TextureView> {
     let shared = &texture.shared;
-    let mips_end = desc
-        .mip_level_count
-        .map_or(texture.mip_level_count, |c| desc.base_mip_level + c);
-    let layers_end = desc
-        .array_layer_count
-        .map_or(texture.layers(), |c| desc.base_array_layer + c);
+    let mips_end = desc.mip_level_count.map_or(texture.mip_level_count, |c| {
+        desc.base_mip_level.saturating_add(c)
+    });
+    let layers_end = desc.array_layer_count.map_or(texture.layers(), |c| {
+        desc.base_array_layer.saturating_add(c)
+    });
     let range = wgpu::ImageSubresourceRange {
         aspect: desc.aspect,
         base_mip_level: desc.base_mip_level,
@@ -818,7 +818,7 @@ impl cu::DeviceInterface for KeelDevice {
             wgpu::TextureDimension::D3 => 1,
             _ => desc.size.depth_or_array_layers,
         };
-        let subresources = (layers * desc.mip_level_count) as usize;
+        let subresources = layers as usize * desc.mip_level_count as usize;
         cu::DispatchTexture::custom(KTexture(Arc::new(Texture {
             shared: shared.clone(),
             raw,

@@ -38,6 +38,13 @@ fn wquery_set(q: &wgpu::QuerySet) -> Option<Arc<QuerySet>> {
     q.as_custom::<KQuerySet>().map(|q| q.0.clone())
 }
 
+/// The query set of a pass command, with `index` checked against it.
+fn pass_query(set: &cu::DispatchQuerySet, index: u32) -> Result<Arc<QuerySet>, String> {
+    let set = query_set(set).ok_or("a query set of another backend")?;
+    check_query(&set, index)?;
+    Ok(set)
+}
+
 fn check_query(set: &QuerySet, index: u32) -> Result<(), String> {
     if index >= set.count {
         return Err(format!(
@@ -613,15 +620,15 @@ impl cu::ComputePassInterface for KComputePass {
         self.push(PassCmd::PopDebugGroup);
     }
     fn write_timestamp(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match query_set(set) {
-            Some(set) => self.push(PassCmd::WriteTimestamp { set, index }),
-            None => self.fail("write_timestamp: a query set of another backend"),
+        match pass_query(set, index) {
+            Ok(set) => self.push(PassCmd::WriteTimestamp { set, index }),
+            Err(e) => self.fail(format!("write_timestamp: {e}")),
         }
     }
     fn begin_pipeline_statistics_query(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match query_set(set) {
-            Some(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
-            None => self.fail("begin_pipeline_statistics_query: a query set of another backend"),
+        match pass_query(set, index) {
+            Ok(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
+            Err(e) => self.fail(format!("begin_pipeline_statistics_query: {e}")),
         }
     }
     fn end_pipeline_statistics_query(&mut self) {
@@ -896,9 +903,9 @@ impl cu::RenderPassInterface for KRenderPass {
         self.push(PassCmd::PopDebugGroup);
     }
     fn write_timestamp(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match query_set(set) {
-            Some(set) => self.push(PassCmd::WriteTimestamp { set, index }),
-            None => self.fail("write_timestamp: a query set of another backend"),
+        match pass_query(set, index) {
+            Ok(set) => self.push(PassCmd::WriteTimestamp { set, index }),
+            Err(e) => self.fail(format!("write_timestamp: {e}")),
         }
     }
     fn begin_occlusion_query(&mut self, index: u32) {
@@ -917,9 +924,9 @@ impl cu::RenderPassInterface for KRenderPass {
         self.push(PassCmd::EndOcclusionQuery);
     }
     fn begin_pipeline_statistics_query(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match query_set(set) {
-            Some(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
-            None => self.fail("begin_pipeline_statistics_query: a query set of another backend"),
+        match pass_query(set, index) {
+            Ok(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
+            Err(e) => self.fail(format!("begin_pipeline_statistics_query: {e}")),
         }
     }
     fn end_pipeline_statistics_query(&mut self) {

@@ -207,7 +207,7 @@ impl<'a> Replay<'a> {
         if !overwrite && clearable {
             for layer in layers.clone() {
                 for mip in mips.clone() {
-                    let i = (layer * count + mip) as usize;
+                    let i = layer as usize * count as usize + mip as usize;
                     if states.get(i) == Some(&TextureUses::UNINITIALIZED) {
                         clears.push(single(mip, layer));
                         states[i] = TextureUses::COPY_DST;
@@ -238,7 +238,7 @@ impl<'a> Replay<'a> {
         let mut barriers = Vec::new();
         for layer in layers {
             for mip in mips.clone() {
-                let i = (layer * count + mip) as usize;
+                let i = layer as usize * count as usize + mip as usize;
                 let Some(state) = states.get_mut(i) else {
                     return Err(format!(
                         "mip {mip} layer {layer} is outside the texture ({count} mips)"
@@ -280,7 +280,7 @@ impl<'a> Replay<'a> {
         let layers = if texture.dimension == wgpu::TextureDimension::D3 {
             0..1
         } else {
-            base.origin.z..base.origin.z + size.depth_or_array_layers
+            base.origin.z..base.origin.z.saturating_add(size.depth_or_array_layers)
         };
         let mips = base.mip_level..base.mip_level + 1;
         // A copy into the whole of a subresource overwrites it.
@@ -418,13 +418,13 @@ impl<'a> Replay<'a> {
             }
             Cmd::ClearTexture { texture, range } => {
                 let mips = range.base_mip_level
-                    ..range
-                        .mip_level_count
-                        .map_or(texture.mip_level_count, |c| range.base_mip_level + c);
+                    ..range.mip_level_count.map_or(texture.mip_level_count, |c| {
+                        range.base_mip_level.saturating_add(c)
+                    });
                 let layers = range.base_array_layer
-                    ..range
-                        .array_layer_count
-                        .map_or(texture.layers(), |c| range.base_array_layer + c);
+                    ..range.array_layer_count.map_or(texture.layers(), |c| {
+                        range.base_array_layer.saturating_add(c)
+                    });
                 self.texture(texture, mips, layers, TextureUses::COPY_DST, true)?;
                 // SAFETY: recording outside passes; in COPY_DST.
                 unsafe { self.enc.clear_texture(texture.raw()?, range) }
@@ -627,7 +627,7 @@ impl<'a> Replay<'a> {
             v.layers.clone().any(|layer| {
                 v.mips.clone().any(|mip| {
                     states
-                        .get((layer * count + mip) as usize)
+                        .get(layer as usize * count as usize + mip as usize)
                         .is_some_and(|s| *s != *u || u.intersects(TEXTURE_WRITES))
                 })
             })

@@ -173,3 +173,48 @@ fn destroying_the_device_fires_the_lost_callback_once() {
     queue.submit([]);
     assert_eq!(seen.load(Ordering::Relaxed), 1);
 }
+
+#[test]
+fn huge_indices_are_errors_not_overflows() {
+    let (device, queue) = device();
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: None,
+        size: wgpu::Extent3d {
+            width: 4,
+            height: 4,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING,
+        view_formats: &[],
+    });
+    let error = caught(&device, || {
+        let _ = texture.create_view(&wgpu::TextureViewDescriptor {
+            base_mip_level: u32::MAX,
+            mip_level_count: Some(2),
+            base_array_layer: u32::MAX,
+            array_layer_count: Some(2),
+            ..Default::default()
+        });
+    });
+    assert!(error.is_some(), "a view past the texture's mips and layers");
+    // A timestamp index past the set, inside a pass: the command buffer is
+    // invalid at finish (and its submit refused), nothing wraps around.
+    let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: None,
+        ty: wgpu::QueryType::Occlusion,
+        count: 1,
+    });
+    let error = caught(&device, || {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.begin_pipeline_statistics_query(&queries, u32::MAX);
+        }
+        queue.submit([encoder.finish()]);
+    });
+    assert!(error.is_some_and(|e| e.contains("outside the set")));
+}
