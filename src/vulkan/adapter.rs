@@ -695,7 +695,12 @@ impl crate::Adapter for Adapter {
             // pipeline creation (`workarounds.rs`).
             let _serial = self.info.workarounds.serialize_device_lifetime();
             // SAFETY: as above.
-            unsafe { instance.raw.create_device(self.raw, &create_info, None) }
+            let raw = unsafe { instance.raw.create_device(self.raw, &create_info, None) };
+            // This thread called the driver: its exit is serialised too.
+            // (After the device exists, so keel-hal's pthread key comes
+            // after the driver's: `workarounds.rs`.)
+            self.info.workarounds.enter_driver();
+            raw
         }
         .map_err(|e| match e {
             vk::Result::ERROR_EXTENSION_NOT_PRESENT | vk::Result::ERROR_FEATURE_NOT_PRESENT => {

@@ -147,6 +147,8 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn begin_encoding(&mut self, label: Option<&str>) -> Result<(), DeviceError> {
         // A lost device stays lost: the driver is not asked again.
         self.device.lost.check::<DeviceError>()?;
+        // A recording thread calls the driver (`workarounds.rs`).
+        self.device.physical.workarounds.enter_driver();
         if self.active.take().is_some() {
             // It waits, like every buffer not on `free`, for the next pool reset.
             log::error!("keel-hal: begin_encoding during a recording; the old one is discarded");

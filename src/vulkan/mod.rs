@@ -183,6 +183,7 @@ impl DeviceShared {
         &self,
         call: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, E> {
+        self.physical.workarounds.enter_driver();
         self.lost.guard(call)
     }
 }

@@ -12,10 +12,11 @@
 //!
 //! | workaround | driver | versions | what keel-hal does |
 //! |---|---|---|---|
-//! | [`Workarounds::SERIALIZE_DEVICE_LIFETIME`] | NVIDIA proprietary (vendor `0x10de`) | all (seen on 580.159) | one process-wide lock around `vkCreateRayTracingPipelinesKHR`, `vkDestroyPipeline` of a ray-tracing pipeline, `vkCreateDevice` and `vkDestroyDevice` |
+//! | [`Workarounds::SERIALIZE_DEVICE_LIFETIME`] | NVIDIA proprietary (vendor `0x10de`) | all (seen on 580.159) | one process-wide lock around `vkCreateRayTracingPipelinesKHR`, `vkDestroyPipeline` of a ray-tracing pipeline, `vkCreateDevice`, `vkDestroyDevice`, and (Linux) the driver's own destructor when a thread that called it exits |
 
 use std::ops::RangeInclusive;
-use std::sync::{Mutex, MutexGuard};
+
+use parking_lot::lock_api::RawReentrantMutex;
 
 use ash::vk;
 
@@ -66,11 +67,15 @@ pub(crate) const TABLE: &[Row] = &[Row {
     // Seen on 580.159 (H200); no fixed version is known, so every version.
     versions: 0..=u32::MAX,
     what: "one process-wide lock held around vkCreateRayTracingPipelinesKHR, vkDestroyPipeline \
-           of a ray-tracing pipeline, vkCreateDevice and vkDestroyDevice",
+           of a ray-tracing pipeline, vkCreateDevice and vkDestroyDevice, and, on Linux, around \
+           the driver's thread-specific-data destructor when a thread that called the driver \
+           through keel-hal exits",
     why: "creating or destroying a ray-tracing pipeline on one device deadlocks with \
           vkCreateDevice or vkDestroyDevice of another device on another thread (NVIDIA \
           580.159 on an H200: the pipeline call holds the CUDA layer's lock and waits for the \
-          driver's global one, device destruction holds them the other way round)",
+          driver's global one, device destruction holds them the other way round); and \
+          vkDestroyDevice deadlocks with a thread exiting through the driver's destructor \
+          (docs/nvidia-ray-tracing-hang.md §5)",
 }];
 
 impl Workarounds {
@@ -94,15 +99,126 @@ impl Workarounds {
     /// set has [`Workarounds::SERIALIZE_DEVICE_LIFETIME`]; `None` (no lock)
     /// otherwise. Take it around `vkCreateRayTracingPipelinesKHR`,
     /// `vkDestroyPipeline` of a ray-tracing pipeline, `vkCreateDevice` and
-    /// `vkDestroyDevice`, and around nothing that may take it again.
-    pub(crate) fn serialize_device_lifetime(self) -> Option<MutexGuard<'static, ()>> {
-        /// One lock for the process: the bug is between devices.
-        static DRIVER_LOCK: Mutex<()> = Mutex::new(());
-        self.contains(Self::SERIALIZE_DEVICE_LIFETIME)
-            // A panic while held poisons nothing the lock protects (it
-            // guards driver calls, not data).
-            .then(|| DRIVER_LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+    /// `vkDestroyDevice`. The lock is reentrant: a thread that holds it
+    /// while it exits (see [`Workarounds::enter_driver`]) may still destroy
+    /// devices from its remaining thread-local destructors.
+    pub(crate) fn serialize_device_lifetime(self) -> Option<SerialGuard> {
+        self.contains(Self::SERIALIZE_DEVICE_LIFETIME).then(|| {
+            DRIVER_LOCK.lock();
+            SerialGuard(std::marker::PhantomData)
+        })
     }
+
+    /// Call on every keel-hal entry that reaches the driver. With
+    /// [`Workarounds::SERIALIZE_DEVICE_LIFETIME`] (Linux), the calling
+    /// thread's exit then runs the driver's thread-specific-data destructor
+    /// under the driver lock, so it never overlaps `vkDestroyDevice` on
+    /// another thread: a thread-local guard takes the lock when the
+    /// thread's thread-local destructors run (glibc runs them before any
+    /// pthread key destructor), and a pthread key created after the
+    /// driver's (that is, after a device exists) releases it in its own
+    /// destructor, which glibc runs after the driver's (keys run in the
+    /// order they were created). Costs one flag test elsewhere, and one
+    /// thread-local access per call on that driver.
+    #[inline]
+    pub(crate) fn enter_driver(self) {
+        if self.contains(Self::SERIALIZE_DEVICE_LIFETIME) {
+            thread_exit::register();
+        }
+    }
+}
+
+/// The process-wide driver lock: the bug is between devices and threads.
+/// Reentrant, so the thread that holds it at exit may still destroy devices.
+static DRIVER_LOCK: RawReentrantMutex<parking_lot::RawMutex, parking_lot::RawThreadId> =
+    RawReentrantMutex::INIT;
+
+/// The driver lock, held until dropped (on the thread that took it: the
+/// marker keeps the guard from being sent).
+#[derive(Debug)]
+pub(crate) struct SerialGuard(std::marker::PhantomData<*const ()>);
+
+impl Drop for SerialGuard {
+    fn drop(&mut self) {
+        // SAFETY: made only by `serialize_device_lifetime`, which locked
+        // once on this thread; the guard is not `Send` (below), so it is
+        // dropped on the thread that locked.
+        unsafe { DRIVER_LOCK.unlock() };
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod thread_exit {
+    use std::ffi::{c_int, c_uint, c_void};
+    use std::sync::OnceLock;
+
+    // glibc's pthread keys (`pthread_key_t` is `unsigned int` on Linux).
+    extern "C" {
+        pub(super) fn pthread_key_create(
+            key: *mut c_uint,
+            destructor: Option<unsafe extern "C" fn(*mut c_void)>,
+        ) -> c_int;
+        pub(super) fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
+    }
+
+    /// The key whose destructor releases the lock (`None`: creation failed,
+    /// and the thread-exit part of the workaround is off).
+    static KEY: OnceLock<Option<c_uint>> = OnceLock::new();
+
+    /// The pthread key destructor: the driver's ran before it, under the lock.
+    unsafe extern "C" fn release(_value: *mut c_void) {
+        // SAFETY: the value is set only by `ExitGuard::drop` on this
+        // (exiting) thread, right after it took the lock once.
+        unsafe { super::DRIVER_LOCK.unlock() };
+    }
+
+    /// Takes the lock when the thread's thread-local destructors run.
+    pub(super) struct ExitGuard;
+
+    impl Drop for ExitGuard {
+        fn drop(&mut self) {
+            let Some(Some(key)) = KEY.get() else { return };
+            super::DRIVER_LOCK.lock();
+            // SAFETY: `key` is a live key of this process; a non-null
+            // value makes glibc call `release` for this thread.
+            if unsafe {
+                pthread_setspecific(*key, std::ptr::NonNull::<u8>::dangling().as_ptr().cast())
+            } != 0
+            {
+                // No destructor will run: release now.
+                // SAFETY: locked just above, on this thread.
+                unsafe { super::DRIVER_LOCK.unlock() };
+            }
+        }
+    }
+
+    thread_local! {
+        static GUARD: ExitGuard = const { ExitGuard };
+    }
+
+    /// Makes the calling thread's exit take the lock (idempotent).
+    pub(super) fn register() {
+        KEY.get_or_init(|| {
+            let mut key: c_uint = 0;
+            // SAFETY: `key` is a valid out-pointer; `release` has the
+            // destructor signature.
+            (unsafe { pthread_key_create(&mut key, Some(release)) } == 0).then_some(key)
+        });
+        // First access registers the guard's destructor for this thread;
+        // after the thread's thread-locals are gone, there is nothing to do.
+        let _ = GUARD.try_with(|_| ());
+    }
+
+    #[cfg(test)]
+    pub(super) fn key() -> Option<c_uint> {
+        KEY.get().copied().flatten()
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod thread_exit {
+    /// Elsewhere the driver's thread exit has not been seen to deadlock.
+    pub(super) fn register() {}
 }
 
 #[cfg(test)]
@@ -147,6 +263,57 @@ mod tests {
             Workarounds::empty()
         );
         assert!(Workarounds::empty().serialize_device_lifetime().is_none());
+    }
+
+    /// The guard is held while the destructor of a pthread key made before
+    /// keel-hal's (the driver's, in real life) runs at thread exit, and
+    /// released after: another thread can take the lock again.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_thread_exits_through_earlier_key_destructors_under_the_lock() {
+        use std::ffi::c_void;
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static SEEN: AtomicU8 = AtomicU8::new(0);
+        unsafe extern "C" fn driver_destructor(_value: *mut c_void) {
+            // 2: held by this thread; 1: not.
+            let held = super::DRIVER_LOCK.is_owned_by_current_thread();
+            SEEN.store(if held { 2 } else { 1 }, Ordering::SeqCst);
+        }
+        let mut driver_key = 0;
+        // SAFETY: a valid out-pointer and destructor.
+        assert_eq!(
+            unsafe { thread_exit::pthread_key_create(&mut driver_key, Some(driver_destructor)) },
+            0
+        );
+        let nvidia = Workarounds::SERIALIZE_DEVICE_LIFETIME;
+        std::thread::spawn(move || {
+            // The driver's data for this thread, then keel-hal's first call.
+            // SAFETY: a live key; any non-null value.
+            unsafe {
+                thread_exit::pthread_setspecific(
+                    driver_key,
+                    &SEEN as *const AtomicU8 as *const c_void,
+                )
+            };
+            nvidia.enter_driver();
+            // The lock is not held while the thread lives.
+            assert!(!super::DRIVER_LOCK.is_owned_by_current_thread());
+        })
+        .join()
+        .expect("the thread exits");
+        assert!(thread_exit::key().is_some_and(|k| k > driver_key));
+        assert_eq!(
+            SEEN.load(Ordering::SeqCst),
+            2,
+            "the driver's destructor ran under the lock"
+        );
+        // Released by keel-hal's key destructor: this thread can take it.
+        assert!(
+            super::DRIVER_LOCK.try_lock(),
+            "the exiting thread released the lock"
+        );
+        // SAFETY: locked just above, on this thread.
+        unsafe { super::DRIVER_LOCK.unlock() };
     }
 
     #[test]
