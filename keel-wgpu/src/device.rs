@@ -153,6 +153,15 @@ pub(crate) fn create_view(
     })
 }
 
+/// The keel-hal cache behind a wgpu one (an invalid or foreign cache: none).
+fn cache_of(
+    cache: Option<&wgpu::PipelineCache>,
+) -> Option<&dyn keel_hal::dynamic::DynPipelineCache> {
+    cache
+        .and_then(|c| c.as_custom::<KPipelineCache>())
+        .and_then(|c| c.0.raw.as_deref())
+}
+
 fn memory_for(usage: wgpu::BufferUsages) -> Memory {
     if usage.contains(wgpu::BufferUsages::MAP_READ) {
         Memory::Readback
@@ -679,7 +688,7 @@ impl cu::DeviceInterface for KeelDevice {
             fragment_stage,
             color_targets: fragment.as_ref().map_or(&[], |(_, f)| f.targets),
             multiview_mask: desc.multiview_mask,
-            cache: None,
+            cache: cache_of(desc.cache),
         };
         // SAFETY: every object came from this device and is alive.
         match unsafe { shared.hal().create_render_pipeline(&hal_desc) } {
@@ -752,7 +761,7 @@ impl cu::DeviceInterface for KeelDevice {
                 entry_point: &name,
                 constants: desc.compilation_options.constants,
             },
-            cache: None,
+            cache: cache_of(desc.cache),
         };
         // SAFETY: every object came from this device and is alive.
         match unsafe { shared.hal().create_compute_pipeline(&hal_desc) } {
@@ -773,13 +782,30 @@ impl cu::DeviceInterface for KeelDevice {
 
     unsafe fn create_pipeline_cache(
         &self,
-        _desc: &wgpu::PipelineCacheDescriptor<'_>,
+        desc: &wgpu::PipelineCacheDescriptor<'_>,
     ) -> cu::DispatchPipelineCache {
-        self.shared().report(KeelError::validation(
-            "create_pipeline_cache",
-            "PIPELINE_CACHE is not among keel-wgpu's features",
-        ));
-        cu::DispatchPipelineCache::custom(Unsupported)
+        let shared = self.shared();
+        let hal_desc = keel_hal::PipelineCacheDescriptor {
+            label: desc.label,
+            data: desc.data,
+            fallback: desc.fallback,
+        };
+        // SAFETY: wgpu's contract for the data (it came from `get_data`
+        // of a cache of this adapter or is vouched for); keel-hal checks
+        // its header before the driver sees it.
+        let raw = match unsafe { shared.hal().create_pipeline_cache(&hal_desc) } {
+            Ok(raw) => Some(raw),
+            Err(e) => {
+                shared.report(KeelError::from_hal("create_pipeline_cache", &e));
+                None
+            }
+        };
+        cu::DispatchPipelineCache::custom(KPipelineCache(Arc::new(
+            crate::pipeline::PipelineCache {
+                shared: shared.clone(),
+                raw,
+            },
+        )))
     }
 
     fn create_buffer(&self, desc: &wgpu::BufferDescriptor<'_>) -> cu::DispatchBuffer {
@@ -959,11 +985,43 @@ impl cu::DeviceInterface for KeelDevice {
     }
 
     fn get_internal_counters(&self) -> wgpu::InternalCounters {
-        wgpu::InternalCounters::default()
+        // keel-hal's live counts (wgpu keeps the values only with its
+        // `counters` feature).
+        let counters = wgpu::InternalCounters::default();
+        let live = self.shared().hal().live_counts();
+        let hal = &counters.hal;
+        for (counter, value) in [
+            (&hal.buffers, live.buffers),
+            (&hal.textures, live.textures),
+            (&hal.texture_views, live.texture_views),
+            (&hal.bind_groups, live.bind_groups),
+            (&hal.bind_group_layouts, live.bind_group_layouts),
+            (&hal.render_pipelines, live.render_pipelines),
+            (&hal.compute_pipelines, live.compute_pipelines),
+            (&hal.ray_tracing_pipelines, live.ray_tracing_pipelines),
+            (&hal.pipeline_layouts, live.pipeline_layouts),
+            (&hal.samplers, live.samplers),
+            (&hal.command_encoders, live.command_encoders),
+            (&hal.shader_modules, live.shader_modules),
+            (&hal.query_sets, live.query_sets),
+            (&hal.fences, live.fences),
+            (&hal.memory_allocations, live.memory_allocations),
+        ] {
+            counter.set(value);
+        }
+        counters
     }
 
     fn generate_allocator_report(&self) -> Option<wgpu::AllocatorReport> {
-        None
+        // Totals from keel-hal's memory report; it keeps no per-allocation
+        // list, so `allocations` and `blocks` stay empty.
+        let report = self.shared().hal().memory_report();
+        Some(wgpu::AllocatorReport {
+            allocations: Vec::new(),
+            blocks: Vec::new(),
+            total_allocated_bytes: report.live_bytes,
+            total_reserved_bytes: report.reserved_bytes,
+        })
     }
 
     fn destroy(&self) {

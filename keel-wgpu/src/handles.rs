@@ -11,7 +11,7 @@ use wgpu::custom::{self as cu, DispatchBindGroupLayout, DispatchBufferMappedRang
 use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
 use crate::command::{CommandBuffer, RenderBundle};
 use crate::error::KeelError;
-use crate::pipeline::{ComputePipeline, RenderPipeline, ShaderModule};
+use crate::pipeline::{ComputePipeline, PipelineCache, RenderPipeline, ShaderModule};
 use crate::resource::{Buffer, MapState, MappedRange, QuerySet, Sampler, Texture, TextureView};
 
 macro_rules! handles {
@@ -51,11 +51,13 @@ handles! {
     KRenderBundle(Arc<RenderBundle>);
     /// A mapped range of a `wgpu::Buffer`.
     KMappedRange(MappedRange);
+    /// A `wgpu::PipelineCache`.
+    KPipelineCache(Arc<PipelineCache>);
 }
 
 /// An object of a kind keel-wgpu does not provide (acceleration
-/// structures, pipeline caches, external textures); creating one reports a
-/// validation error and returns this.
+/// structures, external textures); creating one reports a validation error
+/// and returns this.
 #[derive(Debug)]
 pub(crate) struct Unsupported;
 
@@ -77,9 +79,20 @@ impl cu::BlasInterface for Unsupported {
     }
 }
 
-impl cu::PipelineCacheInterface for Unsupported {
+impl cu::PipelineCacheInterface for KPipelineCache {
     fn get_data(&self) -> Option<Vec<u8>> {
-        None
+        let cache = &self.0;
+        let raw = cache.raw.as_deref()?;
+        // SAFETY: the cache came from this device and is alive.
+        match unsafe { cache.shared.hal().pipeline_cache_get_data(raw) } {
+            Ok(data) => Some(data),
+            Err(e) => {
+                cache
+                    .shared
+                    .report(KeelError::from_hal("PipelineCache::get_data", &e));
+                None
+            }
+        }
     }
 }
 

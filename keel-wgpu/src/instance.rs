@@ -23,7 +23,6 @@ pub(crate) fn unsupported_features() -> wgpu::Features {
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER_POINTS
         | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
-        | wgpu::Features::PIPELINE_CACHE
         | wgpu::Features::PASSTHROUGH_SHADERS
         | wgpu::Features::EXTERNAL_TEXTURE
         | wgpu::Features::VULKAN_EXTERNAL_MEMORY_FD

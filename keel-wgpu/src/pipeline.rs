@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use keel_hal::dynamic::{DynComputePipeline, DynRenderPipeline, DynShaderModule};
+use keel_hal::dynamic::{DynComputePipeline, DynPipelineCache, DynRenderPipeline, DynShaderModule};
 
 use crate::binding::PipelineLayout;
 use crate::resource::LastUse;
@@ -94,6 +94,23 @@ impl Drop for RenderPipeline {
         }
         if let Some(raw) = self.raw.take() {
             self.shared.bury(last, Dead::RenderPipeline(raw));
+        }
+    }
+}
+
+/// A pipeline cache (keel-hal's, with its checked header).
+#[derive(Debug)]
+pub(crate) struct PipelineCache {
+    pub shared: Arc<DeviceShared>,
+    pub raw: Option<Box<dyn DynPipelineCache>>,
+}
+
+impl Drop for PipelineCache {
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            // SAFETY: a pipeline cache is used only while pipelines are
+            // created, never by submitted work; it came from this device.
+            unsafe { self.shared.hal().destroy_pipeline_cache(raw) };
         }
     }
 }
