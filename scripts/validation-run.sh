@@ -55,12 +55,14 @@ cargo build -p keel-wgpu --examples --quiet || exit 1
 # when none is set (Xvfb, from scripts/setup.sh), stopped at exit. The
 # chroot sees its socket under the bound /tmp.
 if [ -z "${DISPLAY:-}" ] && command -v Xvfb >/dev/null; then
-    display=:$((90 + $$ % 9))
-    Xvfb "$display" -screen 0 320x240x24 -nolisten tcp >/dev/null 2>&1 &
+    # Xvfb picks a free display and writes its number once it accepts
+    # connections (-displayfd).
+    displayfile=$(mktemp)
+    Xvfb -displayfd 3 -screen 0 320x240x24 -nolisten tcp 3>"$displayfile" >/dev/null 2>&1 &
     xvfb_pid=$!
-    trap 'kill $xvfb_pid 2>/dev/null' EXIT
-    for _ in $(seq 50); do [ -S "/tmp/.X11-unix/X${display#:}" ] && break; sleep 0.1; done
-    export DISPLAY=$display
+    trap 'kill $xvfb_pid 2>/dev/null; rm -f "$displayfile"' EXIT
+    for _ in $(seq 100); do [ -s "$displayfile" ] && break; sleep 0.1; done
+    [ -s "$displayfile" ] && export DISPLAY=":$(head -n1 "$displayfile")"
 fi
 
 # name|command line (relative to the repository root). Examples that need a

@@ -8,6 +8,7 @@
 //! clears it to zero first (wgpu's rule), while a write that covers it
 //! (a cleared or discarded attachment, `clear_texture`) does not.
 
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -30,24 +31,50 @@ const TEXTURE_WRITES: TextureUses = TextureUses::COPY_DST
     .union(TextureUses::STORAGE_READ_WRITE);
 
 /// The resources one usage scope (a dispatch, a render pass, a copy) uses.
+/// A render pass may name the same groups and buffers thousands of times:
+/// each bind group is taken once, and buffers are found through an index
+/// once there are more than a few.
 #[derive(Default)]
 struct Scope<'c> {
     buffers: Vec<(&'c Arc<Buffer>, BufferUses)>,
     views: Vec<(&'c Arc<TextureView>, TextureUses, bool)>,
+    /// Buffer → position in `buffers`, built past [`Scope::LINEAR`] buffers.
+    buffer_index: HashMap<usize, usize>,
+    groups_seen: HashSet<usize>,
 }
 
 impl<'c> Scope<'c> {
+    /// Up to this many buffers a linear search is cheaper than the index.
+    const LINEAR: usize = 8;
+
     fn buffer(&mut self, buffer: &'c Arc<Buffer>, usage: BufferUses) {
-        match self
-            .buffers
-            .iter_mut()
-            .find(|(b, _)| Arc::ptr_eq(b, buffer))
-        {
-            Some((_, u)) => *u |= usage,
-            None => self.buffers.push((buffer, usage)),
+        let key = Arc::as_ptr(buffer) as usize;
+        let found = if self.buffers.len() <= Self::LINEAR {
+            self.buffers
+                .iter()
+                .position(|(b, _)| Arc::ptr_eq(b, buffer))
+        } else {
+            if self.buffer_index.is_empty() {
+                for (i, (b, _)) in self.buffers.iter().enumerate() {
+                    self.buffer_index.insert(Arc::as_ptr(b) as usize, i);
+                }
+            }
+            self.buffer_index.get(&key).copied()
+        };
+        match found {
+            Some(i) => self.buffers[i].1 |= usage,
+            None => {
+                if !self.buffer_index.is_empty() {
+                    self.buffer_index.insert(key, self.buffers.len());
+                }
+                self.buffers.push((buffer, usage));
+            }
         }
     }
-    fn group(&mut self, group: &'c BindGroup) {
+    fn group(&mut self, group: &'c Arc<BindGroup>) {
+        if !self.groups_seen.insert(Arc::as_ptr(group) as usize) {
+            return;
+        }
         for b in &group.buffers {
             self.buffer(&b.buffer, b.usage);
         }

@@ -46,34 +46,36 @@ impl Display {
                 xvfb: None,
             };
         }
-        let number = 80 + std::process::id() % 9;
-        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
+        // Xvfb picks a free display and writes its number to stdout once
+        // it accepts connections (`-displayfd`): no guessing, and no stale
+        // socket of an earlier server mistaken for a ready one.
         let child = Command::new("Xvfb")
             .args([
-                format!(":{number}").as_str(),
+                "-displayfd",
+                "1",
                 "-screen",
                 "0",
                 "320x240x24",
                 "-nolisten",
                 "tcp",
             ])
-            .stdout(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn();
-        let Ok(child) = child else {
+        let Ok(mut child) = child else {
             return Self {
                 name: None,
                 xvfb: None,
             };
         };
-        for _ in 0..100 {
-            if socket.exists() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut number = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            use std::io::BufRead;
+            let _ = std::io::BufReader::new(stdout).read_line(&mut number);
         }
+        let number = number.trim();
         Self {
-            name: socket.exists().then(|| format!(":{number}")),
+            name: (!number.is_empty()).then(|| format!(":{number}")),
             xvfb: Some(child),
         }
     }
@@ -82,7 +84,8 @@ impl Display {
 impl Drop for Display {
     fn drop(&mut self) {
         if let Some(mut child) = self.xvfb.take() {
-            let _ = child.kill();
+            // SIGTERM lets Xvfb remove its socket and lock file.
+            let _ = Command::new("kill").arg(child.id().to_string()).status();
             let _ = child.wait();
         }
     }
