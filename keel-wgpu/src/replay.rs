@@ -467,11 +467,17 @@ impl<'a> Replay<'a> {
                 self.buffer_scope(&[(dst, BufferUses::QUERY_RESOLVE)])?;
                 set.last_use.bump(self.submission);
                 let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
+                // wgpu's layout: one u64 per value, a statistics query's
+                // values next to each other.
+                let stride = match set.ty {
+                    wgpu::QueryType::PipelineStatistics(s) => 8 * u64::from(s.bits().count_ones()),
+                    _ => 8,
+                };
                 // SAFETY: recording outside passes; the range and the
                 // destination were checked when recorded.
                 unsafe {
                     self.enc
-                        .copy_query_results(raw, queries.clone(), dst.raw()?, *offset, 8)
+                        .copy_query_results(raw, queries.clone(), dst.raw()?, *offset, stride)
                 };
             }
             // SAFETY (three arms): recording; markers nest as wgpu checked.
