@@ -22,6 +22,7 @@ use crate::ShaderError;
 
 pub(crate) mod constants;
 pub(crate) mod interface;
+mod spirv_fixups;
 #[cfg(test)]
 mod tests;
 
@@ -831,13 +832,16 @@ pub(crate) fn to_spirv(
             shader_stage,
             entry_point: name.to_owned(),
         });
-    spv::write_vec(
+    let mut words = spv::write_vec(
         &resolved.module,
         &resolved.info,
         &spv_options,
         pipeline_options.as_ref(),
     )
-    .map_err(|err| ShaderError::Translation(error_chain(&err)))
+    .map_err(|err| ShaderError::Translation(error_chain(&err)))?;
+    // What naga writes that SPIR-V for Vulkan forbids (`shader/spirv_fixups.rs`).
+    spirv_fixups::apply(&mut words);
+    Ok(words)
 }
 
 /// Fails when a `binding_array<T>` without a size, used by the entry point

@@ -866,11 +866,13 @@ pub(super) fn map_features(
             let stages = info.subgroup_stages;
             f.set(F::SUBGROUP, stages.contains(St::COMPUTE | St::FRAGMENT));
             f.set(F::SUBGROUP_VERTEX, stages.contains(St::VERTEX));
-            // Not SUBGROUP_BARRIER: naga 30 translates `subgroupBarrier`
-            // to an OpControlBarrier whose memory semantics name only
-            // subgroup memory, which SPIR-V for Vulkan forbids
-            // (VUID-StandaloneSpirv-OpControlBarrier-04650, reported by
-            // validation layer 1.4.309); wgpu-hal advertises it anyway.
+            // naga 30 translates `subgroupBarrier` with memory semantics
+            // that SPIR-V for Vulkan forbids (VUID-04650): the translation
+            // is mended in `shader/spirv_fixups.rs`.
+            f.set(
+                F::SUBGROUP_BARRIER,
+                stages.contains(St::COMPUTE | St::FRAGMENT),
+            );
         }
     }
     f |= F::MAPPABLE_PRIMARY_BUFFERS;

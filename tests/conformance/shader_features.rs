@@ -951,8 +951,9 @@ fn storage_shader_features_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResu
 
 /// `subgroupBarrier` needs `SUBGROUP_BARRIER` (which grants subgroups
 /// too): both capabilities named when missing, a compute pipeline made
-/// with the feature alone where advertised (noop; not Vulkan, where naga
-/// 30's translation of the barrier is invalid SPIR-V: `conv.rs`).
+/// with the feature alone where advertised (on Vulkan through the
+/// barrier-semantics fix-up of `shader/spirv_fixups.rs`, which the
+/// validation layer checks at pipeline creation).
 fn subgroup_barrier_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
     use keel_hal::naga::valid::Capabilities as Caps;
     let wgsl = "@compute @workgroup_size(64) fn main() { subgroupBarrier(); }";

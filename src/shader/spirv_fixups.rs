@@ -1,0 +1,190 @@
+//! Fix-ups of the SPIR-V naga writes, where it breaks a rule of SPIR-V for
+//! Vulkan. Each is a pass over the words that changes only what the rule
+//! forbids.
+//!
+//! - **Barrier semantics** (`VUID-StandaloneSpirv-OpControlBarrier-04650`,
+//!   reported by validation layer 1.4.309): a barrier whose memory
+//!   semantics order memory (acquire, release, …) must name a storage
+//!   class Vulkan knows (uniform, workgroup, image or output memory). naga
+//!   30 translates `subgroupBarrier` with subgroup memory only, which
+//!   Vulkan does not count; the fix-up adds uniform, workgroup and image
+//!   memory, what a barrier among a subgroup's invocations orders in a
+//!   Vulkan shader.
+
+/// `OpTypeInt`, `OpConstant`, `OpControlBarrier`, `OpMemoryBarrier`.
+const OP_TYPE_INT: u32 = 21;
+const OP_CONSTANT: u32 = 43;
+const OP_CONTROL_BARRIER: u32 = 224;
+const OP_MEMORY_BARRIER: u32 = 225;
+
+/// Acquire, Release, AcquireRelease, SequentiallyConsistent.
+const ORDERING: u32 = 0x2 | 0x4 | 0x8 | 0x10;
+/// UniformMemory, WorkgroupMemory, ImageMemory, OutputMemory.
+const VULKAN_STORAGE: u32 = 0x40 | 0x100 | 0x800 | 0x1000;
+/// What the fix-up adds: UniformMemory, WorkgroupMemory, ImageMemory.
+const ADDED: u32 = 0x40 | 0x100 | 0x800;
+
+/// The SPIR-V header's length in words; word 3 is the id bound.
+const HEADER: usize = 5;
+
+/// Applies every fix-up to a module's words. Words that do not parse as a
+/// module are left as they are (naga wrote them; the driver's checks stay).
+pub(crate) fn apply(words: &mut Vec<u32>) {
+    fix_barrier_semantics(words);
+}
+
+/// One instruction: where it starts, its opcode and word count.
+fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, u32, usize)> + '_ {
+    let mut at = HEADER;
+    std::iter::from_fn(move || {
+        let first = *words.get(at)?;
+        let (count, opcode) = ((first >> 16) as usize, first & 0xffff);
+        if count == 0 || at + count > words.len() {
+            return None;
+        }
+        let this = (at, opcode, count);
+        at += count;
+        Some(this)
+    })
+}
+
+fn fix_barrier_semantics(words: &mut Vec<u32>) {
+    if words.len() < HEADER {
+        return;
+    }
+    // 32-bit integer types; their constants (id → (type, value, where)).
+    let mut int32 = Vec::new();
+    let mut constants = std::collections::HashMap::new();
+    // (position of a semantics operand, the constant it names)
+    let mut operands = Vec::new();
+    for (at, opcode, count) in instructions(words) {
+        match (opcode, count) {
+            (OP_TYPE_INT, 4) if words[at + 2] == 32 => int32.push(words[at + 1]),
+            (OP_CONSTANT, 4) if int32.contains(&words[at + 1]) => {
+                constants.insert(words[at + 2], (words[at + 1], words[at + 3], at));
+            }
+            (OP_CONTROL_BARRIER, 4) => operands.push((at + 3, words[at + 3])),
+            (OP_MEMORY_BARRIER, 3) => operands.push((at + 2, words[at + 2])),
+            _ => {}
+        }
+    }
+    // The constants to add: (insert after this instruction, type, id, value).
+    let mut added: Vec<(usize, u32, u32, u32)> = Vec::new();
+    let mut bound = words[3];
+    for (operand, id) in operands {
+        let Some(&(ty, value, at)) = constants.get(&id) else {
+            continue;
+        };
+        if value & ORDERING == 0 || value & VULKAN_STORAGE != 0 {
+            continue;
+        }
+        let wanted = value | ADDED;
+        let existing = constants
+            .iter()
+            .find(|(_, &(t, v, _))| t == ty && v == wanted)
+            .map(|(&id, _)| id)
+            .or_else(|| {
+                added
+                    .iter()
+                    .find(|&&(_, t, _, v)| t == ty && v == wanted)
+                    .map(|&(_, _, id, _)| id)
+            });
+        let id = match existing {
+            Some(id) => id,
+            None => {
+                let id = bound;
+                bound += 1;
+                added.push((at + 4, ty, id, wanted));
+                id
+            }
+        };
+        words[operand] = id;
+    }
+    if added.is_empty() {
+        return;
+    }
+    words[3] = bound;
+    added.sort_by_key(|&(after, ..)| after);
+    let mut out = Vec::with_capacity(words.len() + 4 * added.len());
+    let mut from = 0;
+    for (after, ty, id, value) in added {
+        out.extend_from_slice(&words[from..after]);
+        out.extend_from_slice(&[(4 << 16) | OP_CONSTANT, ty, id, value]);
+        from = after;
+    }
+    out.extend_from_slice(&words[from..]);
+    *words = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spirv(wgsl: &str) -> Vec<u32> {
+        let module = naga::front::wgsl::parse_str(wgsl).expect("test WGSL");
+        let info = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .expect("valid test WGSL");
+        naga::back::spv::write_vec(&module, &info, &Default::default(), None)
+            .expect("naga writes SPIR-V")
+    }
+
+    /// Every barrier's semantics, as values.
+    fn barrier_semantics(words: &[u32]) -> Vec<u32> {
+        let mut constants = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        for (at, opcode, _) in instructions(words) {
+            match opcode {
+                OP_CONSTANT => {
+                    constants.insert(words[at + 2], words[at + 3]);
+                }
+                OP_CONTROL_BARRIER => out.push(constants[&words[at + 3]]),
+                OP_MEMORY_BARRIER => out.push(constants[&words[at + 2]]),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn subgroup_barriers_get_vulkan_storage_classes() {
+        let mut words = spirv("@compute @workgroup_size(64) fn main() { subgroupBarrier(); }");
+        let before = barrier_semantics(&words);
+        assert!(
+            before
+                .iter()
+                .any(|v| v & ORDERING != 0 && v & VULKAN_STORAGE == 0),
+            "naga's subgroup barrier names no Vulkan storage class: {before:x?}"
+        );
+        let bound = words[3];
+        apply(&mut words);
+        let after = barrier_semantics(&words);
+        assert!(after
+            .iter()
+            .all(|v| v & ORDERING == 0 || v & VULKAN_STORAGE != 0));
+        assert_eq!(words[3], bound + 1, "one constant added");
+        // Still a module naga reads back.
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        naga::front::spv::parse_u8_slice(&bytes, &Default::default()).expect("valid SPIR-V");
+    }
+
+    #[test]
+    fn other_barriers_are_left_alone() {
+        let wgsl = "var<workgroup> w: u32;
+            @compute @workgroup_size(64) fn main() { workgroupBarrier(); storageBarrier(); w = 1u; }";
+        let mut words = spirv(wgsl);
+        let copy = words.clone();
+        apply(&mut words);
+        assert_eq!(words, copy);
+    }
+
+    #[test]
+    fn words_that_are_not_a_module_are_left_alone() {
+        let mut words = vec![0x0723_0203, 0x0001_0000, 0, 1];
+        apply(&mut words);
+        assert_eq!(words, [0x0723_0203, 0x0001_0000, 0, 1]);
+    }
+}
