@@ -253,7 +253,7 @@ impl Texture {
 
     /// The size of mip level `mip`.
     pub(crate) fn mip_size(&self, mip: u32) -> wgpu::Extent3d {
-        let shift = |v: u32| (v >> mip).max(1);
+        let shift = |v: u32| v.checked_shr(mip).unwrap_or(0).max(1);
         wgpu::Extent3d {
             width: shift(self.size.width),
             height: shift(self.size.height),

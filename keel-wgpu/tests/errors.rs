@@ -191,16 +191,35 @@ fn huge_indices_are_errors_not_overflows() {
         usage: wgpu::TextureUsages::TEXTURE_BINDING,
         view_formats: &[],
     });
+    let mut view = None;
     let error = caught(&device, || {
-        let _ = texture.create_view(&wgpu::TextureViewDescriptor {
+        view = Some(texture.create_view(&wgpu::TextureViewDescriptor {
             base_mip_level: u32::MAX,
             mip_level_count: Some(2),
             base_array_layer: u32::MAX,
             array_layer_count: Some(2),
             ..Default::default()
-        });
+        }));
     });
     assert!(error.is_some(), "a view past the texture's mips and layers");
+    // Used as an attachment anyway: an error at submit, not a shift or
+    // index overflow.
+    let error = caught(&device, || {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        if let Some(view) = &view {
+            let _pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: Default::default(),
+                })],
+                ..Default::default()
+            });
+        }
+        queue.submit([encoder.finish()]);
+    });
+    assert!(error.is_some(), "the invalid attachment is reported");
     // A timestamp index past the set, inside a pass: the command buffer is
     // invalid at finish (and its submit refused), nothing wraps around.
     let queries = device.create_query_set(&wgpu::QuerySetDescriptor {
