@@ -132,6 +132,7 @@ pub(crate) struct StageReflection<'a> {
 /// stages). Fails on a binding two stages declare differently.
 pub(crate) fn derive_layouts(
     stages: &[StageReflection<'_>],
+    max_bind_groups: u32,
 ) -> Result<Vec<Vec<wgpu::BindGroupLayoutEntry>>, String> {
     let mut groups: BTreeMap<u32, BTreeMap<u32, wgpu::BindGroupLayoutEntry>> = BTreeMap::new();
     for stage in stages {
@@ -174,7 +175,13 @@ pub(crate) fn derive_layouts(
             }
         }
     }
-    let count = groups.keys().next_back().map_or(0, |g| g + 1);
+    let count = groups.keys().next_back().map_or(0, |g| g.saturating_add(1));
+    if count > max_bind_groups {
+        return Err(format!(
+            "the shader uses @group({}); the device allows {max_bind_groups} bind groups",
+            count - 1
+        ));
+    }
     Ok((0..count)
         .map(|g| {
             groups

@@ -452,7 +452,7 @@ impl KeelDevice {
                 entry_point: *entry_point,
             });
         }
-        match derive_layouts(&reflections) {
+        match derive_layouts(&reflections, self.shared().limits.max_bind_groups) {
             Ok(groups) => {
                 let groups = groups
                     .iter()

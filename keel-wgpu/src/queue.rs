@@ -356,18 +356,24 @@ impl KeelQueue {
                 "bytes_per_row {src_pitch} is less than a row's {row_bytes} bytes"
             ));
         }
-        let needed = layout.offset
-            + (layers - 1) * src_rows * src_pitch
-            + (height_blocks - 1) * src_pitch
-            + row_bytes;
-        if needed > data.len() as u64 {
+        // Checked: the sizes come from the caller.
+        let needed = (layers - 1)
+            .checked_mul(src_rows)
+            .and_then(|r| r.checked_mul(src_pitch))
+            .and_then(|b| b.checked_add((height_blocks - 1).checked_mul(src_pitch)?))
+            .and_then(|b| b.checked_add(row_bytes))
+            .and_then(|b| b.checked_add(layout.offset));
+        if needed.is_none_or(|n| n > data.len() as u64) {
             return Err(format!(
-                "the copy reads up to byte {needed}; the data has {}",
+                "the copy reads past the data's {} bytes",
                 data.len()
             ));
         }
         let pitch = row_bytes.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64);
-        let total = pitch * height_blocks * layers;
+        let total = pitch
+            .checked_mul(height_blocks)
+            .and_then(|t| t.checked_mul(layers))
+            .ok_or("the copy is larger than memory")?;
         let (chunk, chunk_offset, ptr) = self.staging(total).ok_or("no staging memory")?;
         for z in 0..layers {
             for y in 0..height_blocks {

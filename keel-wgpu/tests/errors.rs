@@ -237,3 +237,59 @@ fn huge_indices_are_errors_not_overflows() {
     });
     assert!(error.is_some_and(|e| e.contains("outside the set")));
 }
+
+#[test]
+fn huge_copy_sizes_and_group_indices_are_errors_not_overflows() {
+    let (device, queue) = device();
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: None,
+        size: wgpu::Extent3d {
+            width: 4,
+            height: 4,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8Unorm,
+        usage: wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    let error = caught(&device, || {
+        queue.write_texture(
+            texture.as_image_copy(),
+            &[0; 64],
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(u32::MAX),
+                rows_per_image: Some(u32::MAX),
+            },
+            wgpu::Extent3d {
+                width: 4,
+                height: 4,
+                depth_or_array_layers: u32::MAX,
+            },
+        );
+    });
+    assert!(error.is_some_and(|e| e.contains("past the data")));
+    // A derived layout with a group index past the device's limit.
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(
+            "@group(4000000000) @binding(0) var<storage, read_write> d: array<u32>;
+             @compute @workgroup_size(1) fn main() { d[0] = 1u; }"
+                .into(),
+        ),
+    });
+    let error = caught(&device, || {
+        let _ = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: None,
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+    });
+    assert!(error.is_some_and(|e| e.contains("bind groups")));
+}
