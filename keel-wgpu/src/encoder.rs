@@ -751,42 +751,69 @@ impl RenderRecorder for KRenderPass {
     }
 }
 
+/// The commands a render pass and a render bundle both record, the same
+/// way (through [`RenderRecorder`]): one definition for both interfaces.
+macro_rules! render_commands {
+    () => {
+        fn set_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
+            self.rec_pipeline(pipeline);
+        }
+        fn set_bind_group(
+            &mut self,
+            index: u32,
+            group: Option<&cu::DispatchBindGroup>,
+            offsets: &[wgpu::DynamicOffset],
+        ) {
+            self.rec_bind_group(index, group, offsets);
+        }
+        fn set_index_buffer(
+            &mut self,
+            b: &cu::DispatchBuffer,
+            format: wgpu::IndexFormat,
+            offset: wgpu::BufferAddress,
+            size: Option<wgpu::BufferSize>,
+        ) {
+            self.rec_index(b, format, offset, size);
+        }
+        fn set_vertex_buffer(
+            &mut self,
+            slot: u32,
+            b: Option<&cu::DispatchBuffer>,
+            offset: wgpu::BufferAddress,
+            size: Option<wgpu::BufferSize>,
+        ) {
+            self.rec_vertex(slot, b, offset, size);
+        }
+        fn set_immediates(&mut self, offset: u32, data: &[u8]) {
+            self.push_cmd(PassCmd::SetImmediates {
+                offset,
+                data: data.to_vec(),
+            });
+        }
+        fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
+            self.push_cmd(PassCmd::Draw {
+                vertices,
+                instances,
+            });
+        }
+        fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
+            self.push_cmd(PassCmd::DrawIndexed {
+                indices,
+                base_vertex,
+                instances,
+            });
+        }
+        fn draw_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+            self.rec_indirect(b, offset, 1, false);
+        }
+        fn draw_indexed_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+            self.rec_indirect(b, offset, 1, true);
+        }
+    };
+}
+
 impl cu::RenderPassInterface for KRenderPass {
-    fn set_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
-        self.rec_pipeline(pipeline);
-    }
-    fn set_bind_group(
-        &mut self,
-        index: u32,
-        group: Option<&cu::DispatchBindGroup>,
-        offsets: &[wgpu::DynamicOffset],
-    ) {
-        self.rec_bind_group(index, group, offsets);
-    }
-    fn set_index_buffer(
-        &mut self,
-        b: &cu::DispatchBuffer,
-        format: wgpu::IndexFormat,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        self.rec_index(b, format, offset, size);
-    }
-    fn set_vertex_buffer(
-        &mut self,
-        slot: u32,
-        b: Option<&cu::DispatchBuffer>,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        self.rec_vertex(slot, b, offset, size);
-    }
-    fn set_immediates(&mut self, offset: u32, data: &[u8]) {
-        self.push(PassCmd::SetImmediates {
-            offset,
-            data: data.to_vec(),
-        });
-    }
+    render_commands!();
     fn set_blend_constant(&mut self, color: wgpu::Color) {
         self.push(PassCmd::SetBlendConstant(color));
     }
@@ -810,27 +837,8 @@ impl cu::RenderPassInterface for KRenderPass {
     fn set_stencil_reference(&mut self, reference: u32) {
         self.push(PassCmd::SetStencilReference(reference));
     }
-    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
-        self.push(PassCmd::Draw {
-            vertices,
-            instances,
-        });
-    }
-    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
-        self.push(PassCmd::DrawIndexed {
-            indices,
-            base_vertex,
-            instances,
-        });
-    }
     fn draw_mesh_tasks(&mut self, _x: u32, _y: u32, _z: u32) {
         self.fail("draw_mesh_tasks: mesh shaders are not among keel-wgpu's features");
-    }
-    fn draw_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
-        self.rec_indirect(b, offset, 1, false);
-    }
-    fn draw_indexed_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
-        self.rec_indirect(b, offset, 1, true);
     }
     fn draw_mesh_tasks_indirect(&mut self, _b: &cu::DispatchBuffer, _offset: wgpu::BufferAddress) {
         self.fail("draw_mesh_tasks_indirect: mesh shaders are not among keel-wgpu's features");
@@ -999,60 +1007,7 @@ impl RenderRecorder for KRenderBundleEncoder {
 }
 
 impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
-    fn set_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
-        self.rec_pipeline(pipeline);
-    }
-    fn set_bind_group(
-        &mut self,
-        index: u32,
-        group: Option<&cu::DispatchBindGroup>,
-        offsets: &[wgpu::DynamicOffset],
-    ) {
-        self.rec_bind_group(index, group, offsets);
-    }
-    fn set_index_buffer(
-        &mut self,
-        b: &cu::DispatchBuffer,
-        format: wgpu::IndexFormat,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        self.rec_index(b, format, offset, size);
-    }
-    fn set_vertex_buffer(
-        &mut self,
-        slot: u32,
-        b: Option<&cu::DispatchBuffer>,
-        offset: wgpu::BufferAddress,
-        size: Option<wgpu::BufferSize>,
-    ) {
-        self.rec_vertex(slot, b, offset, size);
-    }
-    fn set_immediates(&mut self, offset: u32, data: &[u8]) {
-        self.cmds.push(PassCmd::SetImmediates {
-            offset,
-            data: data.to_vec(),
-        });
-    }
-    fn draw(&mut self, vertices: Range<u32>, instances: Range<u32>) {
-        self.cmds.push(PassCmd::Draw {
-            vertices,
-            instances,
-        });
-    }
-    fn draw_indexed(&mut self, indices: Range<u32>, base_vertex: i32, instances: Range<u32>) {
-        self.cmds.push(PassCmd::DrawIndexed {
-            indices,
-            base_vertex,
-            instances,
-        });
-    }
-    fn draw_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
-        self.rec_indirect(b, offset, 1, false);
-    }
-    fn draw_indexed_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
-        self.rec_indirect(b, offset, 1, true);
-    }
+    render_commands!();
     fn finish(self, _desc: &wgpu::RenderBundleDescriptor<'_>) -> cu::DispatchRenderBundle {
         if let Some(e) = &self.error {
             self.shared.report(KeelError::validation(
