@@ -24,11 +24,13 @@
 //!   shaders (`binding.rs`);
 //! - **errors**: keel-hal's typed errors become `wgpu::Error`s through
 //!   error scopes and the uncaptured-error handler (`error.rs`), never a
-//!   panic.
+//!   panic;
+//! - **surfaces** and **pipeline caches**: keel-hal's (`surface.rs`,
+//!   `pipeline.rs`).
 //!
 //! Not yet carried through (never advertised; creating one reports a
-//! validation error): surfaces, acceleration structures, mesh shaders,
-//! pipeline caches, external textures and memory.
+//! validation error): acceleration structures, mesh shaders, external
+//! textures and memory (`docs/design.md` §17.4).
 
 #![warn(missing_docs)]
 
