@@ -32,15 +32,15 @@ const TEXTURE_WRITES: TextureUses = TextureUses::COPY_DST
 
 /// The resources one usage scope (a dispatch, a render pass, a copy) uses.
 /// A render pass may name the same groups and buffers thousands of times:
-/// each bind group is taken once, and buffers are found through an index
-/// once there are more than a few.
+/// [`Replay::render_scope`] takes each bind group once, and buffers are
+/// found through an index once there are more than a few. (A dispatch's
+/// scope, made per dispatch, allocates nothing for either.)
 #[derive(Default)]
 struct Scope<'c> {
     buffers: Vec<(&'c Arc<Buffer>, BufferUses)>,
     views: Vec<(&'c Arc<TextureView>, TextureUses, bool)>,
     /// Buffer → position in `buffers`, built past [`Scope::LINEAR`] buffers.
     buffer_index: HashMap<usize, usize>,
-    groups_seen: HashSet<usize>,
 }
 
 impl<'c> Scope<'c> {
@@ -72,9 +72,6 @@ impl<'c> Scope<'c> {
         }
     }
     fn group(&mut self, group: &'c Arc<BindGroup>) {
-        if !self.groups_seen.insert(Arc::as_ptr(group) as usize) {
-            return;
-        }
         for b in &group.buffers {
             self.buffer(&b.buffer, b.usage);
         }
@@ -720,12 +717,14 @@ impl<'a> Replay<'a> {
         scope: &mut Scope<'c>,
         resets: &mut Vec<(&'c Arc<QuerySet>, u32)>,
         occlusion: Option<&'c Arc<QuerySet>>,
+        groups_seen: &mut HashSet<usize>,
     ) {
         for cmd in cmds {
             match cmd {
+                // Each group once, however often it is set.
                 PassCmd::SetBindGroup {
                     group: Some(group), ..
-                } => scope.group(group),
+                } if groups_seen.insert(Arc::as_ptr(group) as usize) => scope.group(group),
                 PassCmd::SetVertexBuffer {
                     buffer: Some(b), ..
                 } => scope.buffer(b, BufferUses::VERTEX),
@@ -748,7 +747,7 @@ impl<'a> Replay<'a> {
                 }
                 PassCmd::ExecuteBundles(bundles) => {
                     for bundle in bundles {
-                        Self::render_scope(&bundle.cmds, scope, resets, occlusion);
+                        Self::render_scope(&bundle.cmds, scope, resets, occlusion, groups_seen);
                     }
                 }
                 _ => {}
@@ -765,7 +764,13 @@ impl<'a> Replay<'a> {
     fn try_render_pass(&mut self, pass: &RenderPassRecord) -> Result<(), String> {
         let mut scope = Scope::default();
         let mut resets = Vec::new();
-        Self::render_scope(&pass.cmds, &mut scope, &mut resets, pass.occlusion.as_ref());
+        Self::render_scope(
+            &pass.cmds,
+            &mut scope,
+            &mut resets,
+            pass.occlusion.as_ref(),
+            &mut HashSet::new(),
+        );
         let mut extent = None;
         let mut sample_count = 1;
         for color in pass.colors.iter().flatten() {
