@@ -86,8 +86,8 @@ for layer in "${wgpu_layers[@]}"; do
     [ "$status" -eq 0 ] && [ "$e" -eq 0 ] || { failed=1; grep -E 'FAILED|panicked|\[vulkan\]' "$log" | head -8; }
 done
 
-# Ray tracing without a layer, default threads, unlocked (KEEL_RT_UNLOCKED=1:
-# not alone even on NVIDIA's driver): a hang is a failure.
+# Ray tracing without a layer, default threads, unlocked (not alone even on
+# NVIDIA's driver: the hal absorbs its deadlocks): a hang is a failure.
 # A hang's report goes straight to $OUT (or $out): the thread states of the
 # hung process, and with RT_STACKS=1 every stack once (cuda-gdb; a cuda-gdb
 # killed while attached has left the process unkillable, so it is opt-in).
@@ -115,7 +115,7 @@ for i in $(seq 1 "${rt_runs:-0}"); do
     for t in conformance vulkan_ray_tracing; do
         filter=(); [ "$t" = conformance ] && filter=(ray_tracing)
         log=$out/rt-$i-$t.log
-        KEEL_LAYER=none scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent KEEL_ALLOW_NO_VALIDATION=1 KEEL_RT_UNLOCKED=1 \
+        KEEL_LAYER=none scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent KEEL_ALLOW_NO_VALIDATION=1 \
             ".gl/bin/$t" "${filter[@]}" >"$log" 2>&1 &
         pid=$!; waited=0
         while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${RT_LIMIT:-60}" ]; do sleep 1; waited=$((waited + 1)); done

@@ -113,10 +113,10 @@ fn open() -> Option<Gpu> {
 /// Held while each test creates its instance, and for the test's whole run
 /// where the loaded validation layer is 1.3.239 or older (it crashes now
 /// and then when instances and acceleration-structure devices are created
-/// on several threads at once) or the adapter runs NVIDIA's proprietary
-/// driver (a thread-exit deadlock remains there), as
-/// `ray_tracing_needs_isolation` in the conformance harness says. Elsewhere
-/// the tests run side by side.
+/// on several threads at once), as `ray_tracing_needs_isolation` in the
+/// conformance harness says. Elsewhere (NVIDIA's driver included: the
+/// hal absorbs its deadlocks, `src/vulkan/workarounds.rs`) the tests run
+/// side by side.
 static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The newest validation layer known to be unsafe that way, as
@@ -148,9 +148,7 @@ fn open_with(wanted: HalFeatures) -> Option<Gpu> {
     let old_layer = instance
         .validation_layer_version()
         .is_some_and(|v| v <= LAST_THREAD_UNSAFE_LAYER);
-    // NVIDIA's proprietary driver names itself "NVIDIA"; NVK is Mesa's.
-    let nvidia = exposed.info.vendor == 0x10de && exposed.info.driver.starts_with("NVIDIA");
-    let alone = (old_layer || nvidia).then_some(creating);
+    let alone = old_layer.then_some(creating);
     let features = exposed.capabilities.hal_features & wanted;
     if !features.contains(HalFeatures::ACCELERATION_STRUCTURE) {
         println!(

@@ -200,8 +200,6 @@ mod vulkan {
         pub adapters: Vec<String>,
         /// The loaded validation layer's version (`specVersion`), or `None`.
         pub validation_layer: Option<u32>,
-        /// Whether an adapter runs NVIDIA's proprietary driver.
-        pub nvidia_proprietary: bool,
     }
 
     /// The process-wide Vulkan probe, or why Vulkan cannot be tested here.
@@ -242,7 +240,6 @@ mod vulkan {
             flags,
             adapters,
             validation_layer: instance.validation_layer_version(),
-            nvidia_proprietary,
         };
         let layer = setup.validation_layer.is_some();
         keep_until_exit(instance, nvidia_proprietary && !layer);

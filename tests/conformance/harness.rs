@@ -140,15 +140,9 @@ const LAST_THREAD_UNSAFE_LAYER: u32 = (1 << 22) | (3 << 12) | 239;
 ///   and `vkGetDeviceProcAddr` while other threads create devices: not
 ///   detected here; CI runs that leg with one test thread.
 ///
-/// * NVIDIA's proprietary driver (580.159, H200): with the hal's lock
-///   around ray-tracing pipeline creation and destruction and device
-///   creation and destruction (`src/vulkan/workarounds.rs`), unlocked runs
-///   still hung, in `vkDestroyDevice` waiting inside the driver while
-///   driver-made threads ran their thread-exit destructors, one blocked on
-///   the driver's global lock (`docs/design.md`, driver workarounds).
-///   The hal cannot order another thread's exit, so on that driver these
-///   tests run alone until the hang is absorbed; `KEEL_RT_UNLOCKED=1` runs
-///   them unlocked to reproduce it.
+/// NVIDIA's proprietary driver (580.159, H200) deadlocks when ray-tracing
+/// pipelines, devices and thread exits meet on several threads; the hal
+/// absorbs that (`src/vulkan/workarounds.rs`), so it is not here.
 pub fn ray_tracing_needs_isolation() -> Option<&'static str> {
     #[cfg(feature = "vulkan")]
     if configs::selected(Backend::Vulkan) {
@@ -158,9 +152,6 @@ pub fn ray_tracing_needs_isolation() -> Option<&'static str> {
                 .is_some_and(|v| v <= LAST_THREAD_UNSAFE_LAYER)
             {
                 return Some("validation layer 1.3.239 or older loaded");
-            }
-            if setup.nvidia_proprietary && std::env::var_os("KEEL_RT_UNLOCKED").is_none() {
-                return Some("NVIDIA's proprietary driver: a thread-exit deadlock remains");
             }
         }
     }
