@@ -45,7 +45,8 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     where
         I: IntoIterator<Item = <Self::A as Api>::CommandBuffer>;
 
-    /// Orders buffer accesses.
+    /// Orders buffer accesses. Outside render passes: inside one it is
+    /// skipped (and logged).
     ///
     /// # Safety
     /// Recording; each buffer is really in `usage.from`.
@@ -53,7 +54,8 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
         &mut self,
         barriers: &[BufferBarrier<'_, <Self::A as Api>::Buffer>],
     );
-    /// Orders texture accesses and changes layouts.
+    /// Orders texture accesses and changes layouts. Outside render passes:
+    /// inside one it is skipped (and logged).
     ///
     /// # Safety
     /// Recording; each subresource range is really in `usage.from`.
@@ -381,6 +383,49 @@ pub trait CommandEncoder: Send + Sync + std::fmt::Debug + 'static {
     /// # Safety
     /// As `draw_indexed_indirect` and `draw_indirect_count`.
     unsafe fn draw_indexed_indirect_count(
+        &mut self,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        count_buffer: &<Self::A as Api>::Buffer,
+        count_offset: u64,
+        max_count: u32,
+    );
+
+    /// Runs the bound mesh pipeline's task stage (or, without one, its
+    /// mesh stage) over `x` × `y` × `z` workgroups. Skipped (and logged)
+    /// unless the device was opened with `EXPERIMENTAL_MESH_SHADER`, the
+    /// bound pipeline is a mesh pipeline and the counts are within the
+    /// task (or mesh) workgroup limits.
+    ///
+    /// # Safety
+    /// Inside a render pass with a mesh pipeline and its bind groups bound.
+    unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32);
+    /// As [`Self::draw_mesh_tasks`], `draw_count` times, with 12-byte
+    /// argument sets (three `u32` workgroup counts) read from `buffer` at
+    /// `offset`. Skipped (and logged) unless the feature is enabled, a mesh
+    /// pipeline is bound, `offset` is a multiple of 4 and the argument sets
+    /// lie in the buffer.
+    ///
+    /// # Safety
+    /// As `draw_mesh_tasks`; the buffer has INDIRECT usage, is in
+    /// `INDIRECT`, and its counts are within the workgroup limits.
+    unsafe fn draw_mesh_tasks_indirect(
+        &mut self,
+        buffer: &<Self::A as Api>::Buffer,
+        offset: u64,
+        draw_count: u32,
+    );
+    /// As [`Self::draw_mesh_tasks_indirect`], with the number of argument
+    /// sets read from `count_buffer` at `count_offset` (a `u32`, clamped to
+    /// `max_count`). Skipped (and logged) unless the device was opened with
+    /// `EXPERIMENTAL_MESH_SHADER` and `MULTI_DRAW_INDIRECT_COUNT`, a mesh
+    /// pipeline is bound, both offsets are multiples of 4 and `max_count`
+    /// sets and the count lie in their buffers.
+    ///
+    /// # Safety
+    /// As `draw_mesh_tasks_indirect`; `count_buffer` has INDIRECT usage and
+    /// is in `INDIRECT`.
+    unsafe fn draw_mesh_tasks_indirect_count(
         &mut self,
         buffer: &<Self::A as Api>::Buffer,
         offset: u64,

@@ -571,6 +571,24 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
         &self,
         desc: &RenderPipelineDescriptor<Self::A>,
     ) -> Result<<Self::A as Api>::RenderPipeline, PipelineError>;
+    /// Creates a mesh pipeline (`EXPERIMENTAL_MESH_SHADER`): a render
+    /// pipeline whose geometry comes from task and mesh stages, drawn only
+    /// with the `draw_mesh_tasks` commands. Destroyed as any render
+    /// pipeline. For naga-based modules the shader interface is checked
+    /// against the layout.
+    ///
+    /// # Errors
+    /// [`PipelineError::MissingFeature`] on a device not opened with
+    /// `EXPERIMENTAL_MESH_SHADER` (or, for a view mask, with
+    /// `EXPERIMENTAL_MESH_SHADER_MULTIVIEW`); the render pipeline's errors
+    /// otherwise.
+    ///
+    /// # Safety
+    /// The layout and modules came from this device.
+    unsafe fn create_mesh_pipeline(
+        &self,
+        desc: &MeshPipelineDescriptor<Self::A>,
+    ) -> Result<<Self::A as Api>::RenderPipeline, PipelineError>;
     /// Destroys a render pipeline.
     ///
     /// # Safety

@@ -206,6 +206,83 @@ pub struct RenderPipelineDescriptor<'a, R: Resources + ?Sized> {
     pub cache: Option<&'a R::PipelineCache>,
 }
 
+/// Describes a mesh pipeline (`EXPERIMENTAL_MESH_SHADER`): an optional
+/// task stage and a mesh stage in place of vertex input and the vertex
+/// stage; everything from rasterization on is a render pipeline's. It
+/// makes a render pipeline, bound with `set_render_pipeline` and drawn
+/// with the `draw_mesh_tasks` commands (and only with those).
+#[derive(Debug)]
+pub struct MeshPipelineDescriptor<'a, R: Resources + ?Sized> {
+    /// Debug label.
+    pub label: Option<&'a str>,
+    /// The layout its bindings must match.
+    pub layout: &'a R::PipelineLayout,
+    /// The task stage (`@task`), if any: it decides how many mesh
+    /// workgroups run and passes them its payload.
+    pub task_stage: Option<ProgrammableStage<'a, R>>,
+    /// The mesh stage (`@mesh`): it writes vertices and primitives.
+    pub mesh_stage: ProgrammableStage<'a, R>,
+    /// Culling, winding, polygon mode (the topology comes from the mesh
+    /// stage's output; `topology` must be the one it writes: a triangle,
+    /// line or point list).
+    pub primitive: wgt::PrimitiveState,
+    /// Depth/stencil state and format, if the pass has such an attachment.
+    pub depth_stencil: Option<wgt::DepthStencilState>,
+    /// Sample count and mask.
+    pub multisample: wgt::MultisampleState,
+    /// The fragment stage, if any.
+    pub fragment_stage: Option<ProgrammableStage<'a, R>>,
+    /// Colour targets, by attachment slot.
+    pub color_targets: &'a [Option<wgt::ColorTargetState>],
+    /// The views it renders (`EXPERIMENTAL_MESH_SHADER_MULTIVIEW` with
+    /// `MULTIVIEW`), the same as the passes it is used in.
+    pub multiview_mask: Option<std::num::NonZeroU32>,
+    /// A pipeline cache (`PIPELINE_CACHE`); `None`: none.
+    pub cache: Option<&'a R::PipelineCache>,
+}
+
+/// What render and mesh pipelines share from rasterization on, plus the
+/// vertex input (none for mesh pipelines): what the fixed-function checks
+/// of every backend read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RasterState<'a> {
+    /// Vertex buffers, by slot (empty for a mesh pipeline).
+    pub(crate) vertex_buffers: &'a [VertexBufferLayout<'a>],
+    pub(crate) primitive: &'a wgt::PrimitiveState,
+    pub(crate) depth_stencil: Option<&'a wgt::DepthStencilState>,
+    pub(crate) multisample: &'a wgt::MultisampleState,
+    pub(crate) color_targets: &'a [Option<wgt::ColorTargetState>],
+    pub(crate) multiview_mask: Option<std::num::NonZeroU32>,
+}
+
+impl<R: Resources + ?Sized> RenderPipelineDescriptor<'_, R> {
+    /// Its fixed-function state.
+    pub(crate) fn raster(&self) -> RasterState<'_> {
+        RasterState {
+            vertex_buffers: self.vertex_buffers,
+            primitive: &self.primitive,
+            depth_stencil: self.depth_stencil.as_ref(),
+            multisample: &self.multisample,
+            color_targets: self.color_targets,
+            multiview_mask: self.multiview_mask,
+        }
+    }
+}
+
+impl<R: Resources + ?Sized> MeshPipelineDescriptor<'_, R> {
+    /// Its fixed-function state (no vertex input).
+    pub(crate) fn raster(&self) -> RasterState<'_> {
+        RasterState {
+            vertex_buffers: &[],
+            primitive: &self.primitive,
+            depth_stencil: self.depth_stencil.as_ref(),
+            multisample: &self.multisample,
+            color_targets: self.color_targets,
+            multiview_mask: self.multiview_mask,
+        }
+    }
+}
+
 /// The kind of a ray-tracing shader stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RayTracingStageKind {

@@ -107,6 +107,12 @@ pub(crate) fn capabilities(
         (F::MULTIVIEW, C::MULTIVIEW),
         (F::SHADER_BARYCENTRICS, C::SHADER_BARYCENTRICS),
         (F::SHADER_PER_VERTEX, C::PER_VERTEX),
+        (F::EXPERIMENTAL_MESH_SHADER, C::MESH_SHADER),
+        // Point output is a mesh-shader output.
+        (
+            F::EXPERIMENTAL_MESH_SHADER_POINTS,
+            C::MESH_SHADER.union(C::MESH_SHADER_POINT_TOPOLOGY),
+        ),
         (F::SELECTIVE_MULTIVIEW, C::MULTIVIEW),
         (
             F::ACCELERATION_STRUCTURE_BINDING_ARRAY,

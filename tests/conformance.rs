@@ -57,6 +57,8 @@ mod external_side;
 mod lifecycle;
 #[path = "conformance/memory_report.rs"]
 mod memory_report;
+#[path = "conformance/mesh.rs"]
+mod mesh;
 #[path = "conformance/multiview.rs"]
 mod multiview;
 #[path = "conformance/queries.rs"]

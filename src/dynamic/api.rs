@@ -344,6 +344,15 @@ impl Device for Box<dyn DynDevice> {
         // SAFETY: forwarded contract.
         unsafe { DynDevice::create_render_pipeline(&**self, &d) }
     }
+    unsafe fn create_mesh_pipeline(
+        &self,
+        desc: &MeshPipelineDescriptor<DynApi>,
+    ) -> Result<Box<dyn DynRenderPipeline>, PipelineError> {
+        let d =
+            convert::mesh_pipeline(desc, &Unbox).map_err(|e| PipelineError::Device(unboxed(e)))?;
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::create_mesh_pipeline(&**self, &d) }
+    }
     unsafe fn destroy_render_pipeline(&self, pipeline: Box<dyn DynRenderPipeline>) {
         // SAFETY: forwarded contract.
         unsafe { DynDevice::destroy_render_pipeline(&**self, pipeline) }

@@ -379,6 +379,41 @@ impl CommandEncoder for Box<dyn DynCommandEncoder> {
             )
         }
     }
+    unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
+        // SAFETY: forwarded contract.
+        unsafe { DynCommandEncoder::draw_mesh_tasks(&mut **self, x, y, z) }
+    }
+    unsafe fn draw_mesh_tasks_indirect(
+        &mut self,
+        buffer: &Box<dyn DynBuffer>,
+        offset: u64,
+        draw_count: u32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            DynCommandEncoder::draw_mesh_tasks_indirect(&mut **self, &**buffer, offset, draw_count)
+        }
+    }
+    unsafe fn draw_mesh_tasks_indirect_count(
+        &mut self,
+        buffer: &Box<dyn DynBuffer>,
+        offset: u64,
+        count_buffer: &Box<dyn DynBuffer>,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            DynCommandEncoder::draw_mesh_tasks_indirect_count(
+                &mut **self,
+                &**buffer,
+                offset,
+                &**count_buffer,
+                count_offset,
+                max_count,
+            )
+        }
+    }
     unsafe fn draw_indexed_indirect_count(
         &mut self,
         buffer: &Box<dyn DynBuffer>,

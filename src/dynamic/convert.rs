@@ -22,8 +22,9 @@ use crate::{
     Api, Attachment, BindGroupDescriptor, BindGroupEntry, BindingResource, BufferBinding,
     BuildAccelerationStructureDescriptor, ColorAttachment, ComputePipelineDescriptor,
     DepthStencilAttachment, DeviceError, DynApi, GetAccelerationStructureBuildSizesDescriptor,
-    PipelineLayoutDescriptor, ProgrammableStage, RayTracingPipelineDescriptor, RayTracingStage,
-    RenderPassDescriptor, RenderPipelineDescriptor, Resources, TriangleIndices,
+    MeshPipelineDescriptor, PipelineLayoutDescriptor, ProgrammableStage,
+    RayTracingPipelineDescriptor, RayTracingStage, RenderPassDescriptor, RenderPipelineDescriptor,
+    Resources, TriangleIndices,
 };
 
 /// Why a descriptor could not be converted.
@@ -402,6 +403,35 @@ where
         depth_stencil: desc.depth_stencil.clone(),
         multisample: desc.multisample,
         fragment_stage,
+        color_targets: desc.color_targets,
+        multiview_mask: desc.multiview_mask,
+        cache: cache(c, desc.cache)?,
+    })
+}
+
+/// Converts a mesh pipeline descriptor.
+pub(crate) fn mesh_pipeline<'a, R, T, C>(
+    desc: &MeshPipelineDescriptor<'a, R>,
+    c: &C,
+) -> Result<MeshPipelineDescriptor<'a, T>, ConvertError>
+where
+    R: Resources + ?Sized,
+    T: Resources + ?Sized,
+    C: Convert<R, T>,
+{
+    let optional = |s: &Option<ProgrammableStage<'a, R>>| match s {
+        Some(s) => stage(c, s).map(Some),
+        None => Ok(None),
+    };
+    Ok(MeshPipelineDescriptor {
+        label: desc.label,
+        layout: c.pipeline_layout(desc.layout).ok_or(FOREIGN)?,
+        task_stage: optional(&desc.task_stage)?,
+        mesh_stage: stage(c, &desc.mesh_stage)?,
+        primitive: desc.primitive,
+        depth_stencil: desc.depth_stencil.clone(),
+        multisample: desc.multisample,
+        fragment_stage: optional(&desc.fragment_stage)?,
         color_targets: desc.color_targets,
         multiview_mask: desc.multiview_mask,
         cache: cache(c, desc.cache)?,

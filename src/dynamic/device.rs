@@ -22,11 +22,11 @@ use crate::{
     Api, BindGroupDescriptor, BindGroupLayoutDescriptor, BindingError, BufferDescriptor,
     BufferError, BufferMapping, CommandEncoderDescriptor, ComputePipelineDescriptor, Device,
     DeviceError, FenceValue, GetAccelerationStructureBuildSizesDescriptor, LiveCounts, MapError,
-    PipelineCacheDescriptor, PipelineCacheError, PipelineError, PipelineLayoutDescriptor,
-    QuerySetDescriptor, QuerySetError, Queue, RayTracingPipelineDescriptor,
-    RenderPipelineDescriptor, SamplerDescriptor, SamplerError, ShaderBindingTable,
-    ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor, SurfaceError,
-    TextureDescriptor, TextureError, TextureViewDescriptor,
+    MeshPipelineDescriptor, PipelineCacheDescriptor, PipelineCacheError, PipelineError,
+    PipelineLayoutDescriptor, QuerySetDescriptor, QuerySetError, Queue,
+    RayTracingPipelineDescriptor, RenderPipelineDescriptor, SamplerDescriptor, SamplerError,
+    ShaderBindingTable, ShaderBindingTableDescriptor, ShaderError, ShaderModuleDescriptor,
+    SurfaceError, TextureDescriptor, TextureError, TextureViewDescriptor,
 };
 use crate::{
     ExportedMemory, ExternalError, ExternalHandle, ExternalHandleType, ExternalSemaphoreDescriptor,
@@ -239,6 +239,14 @@ pub trait DynDevice: DynResource {
     unsafe fn create_render_pipeline(
         &self,
         desc: &RenderPipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynRenderPipeline>, PipelineError>;
+    /// See [`Device::create_mesh_pipeline`].
+    ///
+    /// # Safety
+    /// As [`Device::create_mesh_pipeline`].
+    unsafe fn create_mesh_pipeline(
+        &self,
+        desc: &MeshPipelineDescriptor<DynResources>,
     ) -> Result<Box<dyn DynRenderPipeline>, PipelineError>;
     /// See [`Device::destroy_render_pipeline`].
     ///
@@ -677,6 +685,17 @@ impl<D: Device> DynDevice for D {
         // SAFETY: forwarded contract.
         Ok(Box::new(unsafe {
             Device::create_render_pipeline(self, &own)
+        }?))
+    }
+    unsafe fn create_mesh_pipeline(
+        &self,
+        desc: &MeshPipelineDescriptor<DynResources>,
+    ) -> Result<Box<dyn DynRenderPipeline>, PipelineError> {
+        let own = convert::mesh_pipeline(desc, &Downcast::<D::A>::NEW)
+            .map_err(|e| PipelineError::Device(e.into()))?;
+        // SAFETY: forwarded contract.
+        Ok(Box::new(unsafe {
+            Device::create_mesh_pipeline(self, &own)
         }?))
     }
     unsafe fn destroy_render_pipeline(&self, pipeline: Box<dyn DynRenderPipeline>) {

@@ -329,6 +329,33 @@ pub trait DynCommandEncoder: Send + Sync + Debug + std::any::Any {
         count_offset: u64,
         max_count: u32,
     );
+    /// See [`CommandEncoder::draw_mesh_tasks`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_mesh_tasks`].
+    unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32);
+    /// See [`CommandEncoder::draw_mesh_tasks_indirect`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_mesh_tasks_indirect`].
+    unsafe fn draw_mesh_tasks_indirect(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        draw_count: u32,
+    );
+    /// See [`CommandEncoder::draw_mesh_tasks_indirect_count`].
+    ///
+    /// # Safety
+    /// As [`CommandEncoder::draw_mesh_tasks_indirect_count`].
+    unsafe fn draw_mesh_tasks_indirect_count(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        count_buffer: &dyn DynBuffer,
+        count_offset: u64,
+        max_count: u32,
+    );
     /// See [`CommandEncoder::set_compute_pipeline`].
     ///
     /// # Safety

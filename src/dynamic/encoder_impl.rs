@@ -486,6 +486,53 @@ impl<A: Api> DynCommandEncoder for DynEncoder<A> {
             }
         }
     }
+    unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.draw_mesh_tasks(x, y, z) }
+        }
+    }
+    unsafe fn draw_mesh_tasks_indirect(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        draw_count: u32,
+    ) {
+        let Some(buffer) = self.get::<A::Buffer>(buffer) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe { inner.draw_mesh_tasks_indirect(buffer, offset, draw_count) }
+        }
+    }
+    unsafe fn draw_mesh_tasks_indirect_count(
+        &mut self,
+        buffer: &dyn DynBuffer,
+        offset: u64,
+        count_buffer: &dyn DynBuffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let (Some(buffer), Some(count_buffer)) = (
+            self.get::<A::Buffer>(buffer),
+            self.get::<A::Buffer>(count_buffer),
+        ) else {
+            return;
+        };
+        if let Some(inner) = self.live() {
+            // SAFETY: forwarded contract.
+            unsafe {
+                inner.draw_mesh_tasks_indirect_count(
+                    buffer,
+                    offset,
+                    count_buffer,
+                    count_offset,
+                    max_count,
+                )
+            }
+        }
+    }
     unsafe fn draw_indexed_indirect_count(
         &mut self,
         buffer: &dyn DynBuffer,

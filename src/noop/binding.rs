@@ -168,6 +168,7 @@ pub(crate) fn create_pipeline_layout(
         desc.bind_group_layouts.iter().map(|l| &*l.entries),
         desc.push_constant_ranges,
         &shared.limits,
+        shared.features,
     )?;
 
     let mut groups = Vec::new();

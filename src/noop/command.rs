@@ -25,6 +25,7 @@ use super::{
     AccelerationStructure, Api, BindGroup, Buffer, ComputePipeline, DeviceShared, PipelineLayout,
     QuerySet, RayTracingPipeline, RenderPipeline, Texture,
 };
+use crate::validate::draw::Geometry;
 use crate::{
     AccelerationStructureBarrier, AccelerationStructureCopy, AccelerationStructureError,
     BufferBarrier, BufferBinding, BufferCopy, BufferTextureCopy,
@@ -150,6 +151,11 @@ pub struct CommandEncoder {
     features: wgt::Features,
     /// The device's `max_multiview_view_count`, for render passes.
     max_views: u32,
+    /// The device's limits, for mesh draws' workgroup counts.
+    limits: wgt::Limits,
+    /// Where the bound render pipeline's geometry comes from (`None`: none
+    /// bound in this pass): vertex and mesh draws check it.
+    geometry: Option<Geometry>,
 }
 
 impl CommandEncoder {
@@ -161,6 +167,7 @@ impl CommandEncoder {
                 .min(limits.min_storage_buffer_offset_alignment),
             as_limits: acceleration::Limits::new(limits),
             max_views: limits.max_multiview_view_count,
+            limits: limits.clone(),
             ..Self::default()
         }
     }
@@ -193,6 +200,52 @@ impl CommandEncoder {
     }
 
     /// Whether the recording is in `want`; logs `what` as misplaced if not.
+    /// A barrier (`what`) outside a render pass, as Vulkan requires; logs
+    /// otherwise.
+    fn barrier_allowed(&self, what: &str) -> bool {
+        if self.pass == Pass::Render {
+            log::error!("noop: {what} inside a render pass; skipped (record it before the pass)");
+            return false;
+        }
+        true
+    }
+
+    /// A vertex draw (`what`): inside a render pass, no mesh pipeline
+    /// bound (`validate/draw.rs`); logs otherwise.
+    fn vertex_draw(&self, what: &str) -> bool {
+        if !self.in_pass(Pass::Render, what) {
+            return false;
+        }
+        match crate::validate::draw::vertex_draw_problem(self.geometry) {
+            Some(why) => {
+                log::error!("noop: {what}: {why}; skipped");
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// A mesh draw (`what`, with `groups` for a direct one), checked as on
+    /// every backend (`validate/draw.rs`); logs otherwise.
+    fn mesh_draw(&self, what: &str, groups: Option<[u32; 3]>) -> bool {
+        if !self.in_pass(Pass::Render, what) {
+            return false;
+        }
+        let problem = crate::validate::draw::mesh_draw_problem(
+            self.features,
+            &self.limits,
+            self.geometry,
+            groups,
+        );
+        match problem {
+            Some(why) => {
+                log::error!("noop: {what}: {why}; skipped");
+                false
+            }
+            None => true,
+        }
+    }
+
     fn in_pass(&self, want: Pass, what: &str) -> bool {
         if self.pass != want {
             log::error!(
@@ -352,11 +405,14 @@ impl crate::CommandEncoder for CommandEncoder {
     }
 
     unsafe fn transition_buffers(&mut self, _barriers: &[BufferBarrier<'_, Buffer>]) {
-        // Commands run in order on one thread: there is nothing to order.
+        // Commands run in order on one thread: there is nothing to order;
+        // a barrier inside a render pass is refused as on Vulkan.
+        self.barrier_allowed("transition_buffers");
     }
 
     unsafe fn transition_textures(&mut self, _barriers: &[TextureBarrier<'_, Texture>]) {
         // As for buffers; the noop backend has no layouts either.
+        self.barrier_allowed("transition_textures");
     }
 
     unsafe fn clear_buffer(&mut self, buffer: &Buffer, range: Range<u64>) {
@@ -553,6 +609,7 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         self.pass = Pass::Render;
+        self.geometry = None;
         let checked = crate::validate::multiview::check_pass(desc, self.features, self.max_views);
         if let Err(e) = checked {
             log::error!("noop: begin_render_pass: {e}; the pass is skipped");
@@ -624,8 +681,10 @@ impl crate::CommandEncoder for CommandEncoder {
         pass::push_constants_ok(layout, stages, offset, data.len());
     }
 
-    unsafe fn set_render_pipeline(&mut self, _pipeline: &RenderPipeline) {
-        self.in_pass(Pass::Render, "set_render_pipeline");
+    unsafe fn set_render_pipeline(&mut self, pipeline: &RenderPipeline) {
+        if self.in_pass(Pass::Render, "set_render_pipeline") {
+            self.geometry = Some(pipeline.geometry);
+        }
     }
 
     unsafe fn set_index_buffer(
@@ -664,7 +723,7 @@ impl crate::CommandEncoder for CommandEncoder {
         _instance_count: u32,
     ) {
         // Accepted; noop runs no shaders, so nothing is drawn.
-        self.in_pass(Pass::Render, "draw");
+        self.vertex_draw("draw");
     }
 
     unsafe fn draw_indexed(
@@ -675,15 +734,55 @@ impl crate::CommandEncoder for CommandEncoder {
         _first_instance: u32,
         _instance_count: u32,
     ) {
-        self.in_pass(Pass::Render, "draw_indexed");
+        self.vertex_draw("draw_indexed");
     }
 
     unsafe fn draw_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
-        self.in_pass(Pass::Render, "draw_indirect");
+        self.vertex_draw("draw_indirect");
     }
 
     unsafe fn draw_indexed_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
-        self.in_pass(Pass::Render, "draw_indexed_indirect");
+        self.vertex_draw("draw_indexed_indirect");
+    }
+
+    unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
+        // Accepted when valid; noop runs no shaders, so nothing is drawn.
+        self.mesh_draw("draw_mesh_tasks", Some([x, y, z]));
+    }
+
+    unsafe fn draw_mesh_tasks_indirect(&mut self, buffer: &Buffer, offset: u64, draw_count: u32) {
+        let what = "draw_mesh_tasks_indirect";
+        if !self.mesh_draw(what, None) {
+            return;
+        }
+        let size = crate::validate::draw::MESH_ARGS;
+        if let Some(why) =
+            crate::validate::draw::indirect_problem(buffer.size(), offset, draw_count, size)
+        {
+            log::error!("noop: {what}: {why}; skipped");
+        }
+    }
+
+    unsafe fn draw_mesh_tasks_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        if !self.mesh_draw("draw_mesh_tasks_indirect_count", None) {
+            return;
+        }
+        let arg_size = crate::validate::draw::MESH_ARGS;
+        self.count_draw(
+            buffer,
+            offset,
+            count_buffer,
+            count_offset,
+            max_count,
+            arg_size,
+        );
     }
 
     unsafe fn draw_indirect_count(

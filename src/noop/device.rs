@@ -295,6 +295,17 @@ impl crate::Device for Device {
         })
     }
 
+    unsafe fn create_mesh_pipeline(
+        &self,
+        desc: &crate::MeshPipelineDescriptor<Api>,
+    ) -> Result<RenderPipeline, PipelineError> {
+        self.shared.lost.guard(|| {
+            let pipeline = pipeline::create_mesh_pipeline(&self.shared, desc)?;
+            self.shared.counters.render_pipelines.add();
+            Ok(pipeline)
+        })
+    }
+
     unsafe fn destroy_render_pipeline(&self, _pipeline: RenderPipeline) {
         // A pipeline owns nothing: only the count changes.
         self.shared.counters.render_pipelines.sub();

@@ -121,7 +121,10 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 ///   size every Vulkan device guarantees, and wgt's minimum
 ///   acceleration-structure limits (`max_blas_primitive_count`,
 ///   `max_blas_geometry_count`, `max_tlas_instance_count`, one structure
-///   binding per stage), and binding arrays of up to 1,024 elements;
+///   binding per stage), wgt's recommended minimum mesh-shader limits
+///   (with `EXPERIMENTAL_MESH_SHADER` and its point output: mesh pipelines
+///   and draws are checked, nothing runs), and binding arrays of up to
+///   1,024 elements;
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
 pub(crate) fn capabilities() -> Capabilities {
     Capabilities {
@@ -162,7 +165,9 @@ pub(crate) fn capabilities() -> Capabilities {
             | wgt::Features::MULTISAMPLE_ARRAY
             | wgt::Features::SHADER_FLOAT32_ATOMIC
             | wgt::Features::MEMORY_DECORATION_COHERENT
-            | wgt::Features::MEMORY_DECORATION_VOLATILE,
+            | wgt::Features::MEMORY_DECORATION_VOLATILE
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER_POINTS,
         hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
             .union(super::external::HAL_FEATURES),
         limits: wgt::Limits {
@@ -172,7 +177,8 @@ pub(crate) fn capabilities() -> Capabilities {
             max_binding_array_sampler_elements_per_shader_stage: 1024,
             ..wgt::Limits::default()
         }
-        .using_minimum_supported_acceleration_structure_values(),
+        .using_minimum_supported_acceleration_structure_values()
+        .using_recommended_minimum_mesh_shader_values(),
         timestamp_period: 1.0,
     }
 }

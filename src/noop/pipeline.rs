@@ -19,10 +19,12 @@ use crate::shader::interface::{
 };
 use std::borrow::Cow;
 
+use crate::pipeline::RasterState;
 use crate::shader::{constants, spirv_has_entry_point, ShaderInput, StageStores};
+use crate::validate::draw::Geometry;
 use crate::{
-    ComputePipelineDescriptor, PipelineError, ProgrammableStage, RenderPipelineDescriptor,
-    ShaderError, ShaderModuleDescriptor,
+    ComputePipelineDescriptor, MeshPipelineDescriptor, PipelineError, ProgrammableStage,
+    RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
 };
 
 /// What shaders may use on a noop device: the rule every backend shares
@@ -144,21 +146,60 @@ pub(crate) fn create_render_pipeline(
     if let Some(fragment) = &desc.fragment_stage {
         check_stage(shared, fragment, naga::ShaderStage::Fragment, desc.layout)?;
     }
-    crate::validate::pipeline::check_primitive(shared.features, &desc.primitive)?;
-    crate::validate::pipeline::check_blend(shared.features, desc.color_targets)?;
+    check_raster(shared, desc.raster())?;
+    Ok(RenderPipeline {
+        geometry: Geometry::Vertex,
+    })
+}
+
+/// Checks a mesh pipeline: the mesh-shader features, its task, mesh and
+/// fragment stages, their workgroup sizes and its fixed-function state.
+pub(crate) fn create_mesh_pipeline(
+    shared: &DeviceShared,
+    desc: &MeshPipelineDescriptor<super::Api>,
+) -> Result<RenderPipeline, PipelineError> {
+    crate::adapter::check_shader_execution(shared.hal_features, shared.allow_no_shader_execution)?;
+    crate::validate::pipeline::check_mesh_pipeline(shared.features, desc.multiview_mask)?;
+    let stages = [
+        (desc.task_stage.as_ref(), naga::ShaderStage::Task),
+        (Some(&desc.mesh_stage), naga::ShaderStage::Mesh),
+    ];
+    for (stage, naga_stage) in stages {
+        let Some(stage) = stage else { continue };
+        if let Some(interface) = check_stage(shared, stage, naga_stage, desc.layout)? {
+            crate::validate::pipeline::check_mesh_workgroup_size(
+                &shared.limits,
+                naga_stage,
+                interface.workgroup_size,
+            )?;
+        }
+    }
+    if let Some(fragment) = &desc.fragment_stage {
+        check_stage(shared, fragment, naga::ShaderStage::Fragment, desc.layout)?;
+    }
+    check_raster(shared, desc.raster())?;
+    Ok(RenderPipeline {
+        geometry: if desc.task_stage.is_some() {
+            Geometry::Task
+        } else {
+            Geometry::Mesh
+        },
+    })
+}
+
+/// The fixed-function checks render and mesh pipelines share.
+fn check_raster(shared: &DeviceShared, raster: RasterState<'_>) -> Result<(), PipelineError> {
+    crate::validate::pipeline::check_primitive(shared.features, raster.primitive)?;
+    crate::validate::pipeline::check_blend(shared.features, raster.color_targets)?;
     crate::validate::multiview::check_view_mask(
-        desc.multiview_mask,
+        raster.multiview_mask,
         shared.features,
         shared.limits.max_multiview_view_count,
     )?;
-    check_fixed_function(shared, desc).map_err(|what| PipelineError::Unsupported(what.into()))?;
-    Ok(RenderPipeline { _private: () })
+    check_fixed_function(shared, &raster).map_err(|what| PipelineError::Unsupported(what.into()))
 }
 
-fn check_fixed_function(
-    shared: &DeviceShared,
-    desc: &RenderPipelineDescriptor<super::Api>,
-) -> Result<(), &'static str> {
+fn check_fixed_function(shared: &DeviceShared, desc: &RasterState<'_>) -> Result<(), &'static str> {
     let l = &shared.limits;
     if desc.vertex_buffers.len() > l.max_vertex_buffers as usize {
         return Err("more vertex buffers than max_vertex_buffers");
@@ -202,7 +243,7 @@ fn check_fixed_function(
             return Err("a colour target format with blending is not blendable");
         }
     }
-    if let Some(ds) = &desc.depth_stencil {
+    if let Some(ds) = desc.depth_stencil {
         if !ds.format.is_depth_stencil_format() {
             return Err("the depth/stencil format is not a depth or stencil format");
         }
@@ -216,7 +257,7 @@ fn check_fixed_function(
         .iter()
         .flatten()
         .map(|t| t.format)
-        .chain(desc.depth_stencil.as_ref().map(|ds| ds.format));
+        .chain(desc.depth_stencil.map(|ds| ds.format));
     for format in formats {
         if samples > 1 && !caps(format).flags.sample_count_supported(samples) {
             return Err("an attachment format does not support the sample count");

@@ -87,6 +87,13 @@ pub(crate) fn check_layout_entry(
     {
         return unsupported("ray-tracing stages need the RAY_TRACING_PIPELINE capability");
     }
+    if entry.visibility.intersects(S::TASK | S::MESH)
+        && !features.contains(wgt::Features::EXPERIMENTAL_MESH_SHADER)
+    {
+        return unsupported(
+            "task and mesh stages need the device opened with EXPERIMENTAL_MESH_SHADER",
+        );
+    }
     let dynamic = matches!(
         entry.ty,
         T::Buffer {

@@ -3,7 +3,8 @@
 //! their per-layout limits, a push-constant range past
 //! `max_immediate_size` (`LimitExceeded`, naming the limit, what was asked
 //! and what is allowed); a push-constant range without stages, empty, not
-//! 4-byte aligned, or naming a stage an earlier range names
+//! 4-byte aligned, naming a stage an earlier range names, or naming task
+//! or mesh stages on a device without `EXPERIMENTAL_MESH_SHADER`
 //! (`InvalidPushConstantRange`).
 
 use crate::{BindingError, PushConstantRange};
@@ -14,6 +15,7 @@ pub(crate) fn check_pipeline_layout<'a>(
     groups: impl ExactSizeIterator<Item = &'a [wgt::BindGroupLayoutEntry]>,
     ranges: &[PushConstantRange],
     limits: &wgt::Limits,
+    features: wgt::Features,
 ) -> Result<(), BindingError> {
     let group_count = groups.len() as u64;
     if group_count > u64::from(limits.max_bind_groups) {
@@ -61,7 +63,7 @@ pub(crate) fn check_pipeline_layout<'a>(
             });
         }
     }
-    check_push_constants(ranges, limits.max_immediate_size)
+    check_push_constants(ranges, limits.max_immediate_size, features)
 }
 
 /// Push-constant ranges: with stages, non-empty, 4-byte aligned, inside
@@ -69,6 +71,7 @@ pub(crate) fn check_pipeline_layout<'a>(
 fn check_push_constants(
     ranges: &[PushConstantRange],
     max_immediate_size: u32,
+    features: wgt::Features,
 ) -> Result<(), BindingError> {
     let mut seen = wgt::ShaderStages::empty();
     for r in ranges {
@@ -82,6 +85,12 @@ fn check_push_constants(
         };
         if r.stages.is_empty() {
             return invalid("it names no shader stage");
+        }
+        if r.stages
+            .intersects(wgt::ShaderStages::TASK | wgt::ShaderStages::MESH)
+            && !features.contains(wgt::Features::EXPERIMENTAL_MESH_SHADER)
+        {
+            return invalid("task and mesh stages need EXPERIMENTAL_MESH_SHADER");
         }
         if start >= end {
             return invalid("it is empty (start must be below end)");
@@ -120,8 +129,13 @@ mod tests {
             ..wgt::Limits::default()
         };
         let compute = wgt::ShaderStages::COMPUTE;
-        let e =
-            check_pipeline_layout([].into_iter(), &[range(compute, 0..256)], &limits).unwrap_err();
+        let e = check_pipeline_layout(
+            [].into_iter(),
+            &[range(compute, 0..256)],
+            &limits,
+            wgt::Features::empty(),
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             BindingError::LimitExceeded {
@@ -136,8 +150,13 @@ mod tests {
             text.contains("256") && text.contains("max_immediate_size = 128"),
             "{text}"
         );
-        let e =
-            check_pipeline_layout([].into_iter(), &[range(compute, 2..6)], &limits).unwrap_err();
+        let e = check_pipeline_layout(
+            [].into_iter(),
+            &[range(compute, 2..6)],
+            &limits,
+            wgt::Features::empty(),
+        )
+        .unwrap_err();
         assert!(matches!(e, BindingError::InvalidPushConstantRange { .. }));
         let text = e.to_string();
         assert!(text.contains("2..6") && text.contains("COMPUTE"), "{text}");

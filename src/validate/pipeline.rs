@@ -1,7 +1,8 @@
 //! Render-pipeline state checked against the features the device was
 //! opened with, the same on every backend: polygon modes, unclipped depth,
 //! conservative rasterization and dual-source blend factors each need
-//! their feature.
+//! their feature; mesh pipelines need the mesh-shader features, and their
+//! task and mesh workgroups fit the mesh limits.
 
 use crate::PipelineError;
 
@@ -76,6 +77,65 @@ pub(crate) fn check_blend(
             what: "blending a 32-bit float colour target",
             feature,
         });
+    }
+    Ok(())
+}
+
+/// A mesh pipeline needs `EXPERIMENTAL_MESH_SHADER`, and with a view mask
+/// `EXPERIMENTAL_MESH_SHADER_MULTIVIEW` (the view mask's own checks are
+/// `validate/multiview.rs`'s).
+pub(crate) fn check_mesh_pipeline(
+    enabled: wgt::Features,
+    multiview_mask: Option<std::num::NonZeroU32>,
+) -> Result<(), PipelineError> {
+    let needs = [
+        (
+            true,
+            "a mesh pipeline",
+            wgt::Features::EXPERIMENTAL_MESH_SHADER,
+        ),
+        (
+            multiview_mask.is_some(),
+            "a mesh pipeline with a view mask",
+            wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
+        ),
+    ];
+    match needs
+        .into_iter()
+        .find(|&(used, _, feature)| used && !enabled.contains(feature))
+    {
+        Some((_, what, feature)) => Err(PipelineError::MissingFeature { what, feature }),
+        None => Ok(()),
+    }
+}
+
+/// A task or mesh entry point's workgroup size (zeros: not known, SPIR-V)
+/// within that stage's per-dimension and per-workgroup invocation limits.
+pub(crate) fn check_mesh_workgroup_size(
+    limits: &wgt::Limits,
+    stage: naga::ShaderStage,
+    size: [u32; 3],
+) -> Result<(), PipelineError> {
+    let (per_dimension, per_workgroup, names) = match stage {
+        naga::ShaderStage::Task => (
+            limits.max_task_invocations_per_dimension,
+            limits.max_task_invocations_per_workgroup,
+            "max_task_invocations_per_dimension / max_task_invocations_per_workgroup",
+        ),
+        _ => (
+            limits.max_mesh_invocations_per_dimension,
+            limits.max_mesh_invocations_per_workgroup,
+            "max_mesh_invocations_per_dimension / max_mesh_invocations_per_workgroup",
+        ),
+    };
+    let invocations = size.iter().try_fold(1u32, |acc, &n| acc.checked_mul(n));
+    if size == [0; 3] {
+        return Ok(());
+    }
+    if size.iter().any(|&n| n > per_dimension) || invocations.is_none_or(|n| n > per_workgroup) {
+        return Err(PipelineError::Unsupported(format!(
+            "{stage:?} workgroup size {size:?} exceeds {names} ({per_dimension} / {per_workgroup})"
+        )));
     }
     Ok(())
 }

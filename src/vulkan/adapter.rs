@@ -39,6 +39,50 @@ pub(crate) struct RayLimits {
     pub(crate) max_shader_group_stride: u32,
 }
 
+/// `VK_EXT_mesh_shader`'s limits (zeros without the extension), as
+/// `wgpu-types` names them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MeshLimits {
+    pub(crate) max_task_workgroup_total_count: u32,
+    /// The least of `maxTaskWorkGroupCount`'s three.
+    pub(crate) max_task_workgroups_per_dimension: u32,
+    pub(crate) max_mesh_workgroup_total_count: u32,
+    /// The least of `maxMeshWorkGroupCount`'s three.
+    pub(crate) max_mesh_workgroups_per_dimension: u32,
+    pub(crate) max_task_invocations_per_workgroup: u32,
+    /// The least of `maxTaskWorkGroupSize`'s three.
+    pub(crate) max_task_invocations_per_dimension: u32,
+    pub(crate) max_mesh_invocations_per_workgroup: u32,
+    /// The least of `maxMeshWorkGroupSize`'s three.
+    pub(crate) max_mesh_invocations_per_dimension: u32,
+    pub(crate) max_task_payload_size: u32,
+    pub(crate) max_mesh_output_vertices: u32,
+    pub(crate) max_mesh_output_primitives: u32,
+    pub(crate) max_mesh_output_layers: u32,
+    pub(crate) max_mesh_multiview_view_count: u32,
+}
+
+impl MeshLimits {
+    fn from_properties(p: &vk::PhysicalDeviceMeshShaderPropertiesEXT<'_>) -> Self {
+        let least = |v: [u32; 3]| v.into_iter().min().unwrap_or(0);
+        Self {
+            max_task_workgroup_total_count: p.max_task_work_group_total_count,
+            max_task_workgroups_per_dimension: least(p.max_task_work_group_count),
+            max_mesh_workgroup_total_count: p.max_mesh_work_group_total_count,
+            max_mesh_workgroups_per_dimension: least(p.max_mesh_work_group_count),
+            max_task_invocations_per_workgroup: p.max_task_work_group_invocations,
+            max_task_invocations_per_dimension: least(p.max_task_work_group_size),
+            max_mesh_invocations_per_workgroup: p.max_mesh_work_group_invocations,
+            max_mesh_invocations_per_dimension: least(p.max_mesh_work_group_size),
+            max_task_payload_size: p.max_task_payload_size,
+            max_mesh_output_vertices: p.max_mesh_output_vertices,
+            max_mesh_output_primitives: p.max_mesh_output_primitives,
+            max_mesh_output_layers: p.max_mesh_output_layers,
+            max_mesh_multiview_view_count: p.max_mesh_multiview_view_count,
+        }
+    }
+}
+
 /// Everything keel-hal reads from a physical device, read once.
 #[derive(Clone, Debug)]
 pub(crate) struct PhysicalInfo {
@@ -50,6 +94,7 @@ pub(crate) struct PhysicalInfo {
     pub(crate) features: PhysicalFeatures,
     pub(crate) extensions: Vec<CString>,
     pub(crate) ray_limits: RayLimits,
+    pub(crate) mesh_limits: MeshLimits,
     /// Stages that may run subgroup operations, and the operations
     /// (`VkPhysicalDeviceVulkan11Properties`).
     pub(crate) subgroup_stages: vk::ShaderStageFlags,
@@ -228,6 +273,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_position_fetch = has(ash::khr::ray_tracing_position_fetch::NAME);
     let has_barycentric = has(ash::khr::fragment_shader_barycentric::NAME);
     let has_image_int64 = has(ash::ext::shader_image_atomic_int64::NAME);
+    let has_mesh = has(ash::ext::mesh_shader::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -244,6 +290,10 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     }
     if has_rt {
         props2 = props2.push_next(&mut rt_props);
+    }
+    let mut ms_props = vk::PhysicalDeviceMeshShaderPropertiesEXT::default();
+    if has_mesh {
+        props2 = props2.push_next(&mut ms_props);
     }
     // SAFETY: the chain holds only structs of core 1.3 or supported extensions.
     unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
@@ -283,6 +333,10 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     }
     if has_image_int64 {
         features2 = features2.push_next(&mut ia_f);
+    }
+    let mut ms_f = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
+    if has_mesh {
+        features2 = features2.push_next(&mut ms_f);
     }
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
@@ -337,6 +391,12 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         position_fetch: has_position_fetch && b(pf_f.ray_tracing_position_fetch),
         fragment_barycentric: has_barycentric && b(fb_f.fragment_shader_barycentric),
         image_int64_atomics: has_image_int64 && b(ia_f.shader_image_int64_atomics),
+        zero_initialize_workgroup_memory: b(f13.shader_zero_initialize_workgroup_memory),
+        mesh_shader: has_mesh
+            && b(ms_f.task_shader)
+            && b(ms_f.mesh_shader)
+            && b(f13.shader_zero_initialize_workgroup_memory),
+        multiview_mesh_shader: has_mesh && b(ms_f.multiview_mesh_shader),
         acceleration_structure_update_after_bind: has_as
             && b(as_f.descriptor_binding_acceleration_structure_update_after_bind),
     };
@@ -374,6 +434,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         features,
         extensions,
         ray_limits,
+        mesh_limits: MeshLimits::from_properties(&ms_props),
         subgroup_stages: p11.subgroup_supported_stages,
         subgroup_operations: p11.subgroup_supported_operations,
         max_multiview_views: p11.max_multiview_view_count,
@@ -498,6 +559,13 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     if features.intersects(wgt::Features::SHADER_BARYCENTRICS | wgt::Features::SHADER_PER_VERTEX) {
         out.push(ash::khr::fragment_shader_barycentric::NAME);
     }
+    if features.intersects(
+        wgt::Features::EXPERIMENTAL_MESH_SHADER
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER_POINTS
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
+    ) {
+        out.push(ash::ext::mesh_shader::NAME);
+    }
     out
 }
 
@@ -608,6 +676,7 @@ impl crate::Adapter for Adapter {
         let enabled_pf = extensions.contains(&ash::khr::ray_tracing_position_fetch::NAME);
         let enabled_fb = extensions.contains(&ash::khr::fragment_shader_barycentric::NAME);
         let enabled_ia = extensions.contains(&ash::ext::shader_image_atomic_int64::NAME);
+        let enabled_ms = extensions.contains(&ash::ext::mesh_shader::NAME);
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
@@ -631,6 +700,7 @@ impl crate::Adapter for Adapter {
             .synchronization2(true)
             .dynamic_rendering(true)
             .maintenance4(true)
+            .shader_zero_initialize_workgroup_memory(pf.zero_initialize_workgroup_memory)
             .texture_compression_astc_hdr(
                 features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC_HDR),
             );
@@ -652,6 +722,12 @@ impl crate::Adapter for Adapter {
             .fragment_shader_barycentric(true);
         let mut ia_f = vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT::default()
             .shader_image_int64_atomics(true);
+        let mut ms_f = vk::PhysicalDeviceMeshShaderFeaturesEXT::default()
+            .task_shader(true)
+            .mesh_shader(true)
+            .multiview_mesh_shader(
+                features.contains(wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW),
+            );
 
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
@@ -684,6 +760,9 @@ impl crate::Adapter for Adapter {
         }
         if enabled_ia {
             create_info = create_info.push_next(&mut ia_f);
+        }
+        if enabled_ms {
+            create_info = create_info.push_next(&mut ms_f);
         }
 
         let instance = &self.instance;
@@ -758,6 +837,7 @@ impl crate::Adapter for Adapter {
             // SAFETY: `raw` is live and has `VK_KHR_acceleration_structure` enabled.
             unsafe { super::acceleration::AccelerationFns::load(instance, &raw) }
         });
+        let mesh = enabled_ms.then(|| ash::ext::mesh_shader::Device::new(&instance.raw, &raw));
         // SAFETY: `raw` is a live device of this physical device and instance.
         let external = unsafe { super::external::ExternalFns::load(instance, &raw, self.raw, hal) };
         let shared = Arc::new(super::DeviceShared {
@@ -780,6 +860,7 @@ impl crate::Adapter for Adapter {
             external,
             descriptors: Default::default(),
             accel,
+            mesh,
             compaction_pools: Default::default(),
             lost: Default::default(),
         });

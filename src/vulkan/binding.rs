@@ -258,6 +258,7 @@ pub(super) unsafe fn create_pipeline_layout(
         desc.bind_group_layouts.iter().map(|l| &*l.entries),
         desc.push_constant_ranges,
         &shared.limits,
+        shared.features,
     )?;
     let ranges: Vec<vk::PushConstantRange> = desc
         .push_constant_ranges

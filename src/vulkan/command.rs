@@ -269,7 +269,9 @@ impl crate::CommandEncoder for CommandEncoder {
     }
 
     unsafe fn transition_buffers(&mut self, barriers: &[BufferBarrier<'_, Buffer>]) {
-        let Some(raw) = self.recording() else { return };
+        let Some(raw) = self.barrier_allowed("transition_buffers") else {
+            return;
+        };
         let shaders = barrier::shader_stages(self.device.ray_tracing.is_some());
         let temp = &mut self.temp.buffer_barriers;
         temp.clear();
@@ -302,7 +304,9 @@ impl crate::CommandEncoder for CommandEncoder {
     }
 
     unsafe fn transition_textures(&mut self, barriers: &[TextureBarrier<'_, Texture>]) {
-        let Some(raw) = self.recording() else { return };
+        let Some(raw) = self.barrier_allowed("transition_textures") else {
+            return;
+        };
         let swapchain = self.device.swapchain;
         let shaders = barrier::shader_stages(self.device.ray_tracing.is_some());
         let temp = &mut self.temp.image_barriers;
@@ -863,6 +867,29 @@ impl crate::CommandEncoder for CommandEncoder {
         let count = (count_offset, max_count);
         // SAFETY: forwarded contract.
         unsafe { self.pass_draw_indirect_count(buffer, offset, count_buffer, count, true) }
+    }
+
+    unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_mesh_tasks(x, y, z) }
+    }
+
+    unsafe fn draw_mesh_tasks_indirect(&mut self, buffer: &Buffer, offset: u64, draw_count: u32) {
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_mesh_tasks_indirect(buffer, offset, draw_count) }
+    }
+
+    unsafe fn draw_mesh_tasks_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count_offset: u64,
+        max_count: u32,
+    ) {
+        let count = (count_offset, max_count);
+        // SAFETY: forwarded contract.
+        unsafe { self.pass_draw_mesh_tasks_indirect_count(buffer, offset, count_buffer, count) }
     }
 
     #[inline]

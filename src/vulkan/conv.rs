@@ -648,6 +648,24 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
             .max_per_stage_acceleration_structures
             .min(ray.max_per_stage_update_after_bind_acceleration_structures);
     }
+    if info.features.mesh_shader {
+        let m = &info.mesh_limits;
+        limits.max_task_workgroup_total_count = m.max_task_workgroup_total_count;
+        limits.max_task_workgroups_per_dimension = m.max_task_workgroups_per_dimension;
+        limits.max_mesh_workgroup_total_count = m.max_mesh_workgroup_total_count;
+        limits.max_mesh_workgroups_per_dimension = m.max_mesh_workgroups_per_dimension;
+        limits.max_task_invocations_per_workgroup = m.max_task_invocations_per_workgroup;
+        limits.max_task_invocations_per_dimension = m.max_task_invocations_per_dimension;
+        limits.max_mesh_invocations_per_workgroup = m.max_mesh_invocations_per_workgroup;
+        limits.max_mesh_invocations_per_dimension = m.max_mesh_invocations_per_dimension;
+        limits.max_task_payload_size = m.max_task_payload_size;
+        limits.max_mesh_output_vertices = m.max_mesh_output_vertices;
+        limits.max_mesh_output_primitives = m.max_mesh_output_primitives;
+        limits.max_mesh_output_layers = m.max_mesh_output_layers;
+        if info.features.multiview_mesh_shader {
+            limits.max_mesh_multiview_view_count = m.max_mesh_multiview_view_count.min(32);
+        }
+    }
     if info.features.ray_tracing_pipeline {
         limits.max_ray_recursion_depth = ray.max_ray_recursion_depth;
         limits.max_ray_dispatch_count = ray.max_ray_dispatch_invocation_count;
@@ -829,6 +847,14 @@ pub(super) fn map_features(
     f.set(F::PIPELINE_STATISTICS_QUERY, pf.pipeline_statistics_query);
     f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
     f.set(F::SHADER_BARYCENTRICS, pf.fragment_barycentric);
+    // Task and mesh stages, points among their outputs; with multiview
+    // where the driver lets mesh pipelines render several views.
+    f.set(F::EXPERIMENTAL_MESH_SHADER, pf.mesh_shader);
+    f.set(F::EXPERIMENTAL_MESH_SHADER_POINTS, pf.mesh_shader);
+    f.set(
+        F::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
+        pf.mesh_shader && pf.multiview && pf.multiview_mesh_shader,
+    );
     f.set(F::SHADER_PER_VERTEX, pf.fragment_barycentric);
     // Any view mask: VkRenderingInfo and VkPipelineRenderingCreateInfo take
     // one as it is.

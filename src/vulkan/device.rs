@@ -584,6 +584,17 @@ impl crate::Device for super::Device {
         })
     }
 
+    unsafe fn create_mesh_pipeline(
+        &self,
+        desc: &crate::MeshPipelineDescriptor<super::Api>,
+    ) -> Result<super::RenderPipeline, crate::PipelineError> {
+        self.shared.guard(|| {
+            crate::adapter::check_shader_execution(self.shared.hal_features, false)?;
+            // SAFETY: forwarded contract.
+            unsafe { super::pipeline::create_mesh_pipeline(self, desc) }
+        })
+    }
+
     unsafe fn destroy_render_pipeline(&self, pipeline: super::RenderPipeline) {
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::destroy_render_pipeline(self, pipeline) }

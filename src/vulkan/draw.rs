@@ -99,6 +99,155 @@ impl CommandEncoder {
             self.fns
                 .cmd_bind_pipeline(raw, vk::PipelineBindPoint::GRAPHICS, pipeline.raw)
         };
+        self.temp.pass.geometry = Some(pipeline.geometry);
+    }
+
+    /// The command buffer for a vertex draw (`what`): inside a render pass,
+    /// no mesh pipeline bound; logs otherwise.
+    #[inline]
+    fn vertex_draw(&self, what: &str) -> Option<vk::CommandBuffer> {
+        let raw = self.in_pass(true, what)?;
+        if let Some(why) = crate::validate::draw::vertex_draw_problem(self.temp.pass.geometry) {
+            log::error!("keel-hal: {what}: {why}; skipped");
+            return None;
+        }
+        Some(raw)
+    }
+
+    /// The command buffer and mesh functions for a mesh draw (`what`, with
+    /// `groups` for a direct one): checked as on every backend
+    /// (`validate/draw.rs`); logs otherwise.
+    fn mesh_draw(
+        &self,
+        what: &str,
+        groups: Option<[u32; 3]>,
+    ) -> Option<(vk::CommandBuffer, &ash::ext::mesh_shader::Device)> {
+        let raw = self.in_pass(true, what)?;
+        let device = &*self.device;
+        let problem = crate::validate::draw::mesh_draw_problem(
+            device.features,
+            &device.limits,
+            self.temp.pass.geometry,
+            groups,
+        );
+        match (problem, device.mesh.as_ref()) {
+            (None, Some(fns)) => Some((raw, fns)),
+            (Some(why), _) => {
+                log::error!("keel-hal: {what}: {why}; skipped");
+                None
+            }
+            (None, None) => {
+                log::error!("keel-hal: {what}: VK_EXT_mesh_shader is not enabled; skipped");
+                None
+            }
+        }
+    }
+
+    /// See `CommandEncoder::draw_mesh_tasks`.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
+        let Some((raw, fns)) = self.mesh_draw("draw_mesh_tasks", Some([x, y, z])) else {
+            return;
+        };
+        // SAFETY: inside a render pass with a mesh pipeline bound (checked)
+        // and its bind groups (the trait contract); the device enabled
+        // VK_EXT_mesh_shader with taskShader and meshShader; the counts are
+        // within the first stage's limits (checked).
+        unsafe { fns.cmd_draw_mesh_tasks(raw, x, y, z) };
+    }
+
+    /// See `CommandEncoder::draw_mesh_tasks_indirect`: one call per
+    /// `maxDrawIndirectCount` with multiDrawIndirect, else one per draw.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_draw_mesh_tasks_indirect(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        draw_count: u32,
+    ) {
+        let what = "draw_mesh_tasks_indirect";
+        let Some((raw, fns)) = self.mesh_draw(what, None) else {
+            return;
+        };
+        let size = crate::validate::draw::MESH_ARGS;
+        if let Some(why) =
+            crate::validate::draw::indirect_problem(buffer.size, offset, draw_count, size)
+        {
+            log::error!("keel-hal: {what}: {why}; skipped");
+            return;
+        }
+        let device = &self.device;
+        let per_call = if device.physical.features.multi_draw_indirect {
+            device
+                .physical
+                .properties
+                .limits
+                .max_draw_indirect_count
+                .max(1)
+        } else {
+            1
+        };
+        let (mut done, mut at) = (0u32, offset);
+        while done < draw_count {
+            let count = per_call.min(draw_count - done);
+            // SAFETY: as `pass_draw_mesh_tasks`, with the buffer in
+            // `INDIRECT` (the trait contract); `count` argument sets at `at`
+            // lie in the buffer (checked); `count` is 1 without
+            // multiDrawIndirect and at most maxDrawIndirectCount; the stride
+            // is the argument size.
+            unsafe { fns.cmd_draw_mesh_tasks_indirect(raw, buffer.raw, at, count, size as u32) };
+            done += count;
+            at += u64::from(count) * size;
+        }
+    }
+
+    /// See `CommandEncoder::draw_mesh_tasks_indirect_count`.
+    ///
+    /// # Safety
+    /// As the trait method.
+    pub(super) unsafe fn pass_draw_mesh_tasks_indirect_count(
+        &mut self,
+        buffer: &Buffer,
+        offset: u64,
+        count_buffer: &Buffer,
+        count: (u64, u32),
+    ) {
+        let what = "draw_mesh_tasks_indirect_count";
+        let (count_offset, max_count) = count;
+        let Some((raw, fns)) = self.mesh_draw(what, None) else {
+            return;
+        };
+        let arg_size = crate::validate::draw::MESH_ARGS;
+        let draw = crate::validate::draw::CountDraw {
+            size: buffer.size,
+            offset,
+            arg_size,
+            max_count,
+            count_size: count_buffer.size,
+            count_offset,
+        };
+        if let Some(why) = crate::validate::draw::count_draw_problem(self.device.features, draw) {
+            log::error!("keel-hal: {what}: {why}; skipped");
+            return;
+        }
+        // SAFETY: as `pass_draw_mesh_tasks_indirect`; the device enabled
+        // drawIndirectCount (opened with MULTI_DRAW_INDIRECT_COUNT,
+        // checked); the count lies in its buffer at a 4-byte-aligned offset.
+        unsafe {
+            fns.cmd_draw_mesh_tasks_indirect_count(
+                raw,
+                buffer.raw,
+                offset,
+                count_buffer.raw,
+                count_offset,
+                max_count,
+                arg_size as u32,
+            )
+        };
     }
 
     /// See `CommandEncoder::set_index_buffer`.
@@ -232,7 +381,7 @@ impl CommandEncoder {
         first_instance: u32,
         instance_count: u32,
     ) {
-        let Some(raw) = self.in_pass(true, "draw") else {
+        let Some(raw) = self.vertex_draw("draw") else {
             return;
         };
         // SAFETY: inside a render pass with the pipeline, bind groups and
@@ -261,7 +410,7 @@ impl CommandEncoder {
         first_instance: u32,
         instance_count: u32,
     ) {
-        let Some(raw) = self.in_pass(true, "draw_indexed") else {
+        let Some(raw) = self.vertex_draw("draw_indexed") else {
             return;
         };
         // SAFETY: as `pass_draw`, plus an index buffer bound with the
@@ -296,7 +445,7 @@ impl CommandEncoder {
         } else {
             ("draw_indirect", DRAW_ARGS)
         };
-        let Some(raw) = self.in_pass(true, what) else {
+        let Some(raw) = self.vertex_draw(what) else {
             return;
         };
         if !indirect_fits(buffer, offset, draw_count, size, what) {
@@ -380,7 +529,7 @@ impl CommandEncoder {
         } else {
             ("draw_indirect_count", DRAW_ARGS)
         };
-        let Some(raw) = self.in_pass(true, what) else {
+        let Some(raw) = self.vertex_draw(what) else {
             return;
         };
         let draw = crate::validate::draw::CountDraw {

@@ -158,6 +158,8 @@ pub(crate) struct DeviceShared {
     pub(crate) descriptors: parking_lot::Mutex<descriptor::DescriptorAllocator>,
     /// `VK_KHR_acceleration_structure` functions, when the device enabled it.
     pub(crate) accel: Option<acceleration::AccelerationFns>,
+    /// `VK_EXT_mesh_shader` functions, when the device enabled it.
+    pub(crate) mesh: Option<ash::ext::mesh_shader::Device>,
     /// The shared compacted-size query pools (`query.rs`).
     pub(crate) compaction_pools: parking_lot::Mutex<query::CompactionPools>,
     /// Set at the first `VK_ERROR_DEVICE_LOST`: from then on every fallible
@@ -324,6 +326,10 @@ pub struct RenderPipeline {
     pub(crate) raw: vk::Pipeline,
     /// Its view mask (0: none): passes it is set in must have the same.
     pub(crate) view_mask: u32,
+    /// Where its geometry comes from: a mesh pipeline (task and mesh
+    /// stages) is drawn only with the `draw_mesh_tasks` commands, any other
+    /// only with the vertex draws.
+    pub(crate) geometry: crate::validate::draw::Geometry,
 }
 
 /// A Vulkan compute pipeline.

@@ -54,6 +54,9 @@ pub(super) struct PassState {
     pub(super) max_workgroups: u32,
     /// A render pass's view mask (0: none); pipelines set in it match it.
     pub(super) view_mask: u32,
+    /// Where the bound render pipeline's geometry comes from (`None`:
+    /// none bound yet in this pass): vertex and mesh draws check it.
+    pub(super) geometry: Option<crate::validate::draw::Geometry>,
 }
 
 fn load_op(ops: AttachmentOps) -> vk::AttachmentLoadOp {
@@ -207,6 +210,20 @@ impl CommandEncoder {
         Some(raw)
     }
 
+    /// The command buffer for a barrier (`what`): recording, outside a
+    /// render pass (a pipeline barrier inside dynamic rendering is invalid,
+    /// `VUID-vkCmdPipelineBarrier2-None-06191`); logs otherwise.
+    pub(super) fn barrier_allowed(&self, what: &str) -> Option<vk::CommandBuffer> {
+        let raw = self.recording()?;
+        if matches!(self.temp.pass.kind, PassKind::Render { .. }) {
+            log::error!(
+                "keel-hal: {what} inside a render pass; skipped (record it before the pass)"
+            );
+            return None;
+        }
+        Some(raw)
+    }
+
     /// The command buffer, when recording inside a ray-tracing pass; logs otherwise.
     pub(super) fn in_ray_tracing_pass(&self, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.recording()?;
@@ -253,6 +270,7 @@ impl CommandEncoder {
             label_open: false,
             max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
             view_mask: 0,
+            geometry: None,
         };
         Some(raw)
     }

@@ -82,6 +82,19 @@ pub(crate) struct PhysicalFeatures {
     /// `SHADER_BARYCENTRICS` and `SHADER_PER_VERTEX` (Vulkan has one
     /// feature for both, as wgpu-hal reads it).
     pub(crate) fragment_barycentric: bool,
+    /// `shaderZeroInitializeWorkgroupMemory` (Vulkan 1.3): enabled where
+    /// supported; task and mesh stages then have their workgroup memory
+    /// zeroed by the driver (naga's polyfill declares a second
+    /// `LocalInvocationIndex` input beside the one its mesh output uses,
+    /// which SPIR-V forbids: `VUID-StandaloneSpirv-OpEntryPoint-09658`).
+    pub(crate) zero_initialize_workgroup_memory: bool,
+    /// `VK_EXT_mesh_shader`'s `taskShader` and `meshShader`:
+    /// `EXPERIMENTAL_MESH_SHADER` and `EXPERIMENTAL_MESH_SHADER_POINTS`
+    /// (point output is part of the extension).
+    pub(crate) mesh_shader: bool,
+    /// `VK_EXT_mesh_shader`'s `multiviewMeshShader`: with mesh shaders and
+    /// `multiview`, `EXPERIMENTAL_MESH_SHADER_MULTIVIEW`.
+    pub(crate) multiview_mesh_shader: bool,
     /// `descriptorBindingAccelerationStructureUpdateAfterBind`: with ray
     /// query, `ACCELERATION_STRUCTURE_BINDING_ARRAY` (as wgpu-hal decides).
     pub(crate) acceleration_structure_update_after_bind: bool,

@@ -40,9 +40,10 @@ pub(super) use crate::shader::spirv_has_entry_point_model;
 use crate::shader::{
     constants, spirv_has_entry_point, to_spirv, ShaderInput, SpirvOptions, StageStores,
 };
+use crate::validate::draw::Geometry;
 use crate::{
-    ComputePipelineDescriptor, DeviceError, PipelineError, ProgrammableStage,
-    RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
+    ComputePipelineDescriptor, DeviceError, MeshPipelineDescriptor, PipelineError,
+    ProgrammableStage, RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor,
 };
 
 /// The naga capabilities a device's shaders may use: the rule every backend
@@ -178,11 +179,21 @@ pub(super) fn translate(
     // No debug info: naga marks its source as WGSL (source
     // language 10), which validation layers before SPIR-V 1.6's
     // revision with WGSL (e.g. 1.3.239) reject as invalid SPIR-V.
+    // Task and mesh stages: the driver zeroes workgroup memory (naga's
+    // polyfill would declare a second LocalInvocationIndex input beside
+    // its mesh output's; mesh shaders come with the feature enabled).
+    let zero_init = match naga_stage {
+        naga::ShaderStage::Task | naga::ShaderStage::Mesh => {
+            naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
+        }
+        _ => naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Polyfill,
+    };
     let options = SpirvOptions {
         entry_point: Some((naga_stage, name)),
         binding_map: Some(&binding_map),
         storage_input_output_16: storage_input_output_16(shared),
         force_point_size: point_list,
+        zero_initialize_workgroup_memory: zero_init,
         ..Default::default()
     };
     to_spirv(module, &options).map_err(translation_error)
@@ -244,6 +255,8 @@ unsafe fn stage_module<'d>(
     let stage = match naga_stage {
         naga::ShaderStage::Vertex => vk::ShaderStageFlags::VERTEX,
         naga::ShaderStage::Fragment => vk::ShaderStageFlags::FRAGMENT,
+        naga::ShaderStage::Task => vk::ShaderStageFlags::TASK_EXT,
+        naga::ShaderStage::Mesh => vk::ShaderStageFlags::MESH_EXT,
         _ => vk::ShaderStageFlags::COMPUTE,
     };
     Ok((
@@ -283,9 +296,9 @@ pub(super) unsafe fn create_render_pipeline(
 ) -> Result<RenderPipeline, PipelineError> {
     let shared = &*device.shared;
     // Every check of the fixed-function state runs before any object exists.
-    let fixed = FixedState::new(shared, desc)?;
+    let fixed = FixedState::new(shared, desc.raster())?;
     let point_list = desc.primitive.topology == wgt::PrimitiveTopology::PointList;
-    let mut modules = ArrayVec::<StageModule<'_>, 2>::new();
+    let mut modules = ArrayVec::<StageModule<'_>, 3>::new();
     // SAFETY: the modules came from this device (the caller's contract).
     let (vertex, _) = unsafe {
         stage_module(
@@ -297,21 +310,105 @@ pub(super) unsafe fn create_render_pipeline(
         )
     }?;
     modules.push(vertex);
-    if let Some(fragment) = &desc.fragment_stage {
-        // SAFETY: as above. On failure `modules` drops the vertex module.
-        let (fragment, _) = unsafe {
-            stage_module(
-                shared,
-                fragment,
-                naga::ShaderStage::Fragment,
-                desc.layout,
-                false,
-            )
-        }?;
-        modules.push(fragment);
-    }
-    let stages: ArrayVec<_, 2> = modules.iter().map(StageModule::info).collect();
+    // SAFETY: as above. On failure `modules` drops the vertex module.
+    unsafe { push_fragment(shared, &desc.fragment_stage, desc.layout, &mut modules) }?;
+    let graphics = Graphics {
+        fixed: &fixed,
+        layout: desc.layout,
+        cache: desc.cache,
+        label: desc.label,
+        geometry: Geometry::Vertex,
+    };
+    // SAFETY: the modules and layout came from this device.
+    unsafe { graphics_pipeline(shared, graphics, modules) }
+}
 
+/// Creates a mesh pipeline: a render pipeline whose geometry comes from an
+/// optional task stage and a mesh stage (no vertex input or assembly).
+///
+/// # Safety
+/// As `Device::create_mesh_pipeline`.
+pub(super) unsafe fn create_mesh_pipeline(
+    device: &super::Device,
+    desc: &MeshPipelineDescriptor<super::Api>,
+) -> Result<RenderPipeline, PipelineError> {
+    let shared = &*device.shared;
+    crate::validate::pipeline::check_mesh_pipeline(shared.features, desc.multiview_mask)?;
+    let fixed = FixedState::new(shared, desc.raster())?;
+    let point_list = desc.primitive.topology == wgt::PrimitiveTopology::PointList;
+    let mut modules = ArrayVec::<StageModule<'_>, 3>::new();
+    let stages = [
+        (desc.task_stage.as_ref(), naga::ShaderStage::Task),
+        (Some(&desc.mesh_stage), naga::ShaderStage::Mesh),
+    ];
+    for (stage, naga_stage) in stages {
+        let Some(stage) = stage else { continue };
+        // SAFETY: the modules came from this device (the caller's
+        // contract). On failure `modules` drops those made before.
+        let (module, size) =
+            unsafe { stage_module(shared, stage, naga_stage, desc.layout, point_list) }?;
+        modules.push(module);
+        crate::validate::pipeline::check_mesh_workgroup_size(&shared.limits, naga_stage, size)?;
+    }
+    // SAFETY: as above.
+    unsafe { push_fragment(shared, &desc.fragment_stage, desc.layout, &mut modules) }?;
+    let graphics = Graphics {
+        fixed: &fixed,
+        layout: desc.layout,
+        cache: desc.cache,
+        label: desc.label,
+        geometry: if desc.task_stage.is_some() {
+            Geometry::Task
+        } else {
+            Geometry::Mesh
+        },
+    };
+    // SAFETY: the modules and layout came from this device.
+    unsafe { graphics_pipeline(shared, graphics, modules) }
+}
+
+/// Makes the fragment stage's module, if there is one, into `modules`.
+///
+/// # Safety
+/// The stage's module came from this device.
+unsafe fn push_fragment<'d>(
+    shared: &'d DeviceShared,
+    fragment: &Option<ProgrammableStage<'_, super::Api>>,
+    layout: &PipelineLayout,
+    modules: &mut ArrayVec<StageModule<'d>, 3>,
+) -> Result<(), PipelineError> {
+    if let Some(fragment) = fragment {
+        // SAFETY: forwarded contract.
+        let (module, _) =
+            unsafe { stage_module(shared, fragment, naga::ShaderStage::Fragment, layout, false) }?;
+        modules.push(module);
+    }
+    Ok(())
+}
+
+/// What a render or mesh pipeline adds to its stages.
+struct Graphics<'a> {
+    fixed: &'a FixedState,
+    layout: &'a PipelineLayout,
+    cache: Option<&'a super::PipelineCache>,
+    label: Option<&'a str>,
+    /// Where the geometry comes from (task and mesh stages: no vertex
+    /// input or input assembly state).
+    geometry: Geometry,
+}
+
+/// Creates a graphics pipeline from checked stages and state; the stage
+/// modules are destroyed whatever happens.
+///
+/// # Safety
+/// The modules and the layout came from `shared`'s device.
+unsafe fn graphics_pipeline(
+    shared: &DeviceShared,
+    g: Graphics<'_>,
+    modules: ArrayVec<StageModule<'_>, 3>,
+) -> Result<RenderPipeline, PipelineError> {
+    let fixed = g.fixed;
+    let stages: ArrayVec<_, 3> = modules.iter().map(StageModule::info).collect();
     let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
         .vertex_binding_descriptions(&fixed.vertex_bindings)
         .vertex_attribute_descriptions(&fixed.vertex_attributes);
@@ -336,37 +433,41 @@ pub(super) unsafe fn create_render_pipeline(
     if fixed.conservative {
         rasterization = rasterization.push_next(&mut conservative);
     }
-    let info = vk::GraphicsPipelineCreateInfo::default()
+    let mut info = vk::GraphicsPipelineCreateInfo::default()
         .push_next(&mut rendering)
         .stages(&stages)
-        .vertex_input_state(&vertex_input)
-        .input_assembly_state(&fixed.input_assembly)
         .viewport_state(&viewport)
         .rasterization_state(&rasterization)
         .multisample_state(&multisample)
         .depth_stencil_state(&fixed.depth_stencil)
         .color_blend_state(&blend)
         .dynamic_state(&dynamic)
-        .layout(desc.layout.raw);
+        .layout(g.layout.raw);
+    if g.geometry == Geometry::Vertex {
+        info = info
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&fixed.input_assembly);
+    }
     // SAFETY: every state was checked against the device's features and
     // limits; the layout came from this device (the caller's contract);
     // every pointer in `info` outlives the call.
     let result = unsafe {
         shared
             .raw
-            .create_graphics_pipelines(super::pipeline_cache::raw(desc.cache), &[info], None)
+            .create_graphics_pipelines(super::pipeline_cache::raw(g.cache), &[info], None)
     };
     drop(stages);
     drop(modules);
     let raw = single_pipeline(result)?;
     shared.counters.render_pipelines.add();
-    if let Some(label) = desc.label {
+    if let Some(label) = g.label {
         // SAFETY: `raw` is live.
         unsafe { set_object_name(shared, raw, label) };
     }
     Ok(RenderPipeline {
         raw,
         view_mask: fixed.view_mask,
+        geometry: g.geometry,
     })
 }
 

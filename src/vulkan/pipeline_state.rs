@@ -10,7 +10,8 @@
 use ash::vk;
 
 use super::{conv, DeviceShared};
-use crate::{PipelineError, RenderPipelineDescriptor};
+use crate::pipeline::RasterState;
+use crate::PipelineError;
 
 /// Most colour attachments a pass or pipeline can have (wgpu-types' limit,
 /// which `max_color_attachments` never exceeds).
@@ -54,18 +55,15 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T, PipelineError> {
 
 impl FixedState {
     /// Checks `desc`'s fixed-function state against the device and converts it.
-    pub(super) fn new(
-        shared: &DeviceShared,
-        desc: &RenderPipelineDescriptor<super::Api>,
-    ) -> Result<Self, PipelineError> {
-        let (vertex_bindings, vertex_attributes) = vertex_input(shared, desc)?;
-        let primitive = &desc.primitive;
+    pub(super) fn new(shared: &DeviceShared, desc: RasterState<'_>) -> Result<Self, PipelineError> {
+        let (vertex_bindings, vertex_attributes) = vertex_input(shared, &desc)?;
+        let primitive = desc.primitive;
         let samples = conv::map_sample_count(desc.multisample.count).ok_or_else(|| {
             PipelineError::Unsupported(format!("sample count {}", desc.multisample.count))
         })?;
         let mask = desc.multisample.mask;
         let (depth_stencil, depth_format, stencil_format) =
-            depth_stencil(shared, desc.depth_stencil.as_ref())?;
+            depth_stencil(shared, desc.depth_stencil)?;
         let (blend_attachments, color_formats) = color_targets(shared, desc.color_targets)?;
         Ok(Self {
             vertex_bindings,
@@ -75,7 +73,7 @@ impl FixedState {
                 .primitive_restart_enable(
                     primitive.topology.is_strip() && primitive.strip_index_format.is_some(),
                 ),
-            rasterization: rasterization(shared, primitive, desc.depth_stencil.as_ref())?,
+            rasterization: rasterization(shared, primitive, desc.depth_stencil)?,
             conservative: primitive.conservative,
             samples,
             // Truncation keeps the low word; the high word is the rest.
@@ -124,7 +122,7 @@ type VertexInput = (
 /// limits, formats the adapter can fetch.
 fn vertex_input(
     shared: &DeviceShared,
-    desc: &RenderPipelineDescriptor<super::Api>,
+    desc: &RasterState<'_>,
 ) -> Result<VertexInput, PipelineError> {
     let limits = &shared.limits;
     if desc.vertex_buffers.len() > limits.max_vertex_buffers as usize {

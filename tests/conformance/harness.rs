@@ -312,6 +312,9 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::PIPELINE_CACHE
             | wgt::Features::MULTIVIEW
             | wgt::Features::SELECTIVE_MULTIVIEW
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER_POINTS
+            | wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW
             | wgt::Features::PASSTHROUGH_SHADERS);
     let desc = DeviceDescriptor {
         label: Some("conformance"),
