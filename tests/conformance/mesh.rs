@@ -2,12 +2,16 @@
 //! in its payload to the mesh stage, which writes one triangle covering an
 //! 8×8 target; a mesh-only pipeline draws the same through
 //! `draw_mesh_tasks_indirect`; with `EXPERIMENTAL_MESH_SHADER_POINTS` a mesh
-//! stage writes one point at one pixel's centre. Draws that do not fit the
+//! stage writes one point at one pixel's centre; with
+//! `EXPERIMENTAL_MESH_SHADER_MULTIVIEW` a mesh pipeline with a view mask
+//! draws each view to its layer. Draws that do not fit the
 //! bound pipeline (a vertex draw with a mesh pipeline, a mesh draw with a
 //! vertex pipeline, counts past the limits) are skipped: the target keeps
 //! its clear colour, and the validation layer sees nothing. Without the
 //! feature, mesh pipelines and task/mesh visibility are refused with the
 //! feature named (every adapter, noop too).
+
+use std::num::NonZeroU32;
 
 use keel_hal::wgt;
 use keel_hal::{
@@ -117,6 +121,38 @@ fn mesh_point() {
 
 @fragment fn fs(@location(0) color: vec4<f32>) -> @location(0) vec4<f32> { return color; }
 ";
+/// A mesh stage alone; the fragment stage colours each view apart.
+const VIEWS: &str = "
+enable wgpu_mesh_shader;
+
+struct Vertex {
+    @builtin(position) position: vec4<f32>,
+}
+struct Triangle {
+    @builtin(triangle_indices) indices: vec3<u32>,
+}
+struct Output {
+    @builtin(vertex_count) vertex_count: u32,
+    @builtin(vertices) vertices: array<Vertex, 3>,
+    @builtin(primitive_count) primitive_count: u32,
+    @builtin(primitives) primitives: array<Triangle, 1>,
+}
+var<workgroup> output: Output;
+
+@mesh(output) @workgroup_size(1)
+fn mesh_views() {
+    output.vertex_count = 3u;
+    output.primitive_count = 1u;
+    output.vertices[0].position = vec4(-1.0, -1.0, 0.0, 1.0);
+    output.vertices[1].position = vec4(3.0, -1.0, 0.0, 1.0);
+    output.vertices[2].position = vec4(-1.0, 3.0, 0.0, 1.0);
+    output.primitives[0].indices = vec3(0u, 1u, 2u);
+}
+
+@fragment fn fs(@builtin(view_index) view: u32) -> @location(0) vec4<f32> {
+    return vec4(f32(view), 1.0, 0.0, 1.0);
+}
+";
 const POINT_X: u32 = 2;
 const POINT_Y: u32 = 5;
 
@@ -161,15 +197,31 @@ unsafe fn render<A: Api>(
     ctx: &Ctx<A>,
     draw: impl FnOnce(&mut A::CommandEncoder),
 ) -> Result<Vec<u8>, Failure> {
-    let mut desc = texture_desc(FORMAT, SIZE, SIZE, 1, 1);
+    // SAFETY: forwarded contract.
+    unsafe { render_views(ctx, None, draw) }.map(|mut layers| layers.swap_remove(0))
+}
+
+/// [`render`] into a target of one layer per view of `mask` (one layer
+/// without), each layer read back.
+///
+/// # Safety
+/// As [`render`].
+unsafe fn render_views<A: Api>(
+    ctx: &Ctx<A>,
+    mask: Option<NonZeroU32>,
+    draw: impl FnOnce(&mut A::CommandEncoder),
+) -> Result<Vec<Vec<u8>>, Failure> {
+    let layers = mask.map_or(1, |m| 32 - m.get().leading_zeros());
+    let mut desc = texture_desc(FORMAT, SIZE, SIZE, layers, 1);
     desc.usage = wgt::TextureUsages::RENDER_ATTACHMENT | wgt::TextureUsages::COPY_SRC;
     // SAFETY: destroyed below, after the submission's wait.
     unsafe {
         let texture = ctx.device.create_texture(&desc)?;
-        let view = match ctx
-            .device
-            .create_texture_view(&texture, &TextureViewDescriptor::default())
-        {
+        let view_desc = TextureViewDescriptor {
+            dimension: mask.map(|_| wgt::TextureViewDimension::D2Array),
+            ..Default::default()
+        };
+        let view = match ctx.device.create_texture_view(&texture, &view_desc) {
             Ok(view) => view,
             Err(e) => {
                 ctx.device.destroy_texture(texture);
@@ -201,7 +253,7 @@ unsafe fn render<A: Api>(
                 sample_count: 1,
                 color_attachments: &colors,
                 depth_stencil_attachment: None,
-                multiview_mask: None,
+                multiview_mask: mask,
             });
             draw(enc);
             enc.end_render_pass();
@@ -212,13 +264,15 @@ unsafe fn render<A: Api>(
             )]);
         });
         let read = ran.and_then(|()| {
-            read_texture(
-                ctx,
-                &texture,
-                TextureCopyBase::default(),
-                (SIZE, SIZE, 1),
-                4,
-            )
+            (0..layers)
+                .map(|layer| {
+                    let base = TextureCopyBase {
+                        array_layer: layer,
+                        ..Default::default()
+                    };
+                    read_texture(ctx, &texture, base, (SIZE, SIZE, 1), 4)
+                })
+                .collect()
         });
         ctx.device.destroy_texture_view(view);
         ctx.device.destroy_texture(texture);
@@ -385,6 +439,34 @@ fn mesh_shaders_draw_what_their_stages_write<A: Api>(ctx: &Ctx<A>) -> TestResult
                 );
                 check_eq!(wrong(&got, CLEAR), 1, "pixels besides the point's");
                 ctx.note("a mesh stage's point drew one pixel");
+            }
+            let multiview =
+                wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW | wgt::Features::MULTIVIEW;
+            if ctx.features.contains(multiview)
+                && ctx.caps.limits.max_mesh_multiview_view_count >= 2
+            {
+                let views = wgsl(ctx, VIEWS)?;
+                let mask = NonZeroU32::new(0b11);
+                let mut desc = mesh_desc::<A>(pl, &views, None, "mesh_views", triangles);
+                desc.multiview_mask = mask;
+                let drawn = match ctx.device.create_mesh_pipeline(&desc) {
+                    Ok(pipeline) => {
+                        let got = render_views(ctx, mask, |enc| {
+                            enc.set_render_pipeline(&pipeline);
+                            enc.draw_mesh_tasks(1, 1, 1);
+                        });
+                        ctx.device.destroy_render_pipeline(pipeline);
+                        got
+                    }
+                    Err(e) => Err(e.into()),
+                };
+                ctx.device.destroy_shader_module(views);
+                let layers = drawn?;
+                for (view, got) in layers.iter().enumerate() {
+                    let want = [if view == 0 { 0 } else { 255 }, 255, 0, 255];
+                    check_eq!(wrong(got, want), 0, "view {view}: pixels not {want:?}");
+                }
+                ctx.note("a multiview mesh pipeline drew both views");
             }
             Ok(())
         })();
