@@ -686,9 +686,13 @@ impl crate::Adapter for Adapter {
         let mut f11 = pf
             .enabled_16bit_storage(features)
             .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX))
-            .multiview(
-                features.intersects(wgt::Features::MULTIVIEW | wgt::Features::SELECTIVE_MULTIVIEW),
-            );
+            // Mesh multiview needs multiview itself enabled
+            // (VUID-VkPhysicalDeviceMeshShaderFeaturesEXT-multiviewMeshShader-07032).
+            .multiview(features.intersects(
+                wgt::Features::MULTIVIEW
+                    | wgt::Features::SELECTIVE_MULTIVIEW
+                    | wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
+            ));
         let f12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .buffer_device_address(pf.buffer_device_address)
