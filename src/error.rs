@@ -165,6 +165,16 @@ pub enum TextureError {
     /// Textures cannot use this memory kind (mapped textures are not supported).
     #[error("textures cannot live in {0:?} memory: only Memory::Device or Memory::External")]
     UnsupportedMemory(Memory),
+    /// A multi-planar texture (NV12, P010) that breaks their rules: 2D, one
+    /// mip level, layer and sample, an even width and height, sampled and
+    /// copied only.
+    #[error("multi-planar texture: {asked}; allowed: {allowed}")]
+    InvalidPlanar {
+        /// What the description asks, with its values.
+        asked: String,
+        /// What multi-planar textures allow.
+        allowed: &'static str,
+    },
     /// A view's mip levels or array layers lie outside the texture, or are none.
     #[error(
         "view {what} {} are outside the texture's 0..{total}",

@@ -61,6 +61,8 @@ mod memory_report;
 mod mesh;
 #[path = "conformance/multiview.rs"]
 mod multiview;
+#[path = "conformance/planar.rs"]
+mod planar;
 #[path = "conformance/queries.rs"]
 mod queries;
 #[path = "conformance/ray_tracing.rs"]

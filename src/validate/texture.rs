@@ -16,7 +16,11 @@
 //!    `STORAGE_BINDING` usage, or has several layers on a device not opened
 //!    with `MULTISAMPLE_ARRAY` (`InvalidSampleCount`);
 //! 6. a view format differing from the format in more than sRGB-ness
-//!    (`IncompatibleViewFormat`).
+//!    (`IncompatibleViewFormat`);
+//! 7. for a multi-planar format (NV12, P010): not 2D, more than one mip
+//!    level, layer or sample, an odd width or height, a usage other than
+//!    sampling and copies, or view formats (`InvalidPlanar`; views name a
+//!    plane and take its format, `validate/view.rs`).
 //!
 //! What needs the adapter's answer (which usages and sample counts the
 //! format supports, the format's image limits) stays in the backends and
@@ -107,6 +111,9 @@ pub(crate) fn check_texture(
             usage: desc.usage,
         });
     }
+    if desc.format.is_multi_planar_format() {
+        check_planar(desc)?;
+    }
     check_sample_count(desc, features)?;
     if let Some(&view_format) = desc
         .view_formats
@@ -119,6 +126,63 @@ pub(crate) fn check_texture(
         });
     }
     Ok(())
+}
+
+/// What multi-planar textures may be used for: sampling (through plane
+/// views) and copies (plane by plane).
+pub(crate) const PLANAR_USAGES: wgt::TextureUsages = wgt::TextureUsages::TEXTURE_BINDING
+    .union(wgt::TextureUsages::COPY_SRC)
+    .union(wgt::TextureUsages::COPY_DST);
+
+/// The rules of multi-planar (4:2:0) textures: Vulkan's for formats that
+/// need a sampler Y′CbCr conversion (2D, one mip level, layer and sample),
+/// chroma planes of whole texels (an even width and height), and the
+/// usages the adapter's probe checked.
+fn check_planar(desc: &TextureDescriptor) -> Result<(), TextureError> {
+    const ALLOWED: &str = "a 2D texture of 1 mip level, 1 layer and 1 sample, even width and \
+                           height, usage within TEXTURE_BINDING | COPY_SRC | COPY_DST, no view \
+                           formats";
+    let invalid = |asked: String| {
+        Err(TextureError::InvalidPlanar {
+            asked,
+            allowed: ALLOWED,
+        })
+    };
+    let size = desc.size;
+    let (w, h) = desc.format.size_multiple_requirement();
+    if desc.dimension != wgt::TextureDimension::D2 {
+        return invalid(format!("dimension {:?}", desc.dimension));
+    }
+    if desc.mip_level_count != 1 || size.depth_or_array_layers != 1 || desc.sample_count != 1 {
+        return invalid(format!(
+            "{} mip levels, {} layers, {} samples",
+            desc.mip_level_count, size.depth_or_array_layers, desc.sample_count
+        ));
+    }
+    if size.width % w.max(1) != 0 || size.height % h.max(1) != 0 {
+        return invalid(format!("size {}x{}", size.width, size.height));
+    }
+    if !PLANAR_USAGES.contains(desc.usage) {
+        return invalid(format!("usage {}", super::flag_names(desc.usage)));
+    }
+    if !desc.view_formats.is_empty() {
+        return invalid(format!("view formats {:?}", desc.view_formats));
+    }
+    Ok(())
+}
+
+/// How much smaller than the texture `aspect`'s plane is, across and down:
+/// (2, 2) for the chroma plane of a 4:2:0 format, (1, 1) otherwise.
+pub(crate) fn plane_subsampling(
+    format: wgt::TextureFormat,
+    aspect: wgt::TextureAspect,
+) -> (u32, u32) {
+    match (format.planes(), aspect) {
+        (Some(_), wgt::TextureAspect::Plane1 | wgt::TextureAspect::Plane2) => {
+            format.size_multiple_requirement()
+        }
+        _ => (1, 1),
+    }
 }
 
 /// Usages of formats every device has that need a feature (WebGPU's rule):
@@ -170,6 +234,65 @@ fn check_sample_count(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn planar_textures_follow_their_rules() {
+        let nv12 = wgt::Features::TEXTURE_FORMAT_NV12;
+        let ok = TextureDescriptor {
+            format: wgt::TextureFormat::NV12,
+            usage: PLANAR_USAGES,
+            ..desc((8, 8, 1))
+        };
+        let limits = wgt::Limits::default();
+        assert_eq!(check_texture(&ok, &limits, nv12), Ok(()));
+        assert!(matches!(
+            check_texture(&ok, &limits, wgt::Features::empty()),
+            Err(TextureError::UnsupportedFormat { .. })
+        ));
+        let bad = [
+            TextureDescriptor { ..desc((7, 8, 1)) },
+            TextureDescriptor { ..desc((8, 8, 2)) },
+            TextureDescriptor {
+                mip_level_count: 2,
+                ..desc((8, 8, 1))
+            },
+            TextureDescriptor {
+                usage: wgt::TextureUsages::STORAGE_BINDING,
+                ..desc((8, 8, 1))
+            },
+        ];
+        for b in bad {
+            let b = TextureDescriptor {
+                format: wgt::TextureFormat::NV12,
+                usage: if b.usage.is_empty() {
+                    PLANAR_USAGES
+                } else {
+                    b.usage
+                },
+                ..b
+            };
+            assert!(
+                matches!(
+                    check_texture(&b, &limits, nv12),
+                    Err(TextureError::InvalidPlanar { .. })
+                ),
+                "{b:?}"
+            );
+        }
+        use wgt::TextureAspect as A;
+        assert_eq!(
+            plane_subsampling(wgt::TextureFormat::NV12, A::Plane0),
+            (1, 1)
+        );
+        assert_eq!(
+            plane_subsampling(wgt::TextureFormat::P010, A::Plane1),
+            (2, 2)
+        );
+        assert_eq!(
+            plane_subsampling(wgt::TextureFormat::R8Unorm, A::Plane1),
+            (1, 1)
+        );
+    }
 
     fn desc(size: (u32, u32, u32)) -> TextureDescriptor<'static> {
         TextureDescriptor {

@@ -4,9 +4,10 @@
 //! 1. a texture without texture-binding, storage or render-attachment usage
 //!    (`IncompatibleView`);
 //! 2. an aspect the texture's format lacks, e.g. the depth aspect of a
-//!    colour texture (`InvalidAspect`);
+//!    colour texture (`InvalidAspect`); every plane of a multi-planar
+//!    texture at once (`IncompatibleView`: a view names one plane);
 //! 3. a format that is neither the texture's, one of its view formats, nor
-//!    its aspect's (`IncompatibleView`);
+//!    its aspect's; for a plane, other than the plane's (`IncompatibleView`);
 //! 4. mip levels or array layers outside the texture, or none (`InvalidRange`);
 //! 5. a dimension of another texture dimension, a 1D/2D/3D view of more than
 //!    one layer, cube views of a texture that is not square, single-sampled
@@ -62,9 +63,9 @@ pub(crate) fn has_aspect(format: wgt::TextureFormat, aspect: wgt::TextureAspect)
         wgt::TextureAspect::All => true,
         wgt::TextureAspect::DepthOnly => format.has_depth_aspect(),
         wgt::TextureAspect::StencilOnly => format.has_stencil_aspect(),
-        wgt::TextureAspect::Plane0 | wgt::TextureAspect::Plane1 | wgt::TextureAspect::Plane2 => {
-            false
-        }
+        wgt::TextureAspect::Plane0 => format.planes().is_some_and(|n| n > 0),
+        wgt::TextureAspect::Plane1 => format.planes().is_some_and(|n| n > 1),
+        wgt::TextureAspect::Plane2 => format.planes().is_some_and(|n| n > 2),
     }
 }
 
@@ -95,10 +96,26 @@ pub(crate) fn check_view(
             format: texture.format,
         });
     }
-    let format = desc.format.unwrap_or(texture.format);
-    let format_ok = format == texture.format
-        || texture.view_formats.contains(&format)
-        || texture.format.aspect_specific_format(r.aspect) == Some(format);
+    let planar = texture.format.is_multi_planar_format();
+    if planar && r.aspect == wgt::TextureAspect::All {
+        return Err(TextureError::IncompatibleView {
+            asked: format!("a view of every plane of a {:?} texture", texture.format),
+            allowed: "a view of one plane (aspect Plane0 or Plane1), in its format".to_owned(),
+        });
+    }
+    // A plane's view is in the plane's format.
+    let plane_format = texture
+        .format
+        .aspect_specific_format(r.aspect)
+        .filter(|_| planar);
+    let format = desc.format.or(plane_format).unwrap_or(texture.format);
+    let format_ok = if planar {
+        plane_format == Some(format)
+    } else {
+        format == texture.format
+            || texture.view_formats.contains(&format)
+            || texture.format.aspect_specific_format(r.aspect) == Some(format)
+    };
     if !format_ok {
         let mut allowed = vec![format!("{:?}", texture.format)];
         allowed.extend(texture.view_formats.iter().map(|f| format!("{f:?}")));

@@ -392,6 +392,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         fragment_barycentric: has_barycentric && b(fb_f.fragment_shader_barycentric),
         image_int64_atomics: has_image_int64 && b(ia_f.shader_image_int64_atomics),
         zero_initialize_workgroup_memory: b(f13.shader_zero_initialize_workgroup_memory),
+        sampler_ycbcr_conversion: b(f11.sampler_ycbcr_conversion),
         mesh_shader: has_mesh
             && b(ms_f.task_shader)
             && b(ms_f.mesh_shader)
@@ -686,6 +687,9 @@ impl crate::Adapter for Adapter {
         let mut f11 = pf
             .enabled_16bit_storage(features)
             .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX))
+            .sampler_ycbcr_conversion(features.intersects(
+                wgt::Features::TEXTURE_FORMAT_NV12 | wgt::Features::TEXTURE_FORMAT_P010,
+            ))
             // Mesh multiview needs multiview itself enabled
             // (VUID-VkPhysicalDeviceMeshShaderFeaturesEXT-multiviewMeshShader-07032).
             .multiview(features.intersects(

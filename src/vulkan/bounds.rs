@@ -72,8 +72,10 @@ pub(super) fn texture_region_fits(
     } else {
         level(s.height)
     };
-    fits(base.origin.x, size.width, level(s.width))
-        && fits(base.origin.y, size.height, height)
+    // A chroma plane is smaller than the texture.
+    let (across, down) = crate::validate::texture::plane_subsampling(texture.format, base.aspect);
+    fits(base.origin.x, size.width, level(s.width) / across.max(1))
+        && fits(base.origin.y, size.height, height / down.max(1))
         && fits(z, size.depth_or_array_layers, depth)
 }
 

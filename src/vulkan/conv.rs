@@ -65,10 +65,11 @@ pub(super) fn map_texture_format(format: wgt::TextureFormat) -> vk::Format {
         T::Depth24PlusStencil8 => F::D32_SFLOAT_S8_UINT,
         T::Depth32Float => F::D32_SFLOAT,
         T::Depth32FloatStencil8 => F::D32_SFLOAT_S8_UINT,
-        // Multi-planar formats need per-plane views, copies and barriers
-        // (and sampler Y'CbCr conversion) that keel-hal does not do yet:
-        // unsupported, as on the noop backend.
-        T::NV12 | T::P010 => F::UNDEFINED,
+        // Two-plane 4:2:0 formats: sampled through views of one plane
+        // (R8/Rg8, R16/Rg16), copied plane by plane (`TEXTURE_FORMAT_NV12`,
+        // `TEXTURE_FORMAT_P010`).
+        T::NV12 => F::G8_B8R8_2PLANE_420_UNORM,
+        T::P010 => F::G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16,
         T::Bc1RgbaUnorm => F::BC1_RGBA_UNORM_BLOCK,
         T::Bc1RgbaUnormSrgb => F::BC1_RGBA_SRGB_BLOCK,
         T::Bc2RgbaUnorm => F::BC2_UNORM_BLOCK,
@@ -690,7 +691,7 @@ type FormatProbe = (
 /// linear filtering and blending on the three 32-bit float colour formats;
 /// `RG11B10UFLOAT_RENDERABLE` needs B10G11R11 as a blendable colour
 /// attachment; `BGRA8UNORM_STORAGE` needs B8G8R8A8_UNORM as a storage image.
-pub(super) fn format_probes() -> [FormatProbe; 7] {
+pub(super) fn format_probes() -> [FormatProbe; 9] {
     use vk::FormatFeatureFlags as V;
     use wgt::TextureFormat as T;
     [
@@ -735,6 +736,18 @@ pub(super) fn format_probes() -> [FormatProbe; 7] {
             wgt::Features::BGRA8UNORM_STORAGE,
             &[T::Bgra8Unorm],
             V::STORAGE_IMAGE,
+        ),
+        // Sampled through plane views, filled and read by copies (with
+        // `samplerYcbcrConversion`, checked in `map_features`).
+        (
+            wgt::Features::TEXTURE_FORMAT_NV12,
+            &[T::NV12],
+            V::SAMPLED_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST,
+        ),
+        (
+            wgt::Features::TEXTURE_FORMAT_P010,
+            &[T::P010],
+            V::SAMPLED_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST,
         ),
     ]
 }
@@ -816,6 +829,10 @@ pub(super) fn map_features(
         pf.texture_compression_astc_hdr,
     );
     f |= probed_format_features(&format_features);
+    // Multi-planar images need `samplerYcbcrConversion` (enabled with them).
+    if !pf.sampler_ycbcr_conversion {
+        f.remove(F::TEXTURE_FORMAT_NV12 | F::TEXTURE_FORMAT_P010);
+    }
     // Pipeline state `open` enables wherever supported.
     f.set(F::POLYGON_MODE_LINE, pf.fill_mode_non_solid);
     f.set(F::POLYGON_MODE_POINT, pf.fill_mode_non_solid);
@@ -1056,8 +1073,14 @@ mod tests {
 
     #[test]
     fn multi_planar_formats_are_unsupported() {
-        assert_eq!(map_texture_format(T::NV12), vk::Format::UNDEFINED);
-        assert_eq!(map_texture_format(T::P010), vk::Format::UNDEFINED);
+        assert_eq!(
+            map_texture_format(T::NV12),
+            vk::Format::G8_B8R8_2PLANE_420_UNORM
+        );
+        assert_eq!(
+            map_texture_format(T::P010),
+            vk::Format::G10X6_B10X6R10X6_2PLANE_420_UNORM_3PACK16
+        );
     }
 
     #[test]

@@ -241,8 +241,14 @@ impl crate::Device for super::Device {
             // image's usages: the view is restricted to the usages it supports.
             let mut restricted_usage = None;
             let mut view_usages = texture.usage;
-            let vk_format = if view_format == texture.format
-                || texture.format.aspect_specific_format(desc.range.aspect) == Some(view_format)
+            // A plane's view takes the plane's format (the image is
+            // MUTABLE_FORMAT | EXTENDED_USAGE); other aspect views keep the
+            // image's.
+            let planar = texture.format.is_multi_planar_format();
+            let vk_format = if !planar
+                && (view_format == texture.format
+                    || texture.format.aspect_specific_format(desc.range.aspect)
+                        == Some(view_format))
             {
                 // Depth or stencil views of a combined format use the combined format.
                 conv::map_texture_format(texture.format)
@@ -959,6 +965,11 @@ pub(super) unsafe fn texture_plan(
                 format_list.push(vf);
             }
         }
+    }
+    if desc.format.is_multi_planar_format() {
+        // Plane views take the plane's format (R8, Rg8, …), whose features
+        // the multi-planar format need not list for every usage.
+        flags |= vk::ImageCreateFlags::MUTABLE_FORMAT | vk::ImageCreateFlags::EXTENDED_USAGE;
     }
     if cube_compatible(desc.dimension, desc.size, desc.sample_count, desc.usage) {
         flags |= vk::ImageCreateFlags::CUBE_COMPATIBLE;

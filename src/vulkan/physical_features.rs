@@ -82,6 +82,9 @@ pub(crate) struct PhysicalFeatures {
     /// `SHADER_BARYCENTRICS` and `SHADER_PER_VERTEX` (Vulkan has one
     /// feature for both, as wgpu-hal reads it).
     pub(crate) fragment_barycentric: bool,
+    /// `samplerYcbcrConversion` (Vulkan 1.1): with the formats' support,
+    /// `TEXTURE_FORMAT_NV12` and `TEXTURE_FORMAT_P010` (enabled with them).
+    pub(crate) sampler_ycbcr_conversion: bool,
     /// `shaderZeroInitializeWorkgroupMemory` (Vulkan 1.3): enabled where
     /// supported; task and mesh stages then have their workgroup memory
     /// zeroed by the driver (naga's polyfill declares a second

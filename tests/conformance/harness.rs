@@ -315,6 +315,8 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::EXPERIMENTAL_MESH_SHADER
             | wgt::Features::EXPERIMENTAL_MESH_SHADER_POINTS
             | wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW
+            | wgt::Features::TEXTURE_FORMAT_NV12
+            | wgt::Features::TEXTURE_FORMAT_P010
             | wgt::Features::PASSTHROUGH_SHADERS);
     let desc = DeviceDescriptor {
         label: Some("conformance"),
