@@ -14,8 +14,14 @@
 //!   heap is under pressure (the caller says so: `keep == false`).
 //! * Let go: on eviction, on a lower limit ([`Retention::set_limit`]) and
 //!   all at once on [`Retention::drain`] (`Device::trim_memory`).
+//!
+//! Taking and offering are on every buffer create and destroy, so both are
+//! a hash lookup and a push or pop: the age order of all kept entries is a
+//! queue of sequence numbers from which a take removes nothing (the entry
+//! it took becomes a stale record, skipped when the queue reaches it and
+//! dropped when stale records outnumber live ones).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
@@ -65,10 +71,15 @@ pub(crate) struct Retention<T> {
     bytes: u64,
     /// Bytes kept now, by memory type.
     by_type: [u64; ash::vk::MAX_MEMORY_TYPES],
-    /// Kept memory by key, oldest first; each entry carries its sequence number.
+    /// Kept memory by key, oldest first; each entry carries its sequence
+    /// number (ascending within a key).
     by_key: FxHashMap<BufferKey, VecDeque<(u64, Kept<T>)>>,
-    /// Every kept entry by sequence number: the first is the oldest.
-    order: BTreeMap<u64, BufferKey>,
+    /// A record per offer, by ascending sequence number: the kept entries'
+    /// age order across keys, plus stale records of entries since taken.
+    /// A record `(seq, key)` is live exactly when `by_key[key]` holds `seq`.
+    order: VecDeque<(u64, BufferKey)>,
+    /// Entries kept now (live records of `order`).
+    entries: usize,
     /// The next sequence number.
     next: u64,
 }
@@ -81,7 +92,8 @@ impl<T> Retention<T> {
             bytes: 0,
             by_type: [0; ash::vk::MAX_MEMORY_TYPES],
             by_key: FxHashMap::default(),
-            order: BTreeMap::new(),
+            order: VecDeque::new(),
+            entries: 0,
             next: 0,
         }
     }
@@ -104,15 +116,16 @@ impl<T> Retention<T> {
     /// Entries kept now.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.order.len()
+        self.entries
     }
 
     /// Takes the most recently kept memory filed under `key`, if any.
     pub(crate) fn take(&mut self, key: &BufferKey) -> Option<Kept<T>> {
         // An emptied list stays in the map: the next round of the same
         // churn refills it without allocating.
-        let (seq, kept) = self.by_key.get_mut(key)?.pop_back()?;
-        self.order.remove(&seq);
+        // Its record in `order` goes stale (see `order`).
+        let (_, kept) = self.by_key.get_mut(key)?.pop_back()?;
+        self.entries -= 1;
         self.forget_bytes(&kept);
         Some(kept)
     }
@@ -138,8 +151,10 @@ impl<T> Retention<T> {
         if let Some(slot) = self.by_type.get_mut(kept.memory_type as usize) {
             *slot += kept.bytes;
         }
-        self.order.insert(seq, key);
+        self.order.push_back((seq, key));
         self.by_key.entry(key).or_default().push_back((seq, kept));
+        self.entries += 1;
+        self.drop_stale_records();
         released
     }
 
@@ -158,26 +173,54 @@ impl<T> Retention<T> {
 
     /// Lets everything go: returns every kept entry, oldest first.
     pub(crate) fn drain(&mut self) -> Vec<T> {
-        let mut released = Vec::with_capacity(self.order.len());
+        let mut released = Vec::with_capacity(self.entries);
         while let Some(value) = self.evict_oldest() {
             released.push(value);
         }
         self.by_key.clear();
+        self.order.clear();
         released
     }
 
-    /// Removes the oldest entry of all.
+    /// Removes the oldest entry of all, skipping stale records.
     fn evict_oldest(&mut self) -> Option<T> {
-        let (_, key) = self.order.pop_first()?;
-        let list = self.by_key.get_mut(&key)?;
-        // The oldest entry of all is the oldest of its key: the front.
-        let (_, kept) = list.pop_front()?;
-        if list.is_empty() {
-            // A key that was evicted from is going stale: drop its list.
-            self.by_key.remove(&key);
+        while let Some((seq, key)) = self.order.pop_front() {
+            // Every record before this one is gone, so every entry of this
+            // key is at least as new: the record is live exactly when the
+            // key's oldest entry is it.
+            let Some(list) = self.by_key.get_mut(&key) else {
+                continue;
+            };
+            if list.front().is_none_or(|&(front, _)| front != seq) {
+                continue;
+            }
+            let Some((_, kept)) = list.pop_front() else {
+                continue;
+            };
+            if list.is_empty() {
+                // A key that was evicted from is going stale: drop its list.
+                self.by_key.remove(&key);
+            }
+            self.entries -= 1;
+            self.forget_bytes(&kept);
+            return Some(kept.value);
         }
-        self.forget_bytes(&kept);
-        Some(kept.value)
+        None
+    }
+
+    /// Drops the stale records once they outnumber the live ones (so
+    /// `order` stays within twice the entries kept, plus a little), in one
+    /// pass whose cost the takes since the last one have paid for.
+    fn drop_stale_records(&mut self) {
+        if self.order.len() <= 2 * self.entries + 64 {
+            return;
+        }
+        let by_key = &self.by_key;
+        self.order.retain(|(seq, key)| {
+            by_key
+                .get(key)
+                .is_some_and(|list| list.binary_search_by_key(seq, |(s, _)| *s).is_ok())
+        });
     }
 
     fn forget_bytes(&mut self, kept: &Kept<T>) {
@@ -302,6 +345,42 @@ mod tests {
         assert_eq!(r.take(&key(400)).map(|k| k.value), Some(3));
         assert_eq!(r.offer(key(900), kept(5, 900), true), vec![2, 4]);
         assert_eq!((r.bytes(), r.len()), (900, 1));
+    }
+
+    #[test]
+    fn takes_leave_records_that_eviction_skips_and_churn_does_not_grow() {
+        let mut r = Retention::new(1000);
+        // Offered 1, 2 (key 100), 3 (key 200); 2 is taken: its record is stale.
+        assert!(r.offer(key(100), kept(1, 100), true).is_empty());
+        assert!(r.offer(key(100), kept(2, 100), true).is_empty());
+        assert!(r.offer(key(200), kept(3, 200), true).is_empty());
+        assert_eq!(r.take(&key(100)).map(|k| k.value), Some(2));
+        // Offered again under key 100 (newer than 3).
+        assert!(r.offer(key(100), kept(4, 100), true).is_empty());
+        // Evicting in age order: 1, then 3 (2's record skipped), then 4.
+        assert_eq!(r.set_limit(300), vec![1]);
+        assert_eq!(r.set_limit(100), vec![3]);
+        assert_eq!(r.set_limit(0), vec![4]);
+        assert_eq!((r.bytes(), r.len()), (0, 0));
+        // Steady churn under the limit: records stay bounded.
+        let mut r = Retention::new(1 << 30);
+        for round in 0..1000u32 {
+            for i in 0..10 {
+                assert!(r
+                    .offer(key(256), kept(round * 10 + i, 256), true)
+                    .is_empty());
+            }
+            for _ in 0..10 {
+                assert!(r.take(&key(256)).is_some());
+            }
+        }
+        assert_eq!(r.len(), 0);
+        assert!(r.order.len() <= 2 * r.entries + 64 + 1, "{}", r.order.len());
+        // And what is kept afterwards is still evicted oldest first.
+        for i in 0..3 {
+            assert!(r.offer(key(256), kept(i, 256), true).is_empty());
+        }
+        assert_eq!(r.drain(), vec![0, 1, 2]);
     }
 
     #[test]
