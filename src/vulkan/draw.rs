@@ -44,18 +44,46 @@ fn scissor(rect: &Rect<u32>) -> vk::Rect2D {
 /// Whether `count` argument sets of `size` bytes at `offset` (a multiple of
 /// 4) lie in the buffer; logs when they do not.
 fn indirect_fits(buffer: &Buffer, offset: u64, count: u32, size: u64, what: &str) -> bool {
-    let fits = offset % 4 == 0
-        && u64::from(count)
-            .checked_mul(size)
-            .is_some_and(|len| bounds::byte_range_fits(buffer.size, offset, len));
-    if !fits {
-        log::error!(
-            "keel-hal: {what}: {count} argument sets of {size} bytes at offset {offset} do not \
-             fit the buffer of {} bytes (or the offset is not a multiple of 4); skipped",
-            buffer.size
-        );
+    match crate::validate::draw::indirect_problem(buffer.size, offset, count, size) {
+        Some(why) => {
+            log::error!("keel-hal: {what}: {why}; skipped");
+            false
+        }
+        None => true,
     }
-    fits
+}
+
+/// Indirect draws one call may record: `maxDrawIndirectCount` with
+/// multiDrawIndirect, else one.
+fn indirect_per_call(device: &super::DeviceShared) -> u32 {
+    if device.physical.features.multi_draw_indirect {
+        device
+            .physical
+            .properties
+            .limits
+            .max_draw_indirect_count
+            .max(1)
+    } else {
+        1
+    }
+}
+
+/// The calls `draw_count` indirect draws of `size`-byte argument sets at
+/// `offset` are recorded in, `per_call` draws at most each: `(offset,
+/// count)` per call.
+fn indirect_calls(
+    per_call: u32,
+    offset: u64,
+    draw_count: u32,
+    size: u64,
+) -> impl Iterator<Item = (u64, u32)> {
+    let per_call = per_call.max(1);
+    (0..draw_count).step_by(per_call as usize).map(move |done| {
+        (
+            offset + u64::from(done) * size,
+            per_call.min(draw_count - done),
+        )
+    })
 }
 
 /// Whether a vertex or index buffer binding lies in its buffer; logs when not.
@@ -74,6 +102,7 @@ fn binding_fits(binding: &BufferBinding<'_, Buffer>, what: &str) -> bool {
     }
     fits
 }
+
 impl CommandEncoder {
     /// See `CommandEncoder::set_render_pipeline`.
     ///
@@ -174,34 +203,17 @@ impl CommandEncoder {
             return;
         };
         let size = crate::validate::draw::MESH_ARGS;
-        if let Some(why) =
-            crate::validate::draw::indirect_problem(buffer.size, offset, draw_count, size)
-        {
-            log::error!("keel-hal: {what}: {why}; skipped");
+        if !indirect_fits(buffer, offset, draw_count, size, what) {
             return;
         }
-        let device = &self.device;
-        let per_call = if device.physical.features.multi_draw_indirect {
-            device
-                .physical
-                .properties
-                .limits
-                .max_draw_indirect_count
-                .max(1)
-        } else {
-            1
-        };
-        let (mut done, mut at) = (0u32, offset);
-        while done < draw_count {
-            let count = per_call.min(draw_count - done);
+        for (at, count) in indirect_calls(indirect_per_call(&self.device), offset, draw_count, size)
+        {
             // SAFETY: as `pass_draw_mesh_tasks`, with the buffer in
             // `INDIRECT` (the trait contract); `count` argument sets at `at`
             // lie in the buffer (checked); `count` is 1 without
             // multiDrawIndirect and at most maxDrawIndirectCount; the stride
             // is the argument size.
             unsafe { fns.cmd_draw_mesh_tasks_indirect(raw, buffer.raw, at, count, size as u32) };
-            done += count;
-            at += u64::from(count) * size;
         }
     }
 
@@ -452,19 +464,7 @@ impl CommandEncoder {
             return;
         }
         let device = &self.device;
-        let per_call = if device.physical.features.multi_draw_indirect {
-            device
-                .physical
-                .properties
-                .limits
-                .max_draw_indirect_count
-                .max(1)
-        } else {
-            1
-        };
-        let (mut done, mut at) = (0u32, offset);
-        while done < draw_count {
-            let count = per_call.min(draw_count - done);
+        for (at, count) in indirect_calls(indirect_per_call(device), offset, draw_count, size) {
             // SAFETY: inside a render pass with everything bound and the
             // buffer in `INDIRECT` (the trait contract); `count` argument
             // sets at `at` lie in the buffer (checked above); `count` is 1
@@ -481,8 +481,6 @@ impl CommandEncoder {
                         .cmd_draw_indirect(raw, buffer.raw, at, count, size as u32)
                 }
             };
-            done += count;
-            at += u64::from(count) * size;
         }
     }
 
@@ -718,4 +716,19 @@ fn trace_size_fits(physical: &super::adapter::PhysicalInfo, size: [u32; 3]) -> b
     });
     let total = size.iter().map(|&n| u64::from(n)).product::<u64>();
     per_dim && total <= u64::from(physical.ray_limits.max_ray_dispatch_invocation_count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indirect_draws_split_into_calls_of_at_most_per_call() {
+        let calls: Vec<_> = indirect_calls(4, 16, 10, 12).collect();
+        assert_eq!(calls, vec![(16, 4), (64, 4), (112, 2)]);
+        let one: Vec<_> = indirect_calls(1, 0, 3, 20).collect();
+        assert_eq!(one, vec![(0, 1), (20, 1), (40, 1)]);
+        assert_eq!(indirect_calls(0, 0, 2, 16).count(), 2, "0 per call means 1");
+        assert_eq!(indirect_calls(8, 0, 0, 16).count(), 0);
+    }
 }
