@@ -225,6 +225,20 @@ impl CommandEncoder {
         }
     }
 
+    /// A vertex draw of `draw_count` argument sets of `size` bytes read
+    /// from `buffer` at `offset`: checked as on Vulkan (`validate/draw.rs`),
+    /// then nothing (noop draws nothing).
+    fn indirect_draw(&self, what: &str, buffer: &Buffer, offset: u64, draw_count: u32, size: u64) {
+        if !self.vertex_draw(what) {
+            return;
+        }
+        if let Some(why) =
+            crate::validate::draw::indirect_problem(buffer.size(), offset, draw_count, size)
+        {
+            log::error!("noop: {what}: {why}; skipped");
+        }
+    }
+
     /// A mesh draw (`what`, with `groups` for a direct one), checked as on
     /// every backend (`validate/draw.rs`); logs otherwise.
     fn mesh_draw(&self, what: &str, groups: Option<[u32; 3]>) -> bool {
@@ -737,12 +751,14 @@ impl crate::CommandEncoder for CommandEncoder {
         self.vertex_draw("draw_indexed");
     }
 
-    unsafe fn draw_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
-        self.vertex_draw("draw_indirect");
+    unsafe fn draw_indirect(&mut self, buffer: &Buffer, offset: u64, draw_count: u32) {
+        let size = crate::validate::draw::DRAW_ARGS;
+        self.indirect_draw("draw_indirect", buffer, offset, draw_count, size);
     }
 
-    unsafe fn draw_indexed_indirect(&mut self, _buffer: &Buffer, _offset: u64, _draw_count: u32) {
-        self.vertex_draw("draw_indexed_indirect");
+    unsafe fn draw_indexed_indirect(&mut self, buffer: &Buffer, offset: u64, draw_count: u32) {
+        let size = crate::validate::draw::DRAW_INDEXED_ARGS;
+        self.indirect_draw("draw_indexed_indirect", buffer, offset, draw_count, size);
     }
 
     unsafe fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
