@@ -16,14 +16,18 @@
 //! - **Shrinking**: a pool whose sets are all free (idle) is kept until the
 //!   bucket has at least a quarter of its capacity free in *other* pools,
 //!   then destroyed — any idle pool, not only the newest.
-//! - **Recycling**: each layout keeps up to [`MAX_IDLE_SETS_PER_LAYOUT`]
-//!   (1,024, a full pool's worth) freed sets and hands them out again without
-//!   a Vulkan call, so a burst of bind groups destroyed and re-created each
-//!   frame costs one `vkUpdateDescriptorSets` per group. Cached sets stay
-//!   allocated from their pools (they hold no memory beyond the pool's), so
-//!   they keep those pools alive; [`DescriptorAllocator::trim`] returns them
-//!   (the Vulkan device's `trim_descriptor_caches`), and unregistering the
-//!   layout drops them.
+//! - **Recycling**: each layout keeps freed sets and hands them out again
+//!   without a Vulkan call, so a burst of bind groups destroyed and
+//!   re-created each frame costs one `vkUpdateDescriptorSets` per group. A
+//!   layout keeps as many as it has had in use at once since the last trim
+//!   (its peak: the size of the burst it will see again), at least
+//!   [`MIN_IDLE_SETS_PER_LAYOUT`] (1,024, a full pool's worth) and at most
+//!   [`MAX_IDLE_SETS_PER_LAYOUT`] (16,384); sets freed past that go back to
+//!   their pool. Cached sets stay allocated from their pools (they hold no
+//!   memory beyond the pool's, which the peak already filled), so they keep
+//!   those pools alive; [`DescriptorAllocator::trim`] returns them and
+//!   lowers each peak to what is in use then (the Vulkan device's
+//!   `trim_descriptor_caches`), and unregistering the layout drops them.
 //!
 //! Steady-state `allocate`/`free` do no heap allocation and no hashing: tokens
 //! and sets carry slab indices with generations, checked on every use.
@@ -58,8 +62,17 @@ use slots::Slab;
 pub(crate) const POOL_MIN_SETS: u32 = 16;
 /// The most sets one pool holds; past this a bucket grows by pools of this size.
 pub(crate) const POOL_MAX_SETS: u32 = 1024;
-/// Freed sets a layout keeps for reuse; more go back to their pool.
-pub(crate) const MAX_IDLE_SETS_PER_LAYOUT: usize = 1024;
+/// Freed sets a layout may keep for reuse whatever its peak.
+pub(crate) const MIN_IDLE_SETS_PER_LAYOUT: usize = 1024;
+/// The most freed sets a layout keeps for reuse, whatever its peak; more
+/// go back to their pool.
+pub(crate) const MAX_IDLE_SETS_PER_LAYOUT: usize = 16 * 1024;
+
+/// How many freed sets a layout whose peak (sets in use at once since the
+/// last trim) is `peak` keeps for reuse.
+fn idle_bound(peak: u32) -> usize {
+    (peak as usize).clamp(MIN_IDLE_SETS_PER_LAYOUT, MAX_IDLE_SETS_PER_LAYOUT)
+}
 
 /// A registered layout, returned by [`DescriptorAllocator::register_layout`].
 /// Stale tokens (after `unregister_layout`) are detected, not trusted.
@@ -105,6 +118,10 @@ struct LayoutEntry {
     position: u32,
     /// Freed sets of this layout, still allocated from their pools.
     idle: Vec<IdleSet>,
+    /// Sets of this layout handed out and not freed.
+    in_use: u32,
+    /// The most sets of this layout in use at once since the last trim.
+    peak: u32,
 }
 
 /// Counters of one bucket.
@@ -191,6 +208,8 @@ impl DescriptorAllocator {
             bucket_generation: generation,
             position: bucket.layouts.len() as u32,
             idle: Vec::new(),
+            in_use: 0,
+            peak: 0,
         });
         bucket.layouts.push(index);
         Ok(LayoutToken {
@@ -269,7 +288,9 @@ impl DescriptorAllocator {
         let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
             return Err(DeviceError::Unexpected);
         };
+        let in_use = entry.in_use.saturating_add(1);
         if let Some(idle) = entry.idle.pop() {
+            (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
             bucket.cached = bucket.cached.saturating_sub(1);
             bucket.in_use += 1;
             if let Some(pool) = bucket.pool_mut(idle.pool) {
@@ -289,6 +310,7 @@ impl DescriptorAllocator {
             });
         }
         let (pool, raw) = bucket.allocate_new(device, set_layout)?;
+        (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
         let pool_generation = bucket.pools.generation(pool).unwrap_or_default();
         Ok(DescriptorSet {
             raw,
@@ -300,8 +322,10 @@ impl DescriptorAllocator {
         })
     }
 
-    /// Frees a set. While its layout is registered and keeps fewer than
-    /// [`MAX_IDLE_SETS_PER_LAYOUT`] idle sets, the set is cached for reuse;
+    /// Frees a set. While its layout is registered and keeps fewer idle
+    /// sets than its bound (its peak, clamped to
+    /// [`MIN_IDLE_SETS_PER_LAYOUT`]..=[`MAX_IDLE_SETS_PER_LAYOUT`]), the
+    /// set is cached for reuse;
     /// otherwise it goes back to its pool (`vkFreeDescriptorSets`; a failure
     /// is [`DeviceError::Lost`], with the set forgotten all the same). A set
     /// whose bucket is gone died with its pools: nothing to do.
@@ -330,10 +354,16 @@ impl DescriptorAllocator {
         if now_idle {
             bucket.mark_idle(set.pool);
         }
-        let cache = self
+        let cache = match self
             .layouts
             .get_mut(set.layout.index, set.layout.generation)
-            .filter(|entry| entry.idle.len() < MAX_IDLE_SETS_PER_LAYOUT);
+        {
+            Some(entry) => {
+                entry.in_use = entry.in_use.saturating_sub(1);
+                (entry.idle.len() < idle_bound(entry.peak)).then_some(entry)
+            }
+            None => None,
+        };
         match cache {
             Some(entry) => {
                 entry.idle.push(IdleSet {
@@ -379,8 +409,9 @@ impl DescriptorAllocator {
         self.by_key.clear();
     }
 
-    /// Returns every cached idle set to its pool and shrinks the buckets
-    /// (pools left with no set follow the usual quarter-free rule).
+    /// Returns every cached idle set to its pool, lowers each layout's peak
+    /// to the sets it has in use now, and shrinks the buckets (pools left
+    /// with no set follow the usual quarter-free rule).
     ///
     /// # Safety
     /// `device` is the allocator's device.
@@ -395,6 +426,7 @@ impl DescriptorAllocator {
                 continue;
             };
             let idle = std::mem::take(&mut entry.idle);
+            entry.peak = entry.in_use;
             let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
             let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
                 continue;

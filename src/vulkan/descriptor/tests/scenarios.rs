@@ -252,6 +252,62 @@ fn freed_sets_are_cached_per_layout_and_bounded() {
     assert_eq!((d.live_pools(), d.live_sets()), (0, 0));
 }
 
+/// A layout keeps as many freed sets as it had in use at once (past the
+/// floor of a pool's worth), so a repeated burst larger than a pool costs
+/// no Vulkan call after the first; `trim` returns them and lowers the peak.
+#[test]
+fn a_layout_keeps_its_peak_burst_until_trimmed() {
+    let d = MockDevice::default();
+    let mut a = DescriptorAllocator::default();
+    let layout = d.layout(key_b().counts);
+    let t = register(&mut a, &d, key_b()).expect("register");
+    const BURST: usize = MIN_IDLE_SETS_PER_LAYOUT * 3;
+    let mut calls = (0, 0);
+    for round in 0..3 {
+        let sets: Vec<_> = (0..BURST)
+            .map(|_| allocate(&mut a, &d, t, layout).expect("allocate"))
+            .collect();
+        for set in sets {
+            free(&mut a, &d, set).expect("free");
+        }
+        let state = d.state.borrow();
+        let now = (state.allocate_calls, state.free_calls);
+        if round == 0 {
+            assert_eq!(now.1, 0, "the first burst's sets are all kept");
+        } else {
+            assert_eq!(
+                now, calls,
+                "round {round}: a repeated burst made Vulkan calls"
+            );
+        }
+        calls = now;
+        assert_eq!(bucket(&a, key_b()).cached, BURST as u64);
+    }
+    let peak = |a: &DescriptorAllocator| a.layouts.get_current(t.index).map(|e| e.peak);
+    assert_eq!(peak(&a), Some(BURST as u32));
+    // Trimming with two sets in use returns the rest and lowers the peak to two.
+    let held: Vec<_> = (0..2)
+        .map(|_| allocate(&mut a, &d, t, layout).expect("allocate"))
+        .collect();
+    // SAFETY: the mock is the allocator's device.
+    unsafe { a.trim(&d) }.expect("trim");
+    assert_eq!(peak(&a), Some(2));
+    assert_eq!((bucket(&a, key_b()).cached, d.live_sets()), (0, 2));
+    for set in held {
+        free(&mut a, &d, set).expect("free");
+    }
+    // Past the ceiling, freed sets go back to their pool.
+    let sets: Vec<_> = (0..MAX_IDLE_SETS_PER_LAYOUT + 10)
+        .map(|_| allocate(&mut a, &d, t, layout).expect("allocate"))
+        .collect();
+    for set in sets {
+        free(&mut a, &d, set).expect("free");
+    }
+    assert_eq!(bucket(&a, key_b()).cached, MAX_IDLE_SETS_PER_LAYOUT as u64);
+    unregister(&mut a, &d, t).expect("unregister");
+    assert_eq!((d.live_pools(), d.live_sets()), (0, 0));
+}
+
 #[test]
 fn unregistering_returns_cached_sets_or_drops_the_bucket() {
     let d = MockDevice::default();
