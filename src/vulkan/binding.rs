@@ -121,7 +121,7 @@ pub(super) unsafe fn create_bind_group_layout(
 }
 
 /// Checks one layout entry (the shared checks of `validate/binding.rs`,
-/// then what needs this device: mesh stages, the storage format's support,
+/// then what needs this device: the storage format's support,
 /// update-after-bind for the descriptor type); returns its Vulkan
 /// descriptor type.
 fn check_layout_entry(
@@ -145,10 +145,6 @@ fn check_layout_entry(
             "external textures are not supported by the Vulkan backend",
         ));
     };
-    use wgt::ShaderStages as S;
-    if entry.visibility.intersects(S::TASK | S::MESH) {
-        return Err(unsupported("mesh shader stages are not supported"));
-    }
     if let wgt::BindingType::StorageTexture { access, format, .. } = entry.ty {
         check_storage_format(shared, access, format).map_err(unsupported)?;
     }

@@ -298,7 +298,19 @@ fn mesh_shaders_draw_what_their_stages_write<A: Api>(ctx: &Ctx<A>) -> TestResult
     let triangles = wgt::PrimitiveTopology::TriangleList;
     // SAFETY: every object is destroyed below, after the waits.
     unsafe {
-        let layouts = Layouts::new(ctx, None, &[])?;
+        // A group visible to the task and mesh stages (the shaders use none
+        // of it): a device with the feature takes the visibility.
+        let visible = [wgt::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgt::ShaderStages::TASK | wgt::ShaderStages::MESH,
+            ty: wgt::BindingType::Buffer {
+                ty: wgt::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }];
+        let layouts = Layouts::new(ctx, Some(&visible), &[])?;
         let module = wgsl(ctx, SHADER)?;
         let args = create_buffer(
             ctx,
