@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{BindGroup, BindGroupLayout, DeviceShared, PipelineLayout};
 use crate::shader::interface::LayoutView;
-use crate::validate::{self, binding::GroupContext};
+use crate::validate::{self, binding::Slot};
 use crate::{
     BindGroupDescriptor, BindGroupLayoutDescriptor, BindGroupLayoutFlags, BindingError,
     BindingResource, DeviceError, PipelineLayoutDescriptor,
@@ -41,6 +41,7 @@ impl validate::Facts for super::Api {
             sample_count: view.layout.sample_count,
             usage: view.usage,
             layers: view.range.array_layer_count.unwrap_or(1),
+            sample_type: view.sample_type,
         }
     }
 
@@ -107,7 +108,12 @@ pub(crate) fn create_bind_group_layout(
             dynamic_count += 1;
         }
     }
+    let slots = entries
+        .iter()
+        .map(|e| Slot::new(e, &shared.limits))
+        .collect();
     Ok(BindGroupLayout {
+        slots,
         entries: entries.into(),
         dynamic_count,
         update_after_bind,
@@ -127,16 +133,14 @@ fn is_dynamic(ty: &wgt::BindingType) -> bool {
 /// Checks a bind group's entries against its layout and keeps its dynamic
 /// bindings' ranges.
 pub(crate) fn create_bind_group(
-    shared: &DeviceShared,
     desc: &BindGroupDescriptor<super::Api>,
 ) -> Result<BindGroup, BindingError> {
     let layout = desc.layout;
-    let cx = GroupContext {
-        limits: &shared.limits,
-        features: shared.features,
-        partially_bound: layout.update_after_bind,
-    };
-    validate::binding::check_bind_group::<super::Api>(&layout.entries, cx, desc.entries)?;
+    validate::binding::check_bind_group::<super::Api, Slot>(
+        &layout.slots,
+        layout.update_after_bind,
+        desc.entries,
+    )?;
     let mut dynamic = Vec::new();
     dynamic
         .try_reserve_exact(layout.dynamic_count as usize)

@@ -116,7 +116,7 @@ impl crate::Device for Device {
         desc: &TextureViewDescriptor,
     ) -> Result<TextureView, TextureError> {
         self.shared.lost.guard(|| {
-            let view = resolve_view(texture, desc)?;
+            let view = resolve_view(texture, desc, self.shared.features)?;
             self.shared.counters.texture_views.add();
             Ok(view)
         })
@@ -241,7 +241,7 @@ impl crate::Device for Device {
         desc: &BindGroupDescriptor<Api>,
     ) -> Result<BindGroup, BindingError> {
         self.shared.lost.guard(|| {
-            let group = binding::create_bind_group(&self.shared, desc)?;
+            let group = binding::create_bind_group(desc)?;
             self.shared.counters.bind_groups.add();
             Ok(group)
         })
@@ -677,6 +677,7 @@ fn check_format(desc: &TextureDescriptor, features: wgt::Features) -> Result<(),
 fn resolve_view(
     texture: &Texture,
     desc: &TextureViewDescriptor,
+    features: wgt::Features,
 ) -> Result<TextureView, TextureError> {
     let layout = &texture.layout;
     let facts = texture.facts();
@@ -687,6 +688,7 @@ fn resolve_view(
         layout: *layout,
         format: view.format,
         dimension: view.dimension,
+        sample_type: crate::validate::view_sample_type(view.format, view.range.aspect, features),
         range: view.range,
         usage: texture.usage,
     })

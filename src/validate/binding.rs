@@ -26,7 +26,7 @@
 //! (`IncompatibleResource`); then a binding of the layout without an entry
 //! (`MissingBinding`).
 
-use std::num::NonZeroU64;
+use std::num::{NonZeroU32, NonZeroU64};
 
 use super::{flag_names, BufferFacts, Facts, SamplerFacts, ViewFacts};
 use crate::{BindGroupEntry, BindingError, BindingResource};
@@ -209,63 +209,189 @@ fn check_array(
     Ok(())
 }
 
-/// What the checks of a bind group need from the device.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct GroupContext<'a> {
-    /// The device's limits (alignments, binding sizes).
-    pub(crate) limits: &'a wgt::Limits,
-    /// The device's features (whether 32-bit floats are filterable).
-    pub(crate) features: wgt::Features,
-    /// The layout was made update-after-bind: its arrays may be partially bound.
-    pub(crate) partially_bound: bool,
+/// What one binding of a layout accepts, worked out once when the layout
+/// is made ([`Slot::new`]): a bind group's checks read it instead of
+/// deriving it again from the layout entry and the device's limits on
+/// every create. Both backends keep one per layout entry, in binding order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Slot {
+    /// The binding number.
+    pub(crate) binding: u32,
+    /// An array's length; `None`: one resource.
+    pub(crate) count: Option<NonZeroU32>,
+    /// The resource it takes.
+    pub(crate) accept: Accept,
 }
 
-/// Checks a bind group's entries against its layout's (sorted by binding).
-/// See the module docs for the order.
-pub(crate) fn check_bind_group<A: Facts>(
-    layout: &[wgt::BindGroupLayoutEntry],
-    cx: GroupContext<'_>,
+/// The resource a [`Slot`] takes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Accept {
+    /// A buffer range, under these rules.
+    Buffer(BufferRule),
+    /// A sampler fitting this binding type.
+    Sampler(wgt::SamplerBindingType),
+    /// A view with `TEXTURE_BINDING`, of a fitting sample type.
+    Texture {
+        /// The layout's sample type.
+        sample_type: wgt::TextureSampleType,
+        /// The layout's view dimension.
+        dimension: wgt::TextureViewDimension,
+        /// Multisampled views only (else single-sampled only).
+        multisampled: bool,
+    },
+    /// A view with `STORAGE_BINDING`, of exactly this format.
+    StorageTexture {
+        /// The layout's format.
+        format: wgt::TextureFormat,
+        /// The layout's view dimension.
+        dimension: wgt::TextureViewDimension,
+    },
+    /// A top-level acceleration structure.
+    Structure,
+    /// An external texture (layouts refuse them: nothing fits).
+    External,
+}
+
+/// The rules of a buffer binding, with the device's limits for its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BufferRule {
+    /// A uniform buffer (else a storage buffer).
+    pub(crate) uniform: bool,
+    /// The offset alignment (at least 1).
+    pub(crate) alignment: u64,
+    /// The longest range.
+    pub(crate) max: u64,
+    /// The layout's `min_binding_size` (0: none).
+    pub(crate) min: u64,
+}
+
+impl BufferRule {
+    /// The usage the buffer needs, and its name.
+    fn usage(self) -> (wgt::BufferUsages, &'static str) {
+        if self.uniform {
+            (wgt::BufferUsages::UNIFORM, "UNIFORM")
+        } else {
+            (wgt::BufferUsages::STORAGE, "STORAGE")
+        }
+    }
+}
+
+impl Slot {
+    /// What `entry` accepts on a device with `limits`.
+    pub(crate) fn new(entry: &wgt::BindGroupLayoutEntry, limits: &wgt::Limits) -> Self {
+        use wgt::BindingType as T;
+        let accept = match entry.ty {
+            T::Buffer {
+                ty,
+                min_binding_size,
+                ..
+            } => {
+                let uniform = ty == wgt::BufferBindingType::Uniform;
+                let (alignment, max) = if uniform {
+                    (
+                        limits.min_uniform_buffer_offset_alignment,
+                        limits.max_uniform_buffer_binding_size,
+                    )
+                } else {
+                    (
+                        limits.min_storage_buffer_offset_alignment,
+                        limits.max_storage_buffer_binding_size,
+                    )
+                };
+                Accept::Buffer(BufferRule {
+                    uniform,
+                    alignment: u64::from(alignment.max(1)),
+                    max,
+                    min: min_binding_size.map_or(0, NonZeroU64::get),
+                })
+            }
+            T::Sampler(ty) => Accept::Sampler(ty),
+            T::Texture {
+                sample_type,
+                view_dimension,
+                multisampled,
+            } => Accept::Texture {
+                sample_type,
+                dimension: view_dimension,
+                multisampled,
+            },
+            T::StorageTexture {
+                format,
+                view_dimension,
+                ..
+            } => Accept::StorageTexture {
+                format,
+                dimension: view_dimension,
+            },
+            T::AccelerationStructure { .. } => Accept::Structure,
+            T::ExternalTexture => Accept::External,
+        };
+        Self {
+            binding: entry.binding,
+            count: entry.count,
+            accept,
+        }
+    }
+}
+
+impl AsRef<Slot> for Slot {
+    fn as_ref(&self) -> &Slot {
+        self
+    }
+}
+
+/// Checks a bind group's entries against its layout's slots (sorted by
+/// binding); `partially_bound`: the layout was made update-after-bind, so
+/// its arrays may be partially bound. See the module docs for the order.
+pub(crate) fn check_bind_group<A: Facts, S: AsRef<Slot>>(
+    slots: &[S],
+    partially_bound: bool,
     entries: &[BindGroupEntry<'_, A>],
 ) -> Result<(), BindingError> {
-    check_bind_group_with::<A>(layout, cx, entries, |_, _| {})
+    check_bind_group_with::<A, S>(slots, partially_bound, entries, |_, _| {})
 }
 
 /// [`check_bind_group`], handing each entry that passed to `each` with the
-/// index of its layout entry, so a backend builds its descriptors in the
-/// same pass (without looking the binding up again). `each` may have run
-/// for earlier entries when a later one fails: it must only record.
+/// index of its slot, so a backend builds its descriptors in the same pass
+/// (without looking the binding up again). `each` may have run for earlier
+/// entries when a later one fails: it must only record.
 #[inline]
-pub(crate) fn check_bind_group_with<A: Facts>(
-    layout: &[wgt::BindGroupLayoutEntry],
-    cx: GroupContext<'_>,
+pub(crate) fn check_bind_group_with<A: Facts, S: AsRef<Slot>>(
+    slots: &[S],
+    partially_bound: bool,
     entries: &[BindGroupEntry<'_, A>],
     mut each: impl FnMut(usize, &BindGroupEntry<'_, A>),
 ) -> Result<(), BindingError> {
-    let mut seen = Seen::new(layout.len());
+    let mut seen = Seen::new(slots.len());
     for entry in entries {
-        let index = layout_index(layout, entry.binding)
-            .ok_or(BindingError::UnknownBinding(entry.binding))?;
+        let index =
+            slot_index(slots, entry.binding).ok_or(BindingError::UnknownBinding(entry.binding))?;
         if seen.insert(index) {
             return Err(BindingError::DuplicateBinding(entry.binding));
         }
-        let slot = &layout[index];
-        check_resource::<A>(slot, &entry.resource, cx)?;
+        let Some(slot) = slots.get(index) else {
+            return Err(BindingError::UnknownBinding(entry.binding));
+        };
+        check_resource::<A>(slot.as_ref(), &entry.resource, partially_bound)?;
         each(index, entry);
     }
     if let Some(missing) = seen.first_unset() {
-        return Err(BindingError::MissingBinding(layout[missing].binding));
+        let binding = slots.get(missing).map_or(0, |s| s.as_ref().binding);
+        return Err(BindingError::MissingBinding(binding));
     }
     Ok(())
 }
 
-/// The index of `binding` in layout entries sorted by binding (without
-/// duplicates). Bindings numbered 0, 1, 2… (the common case) sit at their
-/// own number: one comparison, no search.
+/// The index of `binding` in slots sorted by binding (without duplicates).
+/// Bindings numbered 0, 1, 2… (the common case) sit at their own number:
+/// one comparison, no search.
 #[inline]
-pub(crate) fn layout_index(layout: &[wgt::BindGroupLayoutEntry], binding: u32) -> Option<usize> {
-    match layout.get(binding as usize) {
-        Some(e) if e.binding == binding => Some(binding as usize),
-        _ => layout.binary_search_by_key(&binding, |e| e.binding).ok(),
+fn slot_index<S: AsRef<Slot>>(slots: &[S], binding: u32) -> Option<usize> {
+    match slots.get(binding as usize) {
+        Some(s) if s.as_ref().binding == binding => Some(binding as usize),
+        _ => slots
+            .binary_search_by_key(&binding, |s| s.as_ref().binding)
+            .ok(),
     }
 }
 
@@ -293,215 +419,228 @@ fn given<A: Facts>(resource: &BindingResource<'_, A>) -> &'static str {
     }
 }
 
-/// What a layout entry expects, for [`BindingError::WrongType`].
-pub(crate) fn expected(entry: &wgt::BindGroupLayoutEntry) -> &'static str {
-    use wgt::BindingType as T;
-    let uniform = wgt::BufferBindingType::Uniform;
-    match (&entry.ty, entry.count.is_some()) {
-        (T::Buffer { ty, .. }, false) if *ty == uniform => "a uniform buffer",
-        (T::Buffer { ty, .. }, true) if *ty == uniform => "an array of uniform buffers",
-        (T::Buffer { .. }, false) => "a storage buffer",
-        (T::Buffer { .. }, true) => "an array of storage buffers",
-        (T::Sampler(_), false) => "a sampler",
-        (T::Sampler(_), true) => "an array of samplers",
-        (T::Texture { .. }, false) => "a sampled texture view",
-        (T::Texture { .. }, true) => "an array of sampled texture views",
-        (T::StorageTexture { .. }, false) => "a storage texture view",
-        (T::StorageTexture { .. }, true) => "an array of storage texture views",
-        (T::AccelerationStructure { .. }, false) => "a top-level acceleration structure",
-        (T::AccelerationStructure { .. }, true) => "an array of top-level acceleration structures",
-        (T::ExternalTexture, _) => "an external texture",
+/// What a slot expects, for [`BindingError::WrongType`].
+fn expected(slot: &Slot) -> &'static str {
+    let array = slot.count.is_some();
+    match (slot.accept, array) {
+        (Accept::Buffer(BufferRule { uniform: true, .. }), false) => "a uniform buffer",
+        (Accept::Buffer(BufferRule { uniform: true, .. }), true) => "an array of uniform buffers",
+        (Accept::Buffer(_), false) => "a storage buffer",
+        (Accept::Buffer(_), true) => "an array of storage buffers",
+        (Accept::Sampler(_), false) => "a sampler",
+        (Accept::Sampler(_), true) => "an array of samplers",
+        (Accept::Texture { .. }, false) => "a sampled texture view",
+        (Accept::Texture { .. }, true) => "an array of sampled texture views",
+        (Accept::StorageTexture { .. }, false) => "a storage texture view",
+        (Accept::StorageTexture { .. }, true) => "an array of storage texture views",
+        (Accept::Structure, false) => "a top-level acceleration structure",
+        (Accept::Structure, true) => "an array of top-level acceleration structures",
+        (Accept::External, _) => "an external texture",
     }
 }
 
-fn check_resource<A: Facts>(
-    slot: &wgt::BindGroupLayoutEntry,
-    resource: &BindingResource<'_, A>,
-    cx: GroupContext<'_>,
-) -> Result<(), BindingError> {
-    use wgt::BindingType as T;
-    let binding = slot.binding;
-    let wrong = || BindingError::WrongType {
-        binding,
+/// The `WrongType` error for `resource` given to `slot` (kept out of line:
+/// the checks' common path only compares).
+#[cold]
+#[inline(never)]
+fn wrong_type<A: Facts>(slot: &Slot, resource: &BindingResource<'_, A>) -> BindingError {
+    BindingError::WrongType {
+        binding: slot.binding,
         expected: expected(slot),
         got: given::<A>(resource),
+    }
+}
+
+/// Checks that an array of `got` elements fits `slot` (exactly its length,
+/// or 1 to its length when partially bound).
+#[inline]
+fn check_count(slot: &Slot, got: usize, partially_bound: bool) -> Result<(), BindingError> {
+    let expected = slot.count.map_or(1, NonZeroU32::get);
+    let fits = if partially_bound {
+        (1..=expected as usize).contains(&got)
+    } else {
+        got == expected as usize
     };
-    let count = |got: usize| -> Result<(), BindingError> {
-        let expected = slot.count.map_or(1, |n| n.get());
-        let fits = if cx.partially_bound {
-            (1..=expected as usize).contains(&got)
-        } else {
-            got == expected as usize
-        };
-        if fits {
-            Ok(())
-        } else {
-            Err(BindingError::WrongCount {
-                binding,
-                got,
-                expected,
+    if fits {
+        Ok(())
+    } else {
+        Err(BindingError::WrongCount {
+            binding: slot.binding,
+            got,
+            expected,
+        })
+    }
+}
+
+/// Checks one entry's resource against its slot. Inlined into the one
+/// loop that calls it: it runs for every entry of every bind group.
+#[inline(always)]
+fn check_resource<A: Facts>(
+    slot: &Slot,
+    resource: &BindingResource<'_, A>,
+    partially_bound: bool,
+) -> Result<(), BindingError> {
+    use BindingResource as R;
+    let binding = slot.binding;
+    let array = slot.count.is_some();
+    let top_level = |a: &A::AccelerationStructure| match A::structure_kind(a) {
+        crate::AccelerationStructureKind::TopLevel => Ok(()),
+        crate::AccelerationStructureKind::BottomLevel => Err(wrong_type::<A>(slot, resource)),
+    };
+    match (&slot.accept, resource) {
+        (Accept::Buffer(rule), R::Buffer(b)) if !array => {
+            check_buffer(binding, *rule, A::buffer(b.buffer), b.offset, b.size).map(drop)
+        }
+        (Accept::Buffer(rule), R::BufferArray(list)) if array => {
+            check_count(slot, list.len(), partially_bound)?;
+            list.iter().try_for_each(|b| {
+                check_buffer(binding, *rule, A::buffer(b.buffer), b.offset, b.size).map(drop)
             })
         }
-    };
-    let buffer = |b: &crate::BufferBinding<'_, A::Buffer>| {
-        check_buffer(slot, cx.limits, A::buffer(b.buffer), b.offset, b.size).map(drop)
-    };
-    let view = |v: &A::TextureView| check_view(slot, A::view(v), cx.features);
-    let array = slot.count.is_some();
-    match (&slot.ty, resource) {
-        (T::Buffer { .. }, BindingResource::Buffer(b)) if !array => buffer(b),
-        (T::Buffer { .. }, BindingResource::BufferArray(list)) if array => {
-            count(list.len())?;
-            list.iter().try_for_each(buffer)
-        }
-        (T::Sampler(ty), BindingResource::Sampler(s)) if !array => {
+        (Accept::Sampler(ty), R::Sampler(s)) if !array => {
             check_sampler(binding, *ty, A::sampler(s))
         }
-        (T::Sampler(ty), BindingResource::SamplerArray(list)) if array => {
-            count(list.len())?;
+        (Accept::Sampler(ty), R::SamplerArray(list)) if array => {
+            check_count(slot, list.len(), partially_bound)?;
             list.iter()
                 .try_for_each(|s| check_sampler(binding, *ty, A::sampler(s)))
         }
-        (T::Texture { .. } | T::StorageTexture { .. }, BindingResource::TextureView(v))
-            if !array =>
-        {
-            view(v)
+        (Accept::Texture { .. } | Accept::StorageTexture { .. }, R::TextureView(v)) if !array => {
+            check_view(slot, A::view(v))
         }
-        (T::Texture { .. } | T::StorageTexture { .. }, BindingResource::TextureViewArray(list))
+        (Accept::Texture { .. } | Accept::StorageTexture { .. }, R::TextureViewArray(list))
             if array =>
         {
-            count(list.len())?;
-            list.iter().try_for_each(|v| view(v))
+            check_count(slot, list.len(), partially_bound)?;
+            list.iter().try_for_each(|v| check_view(slot, A::view(v)))
         }
-        (T::AccelerationStructure { .. }, BindingResource::AccelerationStructure(a)) if !array => {
-            match A::structure_kind(a) {
-                crate::AccelerationStructureKind::TopLevel => Ok(()),
-                crate::AccelerationStructureKind::BottomLevel => Err(wrong()),
-            }
+        (Accept::Structure, R::AccelerationStructure(a)) if !array => top_level(a),
+        (Accept::Structure, R::AccelerationStructureArray(list)) if array => {
+            check_count(slot, list.len(), partially_bound)?;
+            list.iter().try_for_each(|a| top_level(a))
         }
-        (T::AccelerationStructure { .. }, BindingResource::AccelerationStructureArray(list))
-            if array =>
-        {
-            count(list.len())?;
-            list.iter().try_for_each(|a| match A::structure_kind(a) {
-                crate::AccelerationStructureKind::TopLevel => Ok(()),
-                crate::AccelerationStructureKind::BottomLevel => Err(wrong()),
-            })
-        }
-        _ => Err(wrong()),
+        _ => Err(wrong_type::<A>(slot, resource)),
     }
 }
 
-/// Checks one buffer range against its layout entry, its buffer and the
-/// limits; returns its length.
+/// Checks one buffer range of binding `binding` against its rule and its
+/// buffer; returns its length.
+#[inline]
 pub(crate) fn check_buffer(
-    slot: &wgt::BindGroupLayoutEntry,
-    limits: &wgt::Limits,
+    binding: u32,
+    rule: BufferRule,
     buffer: BufferFacts,
     offset: u64,
     size: Option<NonZeroU64>,
 ) -> Result<u64, BindingError> {
-    let binding = slot.binding;
-    let wgt::BindingType::Buffer {
-        ty,
-        min_binding_size,
-        ..
-    } = slot.ty
-    else {
-        return Err(BindingError::WrongType {
-            binding,
-            expected: expected(slot),
-            got: "a buffer",
-        });
+    let size = binding_size(buffer.size, offset, size);
+    let (usage, _) = rule.usage();
+    // Alignments are powers of two (Vulkan and WebGPU both require it);
+    // the remainder covers any other value all the same.
+    let misaligned = if rule.alignment.is_power_of_two() {
+        offset & (rule.alignment - 1) != 0
+    } else {
+        offset % rule.alignment != 0
     };
+    let fits = size != 0
+        && offset
+            .checked_add(size)
+            .is_some_and(|end| end <= buffer.size)
+        && !misaligned
+        && size <= rule.max
+        && size >= rule.min;
+    if fits && buffer.usage.contains(usage) {
+        return Ok(size);
+    }
+    Err(buffer_error(binding, rule, buffer, offset, size))
+}
+
+/// Why a buffer range failed [`check_buffer`], in the checks' order: an
+/// empty range, one past the buffer's end, a misaligned offset, a range
+/// longer than the limit or shorter than `min_binding_size`, then a buffer
+/// without the usage.
+#[cold]
+#[inline(never)]
+fn buffer_error(
+    binding: u32,
+    rule: BufferRule,
+    buffer: BufferFacts,
+    offset: u64,
+    size: u64,
+) -> BindingError {
     let buffer_size = buffer.size;
-    let size = binding_size(buffer_size, offset, size);
-    let (alignment, alignment_name, max, max_name, usage, usage_name) = match ty {
-        wgt::BufferBindingType::Uniform => (
-            limits.min_uniform_buffer_offset_alignment,
+    let (alignment_name, max_name) = if rule.uniform {
+        (
             "min_uniform_buffer_offset_alignment",
-            limits.max_uniform_buffer_binding_size,
             "max_uniform_buffer_binding_size",
-            wgt::BufferUsages::UNIFORM,
-            "UNIFORM",
-        ),
-        wgt::BufferBindingType::Storage { .. } => (
-            limits.min_storage_buffer_offset_alignment,
+        )
+    } else {
+        (
             "min_storage_buffer_offset_alignment",
-            limits.max_storage_buffer_binding_size,
             "max_storage_buffer_binding_size",
-            wgt::BufferUsages::STORAGE,
-            "STORAGE",
-        ),
+        )
     };
-    let invalid = |reason: String| {
-        Err(BindingError::InvalidBufferRange {
+    let (alignment, max, min) = (rule.alignment, rule.max, rule.min);
+    let reason = if size == 0 {
+        "is empty".to_owned()
+    } else if offset.checked_add(size).is_none_or(|end| end > buffer_size) {
+        format!("runs past the end of the {buffer_size}-byte buffer")
+    } else if offset % alignment != 0 {
+        format!("starts at an offset that is not a multiple of {alignment} ({alignment_name})")
+    } else if size > max {
+        format!("is longer than {max} bytes ({max_name})")
+    } else if size < min {
+        format!("is shorter than the layout's min_binding_size of {min} bytes")
+    } else {
+        let (_, needed) = rule.usage();
+        return BindingError::MissingUsage {
             binding,
-            offset,
-            size,
-            buffer_size,
-            reason,
-        })
-    };
-    if size == 0 {
-        return invalid("is empty".to_owned());
-    }
-    if offset.checked_add(size).is_none_or(|end| end > buffer_size) {
-        return invalid(format!(
-            "runs past the end of the {buffer_size}-byte buffer"
-        ));
-    }
-    // Vulkan asks the alignment of dynamic bindings' base offsets too.
-    let alignment = u64::from(alignment.max(1));
-    if offset % alignment != 0 {
-        return invalid(format!(
-            "starts at an offset that is not a multiple of {alignment} ({alignment_name})"
-        ));
-    }
-    if size > max {
-        return invalid(format!("is longer than {max} bytes ({max_name})"));
-    }
-    if let Some(min) = min_binding_size.filter(|min| size < min.get()) {
-        return invalid(format!(
-            "is shorter than the layout's min_binding_size of {min} bytes"
-        ));
-    }
-    if !buffer.usage.contains(usage) {
-        return Err(BindingError::MissingUsage {
-            binding,
-            needed: usage_name,
+            needed,
             has: flag_names(buffer.usage),
-        });
+        };
+    };
+    BindingError::InvalidBufferRange {
+        binding,
+        offset,
+        size,
+        buffer_size,
+        reason,
     }
-    Ok(size)
 }
 
 /// Checks a sampler against a sampler binding: a comparison sampler for a
 /// comparison binding and only there, no filtering one for a
 /// non-filtering binding.
+#[inline]
 fn check_sampler(
     binding: u32,
     ty: wgt::SamplerBindingType,
     sampler: SamplerFacts,
 ) -> Result<(), BindingError> {
     use wgt::SamplerBindingType as S;
-    let kind = |s: SamplerFacts| match (s.comparison, s.filtering) {
-        (true, _) => "a comparison sampler",
-        (false, true) => "a filtering sampler",
-        (false, false) => "a non-filtering sampler",
-    };
     let expected = match ty {
         S::Comparison if !sampler.comparison => "a comparison sampler",
         S::Filtering if sampler.comparison => "a filtering or non-filtering sampler",
         S::NonFiltering if sampler.comparison || sampler.filtering => "a non-filtering sampler",
         _ => return Ok(()),
     };
-    Err(BindingError::IncompatibleResource {
+    Err(sampler_error(binding, expected, sampler))
+}
+
+#[cold]
+#[inline(never)]
+fn sampler_error(binding: u32, expected: &str, sampler: SamplerFacts) -> BindingError {
+    let got = match (sampler.comparison, sampler.filtering) {
+        (true, _) => "a comparison sampler",
+        (false, true) => "a filtering sampler",
+        (false, false) => "a non-filtering sampler",
+    };
+    BindingError::IncompatibleResource {
         binding,
         property: "sampler kind",
         expected: expected.to_owned(),
-        got: kind(sampler).to_owned(),
-    })
+        got: got.to_owned(),
+    }
 }
 
 /// Whether a view whose texels read as `actual` fits a layout's
@@ -519,60 +658,89 @@ fn sample_type_fits(expected: wgt::TextureSampleType, actual: wgt::TextureSample
     }
 }
 
-/// Checks a view against a sampled or storage texture binding: usage,
-/// aspect, sample type or format, dimension and sample count.
-fn check_view(
-    slot: &wgt::BindGroupLayoutEntry,
-    view: ViewFacts,
-    features: wgt::Features,
-) -> Result<(), BindingError> {
-    use wgt::BindingType as T;
-    let binding = slot.binding;
-    let mismatch = |property, expected: String, got: String| {
-        Err(BindingError::IncompatibleResource {
-            binding,
-            property,
-            expected,
-            got,
-        })
+/// Checks a view against a sampled or storage texture slot: usage, aspect,
+/// sample type or format, dimension and sample count.
+#[inline]
+fn check_view(slot: &Slot, view: ViewFacts) -> Result<(), BindingError> {
+    let (usage, dimension, multisampled, fits) = match slot.accept {
+        Accept::Texture {
+            sample_type,
+            dimension,
+            multisampled,
+        } => (
+            wgt::TextureUsages::TEXTURE_BINDING,
+            dimension,
+            multisampled,
+            view.sample_type
+                .is_some_and(|actual| sample_type_fits(sample_type, actual)),
+        ),
+        Accept::StorageTexture { format, dimension } => (
+            wgt::TextureUsages::STORAGE_BINDING,
+            dimension,
+            false,
+            view.format == format,
+        ),
+        _ => return Err(view_error(slot, view)),
     };
-    let (usage, usage_name, view_dimension, multisampled) = match slot.ty {
-        T::Texture {
-            view_dimension,
+    if view.usage.contains(usage)
+        && fits
+        && view.dimension == dimension
+        && multisampled == (view.sample_count > 1)
+    {
+        return Ok(());
+    }
+    Err(view_error(slot, view))
+}
+
+/// Why a view failed [`check_view`], in the checks' order: usage, aspect,
+/// sample type or format, dimension, sample count.
+#[cold]
+#[inline(never)]
+fn view_error(slot: &Slot, view: ViewFacts) -> BindingError {
+    let binding = slot.binding;
+    let mismatch = |property, expected: String, got: String| BindingError::IncompatibleResource {
+        binding,
+        property,
+        expected,
+        got,
+    };
+    let (usage, usage_name, dimension, multisampled) = match slot.accept {
+        Accept::Texture {
+            dimension,
             multisampled,
             ..
         } => (
             wgt::TextureUsages::TEXTURE_BINDING,
             "TEXTURE_BINDING",
-            view_dimension,
+            dimension,
             multisampled,
         ),
-        T::StorageTexture { view_dimension, .. } => (
+        Accept::StorageTexture { dimension, .. } => (
             wgt::TextureUsages::STORAGE_BINDING,
             "STORAGE_BINDING",
-            view_dimension,
+            dimension,
             false,
         ),
         _ => {
-            return Err(BindingError::WrongType {
+            return BindingError::WrongType {
                 binding,
                 expected: expected(slot),
                 got: "a texture view",
-            })
+            }
         }
     };
     if !view.usage.contains(usage) {
-        return Err(BindingError::MissingUsage {
+        return BindingError::MissingUsage {
             binding,
             needed: usage_name,
             has: flag_names(view.usage),
-        });
+        };
     }
-    match slot.ty {
-        T::Texture { sample_type, .. } => {
+    match slot.accept {
+        Accept::Texture { sample_type, .. } => {
             // A view of both aspects of a depth-stencil format has no
             // single sample type: it fits no binding.
-            let Some(actual) = view.format.sample_type(Some(view.aspect), Some(features)) else {
+            let Some(actual) = view.sample_type else {
                 return mismatch(
                     "aspect",
                     "a view of one aspect".to_owned(),
@@ -587,7 +755,7 @@ fn check_view(
                 );
             }
         }
-        T::StorageTexture { format, .. } if view.format != format => {
+        Accept::StorageTexture { format, .. } if view.format != format => {
             return mismatch(
                 "format",
                 format!("{format:?}"),
@@ -596,73 +764,76 @@ fn check_view(
         }
         _ => {}
     }
-    if view.dimension != view_dimension {
+    if view.dimension != dimension {
         return mismatch(
             "view dimension",
-            format!("{view_dimension:?}"),
+            format!("{dimension:?}"),
             format!("{:?}", view.dimension),
         );
     }
-    if multisampled != (view.sample_count > 1) {
-        let expected = if multisampled { "more than 1" } else { "1" };
-        return mismatch(
-            "sample count",
-            expected.to_owned(),
-            view.sample_count.to_string(),
-        );
-    }
-    Ok(())
+    let expected = if multisampled { "more than 1" } else { "1" };
+    mismatch(
+        "sample count",
+        expected.to_owned(),
+        view.sample_count.to_string(),
+    )
 }
 
-/// A set of indices below a bound, as bits (on the stack up to 128).
-struct Seen {
-    inline: [u64; 2],
-    heap: Vec<u64>,
-    len: usize,
+/// A set of indices below a bound, as bits: in one word up to 64, on the
+/// heap past that.
+enum Seen {
+    Small { bits: u64, len: usize },
+    Large { words: Vec<u64>, len: usize },
 }
 
 impl Seen {
     fn new(len: usize) -> Self {
-        let words = len.div_ceil(64);
-        Self {
-            inline: [0; 2],
-            heap: if words > 2 {
-                vec![0; words]
-            } else {
-                Vec::new()
-            },
-            len,
-        }
-    }
-
-    fn words(&mut self) -> &mut [u64] {
-        if self.heap.is_empty() {
-            &mut self.inline
+        if len <= 64 {
+            Self::Small { bits: 0, len }
         } else {
-            &mut self.heap
+            Self::Large {
+                words: vec![0; len.div_ceil(64)],
+                len,
+            }
         }
     }
 
-    /// Adds `index`; true if it was already there.
+    /// Adds `index` (below the bound); true if it was already there.
+    #[inline]
     fn insert(&mut self, index: usize) -> bool {
-        let Some(word) = self.words().get_mut(index / 64) else {
-            return false;
-        };
-        let bit = 1u64 << (index % 64);
-        let present = *word & bit != 0;
-        *word |= bit;
-        present
+        match self {
+            Self::Small { bits, .. } => {
+                let bit = 1u64.checked_shl(index as u32).unwrap_or(0);
+                let present = *bits & bit != 0;
+                *bits |= bit;
+                present
+            }
+            Self::Large { words, .. } => {
+                let Some(word) = words.get_mut(index / 64) else {
+                    return false;
+                };
+                let bit = 1u64 << (index % 64);
+                let present = *word & bit != 0;
+                *word |= bit;
+                present
+            }
+        }
     }
 
     /// The first index below the bound not in the set.
-    fn first_unset(&mut self) -> Option<usize> {
-        let len = self.len;
-        self.words()
-            .iter()
-            .enumerate()
-            .find(|(_, w)| **w != u64::MAX)
-            .map(|(i, w)| i * 64 + w.trailing_ones() as usize)
-            .filter(|&i| i < len)
+    fn first_unset(&self) -> Option<usize> {
+        let (first, len) = match self {
+            Self::Small { bits, len } => (bits.trailing_ones() as usize, *len),
+            Self::Large { words, len } => (
+                words
+                    .iter()
+                    .position(|w| *w != u64::MAX)
+                    .and_then(|i| words.get(i).map(|w| i * 64 + w.trailing_ones() as usize))
+                    .unwrap_or(usize::MAX),
+                *len,
+            ),
+        };
+        (first < len).then_some(first)
     }
 }
 
@@ -689,6 +860,54 @@ mod tests {
         assert_eq!(full_word.first_unset(), None);
         assert_eq!(Seen::new(0).first_unset(), None);
         assert_eq!(Seen::new(3).first_unset(), Some(0));
+        let mut small = Seen::new(64);
+        (0..64).filter(|&i| i != 37).for_each(|i| {
+            small.insert(i);
+        });
+        assert_eq!(small.first_unset(), Some(37));
+        assert!(!small.insert(37));
+        assert!(small.insert(63));
+        assert_eq!(small.first_unset(), None);
+    }
+
+    /// Each failing buffer range gets the error of the first check it
+    /// fails, in the documented order.
+    #[test]
+    fn buffer_ranges_fail_in_order() {
+        let rule = BufferRule {
+            uniform: true,
+            alignment: 256,
+            max: 1024,
+            min: 16,
+        };
+        let buffer = BufferFacts {
+            size: 4096,
+            usage: wgt::BufferUsages::UNIFORM,
+        };
+        let size = NonZeroU64::new;
+        let reason = |r: Result<u64, BindingError>| match r {
+            Err(BindingError::InvalidBufferRange { reason, .. }) => reason,
+            Err(BindingError::MissingUsage { needed, .. }) => format!("usage {needed}"),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(check_buffer(0, rule, buffer, 256, size(64)).ok(), Some(64));
+        assert_eq!(check_buffer(0, rule, buffer, 3072, None).ok(), Some(1024));
+        assert_eq!(
+            reason(check_buffer(0, rule, buffer, 4096, None)),
+            "is empty"
+        );
+        assert!(reason(check_buffer(0, rule, buffer, 4000, size(200))).starts_with("runs past"));
+        assert!(reason(check_buffer(0, rule, buffer, 100, size(64))).contains("multiple of 256"));
+        assert!(reason(check_buffer(0, rule, buffer, 0, size(2048))).contains("longer than 1024"));
+        assert!(reason(check_buffer(0, rule, buffer, 0, size(8))).contains("min_binding_size"));
+        let storage_only = BufferFacts {
+            usage: wgt::BufferUsages::STORAGE,
+            ..buffer
+        };
+        assert_eq!(
+            reason(check_buffer(0, rule, storage_only, 0, size(64))),
+            "usage UNIFORM"
+        );
     }
 
     #[test]

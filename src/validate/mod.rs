@@ -94,6 +94,20 @@ pub(crate) struct ViewFacts {
     pub(crate) usage: wgt::TextureUsages,
     /// Its array layers (multiview passes need one per view).
     pub(crate) layers: u32,
+    /// What its texels read as in a shader, for the device's features
+    /// (`None`: a view of both aspects of a depth-stencil format). Worked
+    /// out when the view is made ([`view_sample_type`]).
+    pub(crate) sample_type: Option<wgt::TextureSampleType>,
+}
+
+/// What a view of `format` showing `aspect` reads as in a shader on a
+/// device with `features` (`None`: both aspects of a depth-stencil format).
+pub(crate) fn view_sample_type(
+    format: wgt::TextureFormat,
+    aspect: wgt::TextureAspect,
+    features: wgt::Features,
+) -> Option<wgt::TextureSampleType> {
+    format.sample_type(Some(aspect), Some(features))
 }
 
 /// What the checks need to know about a sampler.

@@ -14,19 +14,21 @@
 //! entries may name the same resource. Nothing reaches the driver before
 //! they all pass.
 //!
-//! The descriptor infos and writes are built in lists on the stack: fixed
-//! arrays of [`INLINE`] elements for a group of at most [`INLINE`] entries
-//! and no arrays (one descriptor each), else lists that move to the heap
-//! past [`INLINE`] elements. Bind-group churn allocates nothing on the
-//! heap in the steady state.
+//! The checks read the layout's slots ([`super::binding::LayoutSlot`]:
+//! what each binding accepts, worked out when the layout was made).
+//! Groups of a simple layout (at most [`INLINE`] bindings of one buffer,
+//! sampler or view each) are built in fixed stack lists, entry `i`'s info
+//! and write at position `i`, in the checking pass ([`create_simple`]);
+//! others (arrays, acceleration structures, many bindings) in lists that
+//! move to the heap past [`INLINE`] elements ([`create_general`]).
+//! Bind-group churn allocates nothing on the heap in the steady state.
 
 use arrayvec::ArrayVec;
 use ash::vk;
 
-use super::barrier;
 use super::device::set_object_name;
-use crate::validate::{self, binding::GroupContext};
-use crate::{BindGroupDescriptor, BindingError, BindingResource, BufferBinding, TextureUses};
+use crate::validate;
+use crate::{BindGroupDescriptor, BindingError, BindingResource, BufferBinding};
 
 /// Descriptors (and bindings) a bind group writes from the stack; past
 /// this the scratch lists move to the heap.
@@ -48,6 +50,7 @@ impl validate::Facts for super::Api {
             sample_count: view.sample_count,
             usage: view.usage,
             layers: view.range.array_layer_count.unwrap_or(1),
+            sample_type: view.sample_type,
         }
     }
 
@@ -83,6 +86,16 @@ struct PendingWrite {
     infos: Infos,
 }
 
+/// Whether a layout of these slots is simple: at most [`INLINE`] bindings,
+/// each of one buffer, sampler or view (no arrays, no acceleration
+/// structures). Its groups take [`create_simple`].
+pub(super) fn is_simple(slots: &[super::binding::LayoutSlot]) -> bool {
+    slots.len() <= INLINE
+        && slots.iter().all(|s| {
+            s.slot.count.is_none() && s.slot.accept != validate::binding::Accept::Structure
+        })
+}
+
 /// Creates a bind group (see the module docs).
 ///
 /// # Safety
@@ -91,118 +104,209 @@ pub(super) unsafe fn create_bind_group(
     device: &super::Device,
     desc: &BindGroupDescriptor<super::Api>,
 ) -> Result<super::BindGroup, BindingError> {
-    // Without arrays each entry gives one descriptor, so at most `INLINE`
-    // entries fit fixed stack lists: no growth checks, no heap.
-    if desc.entries.len() <= INLINE && desc.layout.entries.iter().all(|e| e.count.is_none()) {
+    if desc.layout.simple && desc.entries.len() <= INLINE {
         // SAFETY: forwarded contract.
-        unsafe { create_with::<Fixed>(device, desc) }
+        unsafe { create_simple(device, desc) }
     } else {
         // SAFETY: forwarded contract.
-        unsafe { create_with::<Growable>(device, desc) }
+        unsafe { create_general(device, desc) }
     }
 }
 
-/// [`create_bind_group`] with the scratch lists `S` gives.
+/// The descriptor info of one entry of a simple group: a buffer's or an
+/// image's (a sampler's or a view's), both 24 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+union Info {
+    buffer: vk::DescriptorBufferInfo,
+    image: vk::DescriptorImageInfo,
+}
+
+/// [`create_bind_group`] for a simple layout ([`is_simple`]): entry `i`'s
+/// info and write are element `i` of two fixed stack lists, filled in the
+/// checking pass; one pass after the set is allocated points each write at
+/// its info.
 ///
 /// # Safety
-/// As for [`create_bind_group`].
-unsafe fn create_with<S: Scratch>(
+/// As for [`create_bind_group`]; the layout is simple and the group has at
+/// most [`INLINE`] entries.
+unsafe fn create_simple(
     device: &super::Device,
     desc: &BindGroupDescriptor<super::Api>,
 ) -> Result<super::BindGroup, BindingError> {
     let shared = &*device.shared;
     let layout = desc.layout;
-    let cx = GroupContext {
-        limits: &shared.limits,
-        features: shared.features,
-        partially_bound: layout.update_after_bind,
-    };
-    let mut buffers = S::List::<vk::DescriptorBufferInfo>::new();
-    let mut images = S::List::<vk::DescriptorImageInfo>::new();
-    let mut structures = S::List::<vk::AccelerationStructureKHR>::new();
-    let mut pending = S::List::<PendingWrite>::new();
-    // Set when a fixed list was full (not expected: see `create_bind_group`).
-    let mut overflow = false;
-    let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
-    let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
-    let (entries, types) = (&*layout.entries, &*layout.types);
+    let slots = &*layout.slots;
+    let mut infos = ArrayVec::<Info, INLINE>::new();
+    let mut writes = ArrayVec::<vk::WriteDescriptorSet, INLINE>::new();
+    let mut unexpected = false;
+    validate::binding::check_bind_group_with::<super::Api, _>(
+        slots,
+        layout.update_after_bind,
+        desc.entries,
+        |index, entry| {
+            let Some(slot) = slots.get(index) else {
+                unexpected = true;
+                return;
+            };
+            let info = match &entry.resource {
+                BindingResource::Buffer(b) => Info {
+                    buffer: buffer_info(b),
+                },
+                BindingResource::Sampler(s) => Info {
+                    image: vk::DescriptorImageInfo::default().sampler(s.raw),
+                },
+                BindingResource::TextureView(v) => Info {
+                    image: image_info(v, slot.image_layout),
+                },
+                // A simple layout has none of these, and the checks passed.
+                _ => {
+                    unexpected = true;
+                    return;
+                }
+            };
+            let mut write = vk::WriteDescriptorSet::default()
+                .dst_binding(entry.binding)
+                .descriptor_type(slot.ty);
+            write.descriptor_count = 1;
+            unexpected |= infos.try_push(info).is_err() || writes.try_push(write).is_err();
+        },
+    )?;
+    if unexpected || writes.len() != desc.entries.len() {
+        log::error!("bind group entries did not fit their simple layout");
+        return Err(BindingError::Device(crate::DeviceError::Unexpected));
+    }
+    // SAFETY: the layout is live and registered with this device's allocator.
+    let set = unsafe {
+        shared
+            .descriptors
+            .lock()
+            .allocate(&shared.raw, layout.token, layout.raw)
+    }?;
+    let raw = set.raw();
+    for (write, info) in writes.iter_mut().zip(infos.iter()) {
+        write.dst_set = raw;
+        // The driver reads the pointer its descriptor type names and
+        // ignores the other (VkWriteDescriptorSet): both point at the info.
+        let info = std::ptr::from_ref(info);
+        write.p_buffer_info = info.cast();
+        write.p_image_info = info.cast();
+    }
+    // SAFETY: every write names a binding of the set's layout with its type
+    // and one descriptor; its info lives until the call returns and names
+    // live resources of this device (caller's contract), checked against
+    // the layout above (kind, usage, view shape and format, ranges). The
+    // set is not in use by the GPU (new, or recycled from a destroyed
+    // bind group).
+    unsafe { shared.raw.update_descriptor_sets(&writes, &[]) };
+    Ok(finish(shared, desc, raw, set))
+}
+
+/// Counts a written group, names its set and wraps it.
+fn finish(
+    shared: &super::DeviceShared,
+    desc: &BindGroupDescriptor<super::Api>,
+    raw: vk::DescriptorSet,
+    set: super::descriptor::DescriptorSet,
+) -> super::BindGroup {
+    shared.counters.bind_groups.add();
+    if let Some(label) = desc.label {
+        // SAFETY: `raw` is live.
+        unsafe { set_object_name(shared, raw, label) };
+    }
+    super::BindGroup {
+        raw,
+        set,
+        dynamic_count: desc.layout.dynamic_count,
+    }
+}
+
+/// [`create_bind_group`] for any layout (arrays, acceleration structures,
+/// many bindings): the infos are built in lists on the stack up to
+/// [`INLINE`] elements (then on the heap), each entry's range recorded in
+/// a pending write, and the writes made once the set is allocated.
+///
+/// # Safety
+/// As for [`create_bind_group`].
+unsafe fn create_general(
+    device: &super::Device,
+    desc: &BindGroupDescriptor<super::Api>,
+) -> Result<super::BindGroup, BindingError> {
+    let shared = &*device.shared;
+    let layout = desc.layout;
+    let mut buffers = Inline::<vk::DescriptorBufferInfo, INLINE>::new();
+    let mut images = Inline::<vk::DescriptorImageInfo, INLINE>::new();
+    let mut structures = Inline::<vk::AccelerationStructureKHR, INLINE>::new();
+    let mut pending = Inline::<PendingWrite, INLINE>::new();
+    let slots = &*layout.slots;
     // One pass: each entry is checked (the shared checks), then its
     // descriptor infos recorded. Nothing reaches the driver before every
     // entry passed.
-    validate::binding::check_bind_group_with::<super::Api>(
-        entries,
-        cx,
+    validate::binding::check_bind_group_with::<super::Api, _>(
+        slots,
+        layout.update_after_bind,
         desc.entries,
         |index, entry| {
-            // `index` is the entry's layout entry (checked); `types` has one
-            // element per layout entry.
-            let (Some(layout_entry), Some(&ty)) = (entries.get(index), types.get(index)) else {
+            // `index` is the entry's slot (checked).
+            let Some(slot) = slots.get(index) else {
                 return;
             };
-            let image_layout = match layout_entry.ty {
-                wgt::BindingType::StorageTexture { .. } => storage,
-                _ => sampled,
-            };
+            let image_layout = slot.image_layout;
             let (first, count, infos) = match &entry.resource {
                 BindingResource::Buffer(b) => {
-                    overflow |= !buffers.push(buffer_info(b));
+                    buffers.push(buffer_info(b));
                     (buffers.len().wrapping_sub(1), 1, Infos::Buffers)
                 }
                 BindingResource::BufferArray(list) => {
                     let first = buffers.len();
                     for b in *list {
-                        overflow |= !buffers.push(buffer_info(b));
+                        buffers.push(buffer_info(b));
                     }
                     (first, list.len(), Infos::Buffers)
                 }
                 BindingResource::Sampler(s) => {
-                    overflow |= !images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                    images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
                     (images.len().wrapping_sub(1), 1, Infos::Images)
                 }
                 BindingResource::SamplerArray(list) => {
                     let first = images.len();
                     for s in *list {
-                        overflow |= !images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
+                        images.push(vk::DescriptorImageInfo::default().sampler(s.raw));
                     }
                     (first, list.len(), Infos::Images)
                 }
                 BindingResource::TextureView(v) => {
-                    overflow |= !images.push(image_info(v, image_layout));
+                    images.push(image_info(v, image_layout));
                     (images.len().wrapping_sub(1), 1, Infos::Images)
                 }
                 BindingResource::TextureViewArray(list) => {
                     let first = images.len();
                     for v in *list {
-                        overflow |= !images.push(image_info(v, image_layout));
+                        images.push(image_info(v, image_layout));
                     }
                     (first, list.len(), Infos::Images)
                 }
                 BindingResource::AccelerationStructure(s) => {
-                    overflow |= !structures.push(s.raw);
+                    structures.push(s.raw);
                     (structures.len().wrapping_sub(1), 1, Infos::Structures)
                 }
                 BindingResource::AccelerationStructureArray(list) => {
                     let first = structures.len();
                     for s in *list {
-                        overflow |= !structures.push(s.raw);
+                        structures.push(s.raw);
                     }
                     (first, list.len(), Infos::Structures)
                 }
             };
-            overflow |= !pending.push(PendingWrite {
+            pending.push(PendingWrite {
                 binding: entry.binding,
-                ty,
+                ty: slot.ty,
                 first,
                 count,
                 infos,
             });
         },
     )?;
-    if overflow {
-        // Unreachable: fixed lists are used only where every entry fits.
-        log::error!("bind group scratch lists overflowed");
-        return Err(BindingError::Device(crate::DeviceError::Unexpected));
-    }
     if pending.len() != desc.entries.len() {
         // Unreachable: every entry that passed has a layout entry and a type.
         return Err(BindingError::UnknownBinding(
@@ -223,13 +327,13 @@ unsafe fn create_with<S: Scratch>(
     // array's), all made before any write points at them: the list does not
     // move afterwards. The writes below take them in the same order.
     let handles = structures.as_slice();
-    let mut chained = S::List::<vk::WriteDescriptorSetAccelerationStructureKHR>::new();
-    for p in pending.as_slice() {
+    let mut chained = Inline::<vk::WriteDescriptorSetAccelerationStructureKHR, INLINE>::new();
+    for p in pending.as_slice().iter().filter(|_| !handles.is_empty()) {
         if p.infos == Infos::Structures {
             // A structure entry has at least one handle, so `chained` has
             // at most as many elements as `structures`: it fits.
             let range = handles.get(p.first..p.first + p.count).unwrap_or_default();
-            let _ = chained.push(
+            chained.push(
                 vk::WriteDescriptorSetAccelerationStructureKHR::default()
                     .acceleration_structures(range),
             );
@@ -237,7 +341,7 @@ unsafe fn create_with<S: Scratch>(
     }
     let chained = chained.as_slice();
     let mut next_chained = 0;
-    let mut writes = S::List::<vk::WriteDescriptorSet>::new();
+    let mut writes = Inline::<vk::WriteDescriptorSet, INLINE>::new();
     for p in pending.as_slice() {
         let mut write = vk::WriteDescriptorSet::default()
             .dst_set(raw)
@@ -265,7 +369,7 @@ unsafe fn create_with<S: Scratch>(
                     .map(|c| write.p_next = std::ptr::from_ref(c).cast())
             }
         };
-        if ok.is_none() || !writes.push(write) {
+        if ok.is_none() {
             log::error!("bind group write {} out of its scratch lists", p.binding);
             // SAFETY: the set came from this allocator and was never written
             // or used since.
@@ -275,6 +379,7 @@ unsafe fn create_with<S: Scratch>(
             }
             return Err(BindingError::Device(crate::DeviceError::Unexpected));
         }
+        writes.push(write);
     }
     // SAFETY: every write names a binding of the set's layout with its type
     // and a count within the binding's; the infos (or the chained structure
@@ -283,16 +388,7 @@ unsafe fn create_with<S: Scratch>(
     // layout above (kind, usage, view shape and format, ranges). The set is
     // not in use by the GPU (new, or recycled from a destroyed bind group).
     unsafe { shared.raw.update_descriptor_sets(writes.as_slice(), &[]) };
-    shared.counters.bind_groups.add();
-    if let Some(label) = desc.label {
-        // SAFETY: `raw` is live.
-        unsafe { set_object_name(shared, raw, label) };
-    }
-    Ok(super::BindGroup {
-        raw,
-        set,
-        dynamic_count: layout.dynamic_count,
-    })
+    Ok(finish(shared, desc, raw, set))
 }
 
 /// A sampled or storage image descriptor.
@@ -334,79 +430,6 @@ impl super::BindGroup {
     }
 }
 
-/// The scratch lists one bind group is built in.
-trait Scratch {
-    /// A list of `T`.
-    type List<T>: List<T>;
-}
-
-/// Fixed stack lists of [`INLINE`] elements, for groups without arrays of
-/// at most [`INLINE`] entries (one descriptor each).
-struct Fixed;
-
-impl Scratch for Fixed {
-    type List<T> = ArrayVec<T, INLINE>;
-}
-
-/// Lists on the stack up to [`INLINE`] elements, moved to the heap past
-/// that, for the other groups.
-struct Growable;
-
-impl Scratch for Growable {
-    type List<T> = Inline<T, INLINE>;
-}
-
-/// What [`create_with`] needs of a scratch list.
-trait List<T> {
-    /// An empty list.
-    fn new() -> Self;
-    /// Appends `value`; false (and nothing stored) when the list is full.
-    fn push(&mut self, value: T) -> bool;
-    /// The elements.
-    fn as_slice(&self) -> &[T];
-    /// The number of elements.
-    fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-}
-
-impl<T, const N: usize> List<T> for ArrayVec<T, N> {
-    #[inline]
-    fn new() -> Self {
-        ArrayVec::new()
-    }
-
-    #[inline]
-    fn push(&mut self, value: T) -> bool {
-        self.try_push(value).is_ok()
-    }
-
-    #[inline]
-    fn as_slice(&self) -> &[T] {
-        self
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        ArrayVec::len(self)
-    }
-}
-
-impl<T, const N: usize> List<T> for Inline<T, N> {
-    fn new() -> Self {
-        Inline::new()
-    }
-
-    fn push(&mut self, value: T) -> bool {
-        Inline::push(self, value);
-        true
-    }
-
-    fn as_slice(&self) -> &[T] {
-        Inline::as_slice(self)
-    }
-}
-
 /// A list on the stack up to `N` elements, moved to the heap past that.
 pub(super) enum Inline<T, const N: usize> {
     Stack(ArrayVec<T, N>),
@@ -438,6 +461,10 @@ impl<T, const N: usize> Inline<T, N> {
             Self::Heap(items) => items,
         }
     }
+
+    pub(super) fn len(&self) -> usize {
+        self.as_slice().len()
+    }
 }
 
 #[cfg(test)]
@@ -446,20 +473,12 @@ mod tests {
 
     #[test]
     fn inline_moves_to_the_heap_past_its_capacity() {
-        let mut list = <Inline<u32, 2> as List<u32>>::new();
+        let mut list = Inline::<u32, 2>::new();
         for i in 0..5 {
-            assert!(List::push(&mut list, i));
+            list.push(i);
         }
         assert!(matches!(list, Inline::Heap(_)));
-        assert_eq!(Inline::as_slice(&list), &[0, 1, 2, 3, 4]);
-    }
-
-    #[test]
-    fn fixed_lists_refuse_past_their_capacity() {
-        let mut list = <ArrayVec<u32, 2> as List<u32>>::new();
-        assert!(List::push(&mut list, 0));
-        assert!(List::push(&mut list, 1));
-        assert!(!List::push(&mut list, 2));
-        assert_eq!(List::as_slice(&list), &[0, 1]);
+        assert_eq!(list.as_slice(), &[0, 1, 2, 3, 4]);
+        assert_eq!(list.len(), 5);
     }
 }

@@ -4,7 +4,9 @@
 //! - A bind group layout is a `VkDescriptorSetLayout` registered with the
 //!   device's descriptor allocator (docs/design.md §5), which gives its sets a pool
 //!   shared by every layout of the same shape. Its entries are kept, sorted
-//!   by binding, for bind-group checks and pipeline interface checks.
+//!   by binding, for pipeline interface checks, and with each a
+//!   [`LayoutSlot`]: what the binding accepts (worked out once, read by
+//!   every bind group's checks) and its descriptor type and image layout.
 //! - A bind group is a descriptor set from that allocator (a recycled one
 //!   when the layout has one), written with one `vkUpdateDescriptorSets`.
 //!   Its entries are checked against the layout first (`bind_group.rs`).
@@ -20,14 +22,34 @@ use ash::vk;
 
 use super::descriptor::{BucketKey, DescriptorCounts};
 use super::device::set_object_name;
-use super::{conv, map_err, DeviceShared};
+use super::{barrier, conv, map_err, DeviceShared};
 use crate::shader::interface::LayoutView;
+use crate::validate::binding::Slot;
 use crate::{
     BindGroupLayoutDescriptor, BindGroupLayoutFlags, BindingError, PipelineLayoutDescriptor,
+    TextureUses,
 };
 
 use super::bind_group::Inline;
 pub(super) use super::bind_group::{create_bind_group, destroy_bind_group};
+
+/// One binding of a bind group layout: what it accepts (the shared checks
+/// read it) and how its descriptors are written.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LayoutSlot {
+    /// What the binding accepts.
+    pub(crate) slot: Slot,
+    /// Its Vulkan descriptor type.
+    pub(crate) ty: vk::DescriptorType,
+    /// The layout its image descriptors name (storage or sampled views).
+    pub(crate) image_layout: vk::ImageLayout,
+}
+
+impl AsRef<Slot> for LayoutSlot {
+    fn as_ref(&self) -> &Slot {
+        &self.slot
+    }
+}
 
 /// Creates a bind group layout (see the module docs).
 ///
@@ -41,7 +63,9 @@ pub(super) unsafe fn create_bind_group_layout(
     let entries = crate::validate::binding::sorted_layout_entries_shared(desc.entries)?;
     let update_after_bind = desc.flags.contains(BindGroupLayoutFlags::UPDATE_AFTER_BIND);
 
-    let mut types = Vec::with_capacity(entries.len());
+    let mut slots = Vec::with_capacity(entries.len());
+    let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
+    let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
     // The create info's lists live on the stack for usual layouts.
     let mut bindings = Inline::<vk::DescriptorSetLayoutBinding, 16>::new();
     let mut binding_flags = Inline::<vk::DescriptorBindingFlags, 16>::new();
@@ -54,7 +78,14 @@ pub(super) unsafe fn create_bind_group_layout(
         ) {
             dynamic_count += 1;
         }
-        types.push(ty);
+        slots.push(LayoutSlot {
+            slot: Slot::new(entry, &shared.limits),
+            ty,
+            image_layout: match entry.ty {
+                wgt::BindingType::StorageTexture { .. } => storage,
+                _ => sampled,
+            },
+        });
         bindings.push(
             vk::DescriptorSetLayoutBinding::default()
                 .binding(entry.binding)
@@ -113,7 +144,8 @@ pub(super) unsafe fn create_bind_group_layout(
     Ok(super::BindGroupLayout {
         raw,
         entries,
-        types: types.into(),
+        simple: super::bind_group::is_simple(&slots),
+        slots: slots.into(),
         dynamic_count,
         update_after_bind,
         token,

@@ -319,6 +319,11 @@ impl crate::Device for super::Device {
                 dimension,
                 sample_count: texture.sample_count,
                 usage: view_usages,
+                sample_type: crate::validate::view_sample_type(
+                    view_format,
+                    view.range.aspect,
+                    shared.features,
+                ),
             })
         })
     }

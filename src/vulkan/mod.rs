@@ -250,6 +250,8 @@ pub struct TextureView {
     pub(crate) dimension: wgt::TextureViewDimension,
     pub(crate) sample_count: u32,
     pub(crate) usage: wgt::TextureUsages,
+    /// What its texels read as in a shader (bind groups check it).
+    pub(crate) sample_type: Option<wgt::TextureSampleType>,
 }
 
 /// A Vulkan sampler.
@@ -281,12 +283,15 @@ pub struct BindGroupLayout {
     pub(crate) raw: vk::DescriptorSetLayout,
     /// The entries, sorted by binding (shared with pipeline layouts).
     pub(crate) entries: Arc<[wgt::BindGroupLayoutEntry]>,
-    /// The Vulkan descriptor type of each entry, in the same order.
-    pub(crate) types: Box<[vk::DescriptorType]>,
+    /// What each entry accepts and how it is written, in the same order.
+    pub(crate) slots: Box<[binding::LayoutSlot]>,
     /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
     pub(crate) dynamic_count: u32,
     /// Created with `UPDATE_AFTER_BIND`: its binding arrays may be partially bound.
     pub(crate) update_after_bind: bool,
+    /// Its groups are written from fixed stack lists, one descriptor per
+    /// entry (see `bind_group.rs`).
+    pub(crate) simple: bool,
     /// Its registration with the descriptor allocator.
     pub(crate) token: descriptor::LayoutToken,
 }
