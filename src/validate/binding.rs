@@ -525,7 +525,7 @@ fn check_resource<A: Facts>(
 
 /// Checks one buffer range of binding `binding` against its rule and its
 /// buffer; returns its length.
-#[inline]
+#[inline(always)]
 pub(crate) fn check_buffer(
     binding: u32,
     rule: BufferRule,
@@ -660,7 +660,7 @@ fn sample_type_fits(expected: wgt::TextureSampleType, actual: wgt::TextureSample
 
 /// Checks a view against a sampled or storage texture slot: usage, aspect,
 /// sample type or format, dimension and sample count.
-#[inline]
+#[inline(always)]
 fn check_view(slot: &Slot, view: ViewFacts) -> Result<(), BindingError> {
     let (usage, dimension, multisampled, fits) = match slot.accept {
         Accept::Texture {

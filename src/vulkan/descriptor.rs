@@ -51,7 +51,7 @@ mod slots;
 use ash::vk;
 
 use crate::DeviceError;
-use bucket::{Bucket, NONE};
+use bucket::Bucket;
 // `DescriptorCounts` is wired in by bind groups; until then only the tests use it.
 #[cfg_attr(not(test), allow(unused_imports))]
 pub(crate) use counts::{BucketKey, DescriptorCounts};
@@ -258,7 +258,6 @@ impl DescriptorAllocator {
         }
         let mut result = Ok(());
         for idle in &entry.idle {
-            bucket.cached = bucket.cached.saturating_sub(1);
             if let Err(err) = bucket.return_set(device, idle.pool, idle.raw) {
                 result = Err(err);
             }
@@ -285,21 +284,11 @@ impl DescriptorAllocator {
             return Err(DeviceError::Unexpected);
         };
         let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
-        let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
-            return Err(DeviceError::Unexpected);
-        };
         let in_use = entry.in_use.saturating_add(1);
         if let Some(idle) = entry.idle.pop() {
+            // A cached set stays allocated from its pool, and a registered
+            // layout's bucket is live: nothing else changes.
             (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
-            bucket.cached = bucket.cached.saturating_sub(1);
-            bucket.in_use += 1;
-            if let Some(pool) = bucket.pool_mut(idle.pool) {
-                pool.in_use += 1;
-                let idle_pos = pool.idle_pos;
-                if idle_pos != NONE {
-                    bucket.unmark_idle(idle_pos);
-                }
-            }
             return Ok(DescriptorSet {
                 raw: idle.raw,
                 layout: token,
@@ -309,6 +298,9 @@ impl DescriptorAllocator {
                 pool_generation: idle.pool_generation,
             });
         }
+        let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
+            return Err(DeviceError::Unexpected);
+        };
         let (pool, raw) = bucket.allocate_new(device, set_layout)?;
         (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
         let pool_generation = bucket.pools.generation(pool).unwrap_or_default();
@@ -338,54 +330,42 @@ impl DescriptorAllocator {
         device: &D,
         set: DescriptorSet,
     ) -> Result<(), DeviceError> {
-        let Some(bucket) = self.buckets.get_mut(set.bucket, set.bucket_generation) else {
-            return Ok(());
-        };
-        let Some(pool) = bucket.pools.get_mut(set.pool, set.pool_generation) else {
-            return Err(DeviceError::Unexpected);
-        };
-        if pool.in_use == 0 {
-            log::error!("descriptor set {:?} freed twice", set.raw);
-            return Err(DeviceError::Unexpected);
-        }
-        pool.in_use -= 1;
-        let now_idle = pool.in_use == 0;
-        bucket.in_use = bucket.in_use.saturating_sub(1);
-        if now_idle {
-            bucket.mark_idle(set.pool);
-        }
-        let cache = match self
+        if let Some(entry) = self
             .layouts
             .get_mut(set.layout.index, set.layout.generation)
         {
-            Some(entry) => {
-                entry.in_use = entry.in_use.saturating_sub(1);
-                (entry.idle.len() < idle_bound(entry.peak)).then_some(entry)
+            if entry.in_use == 0 {
+                log::error!("descriptor set {:?} freed twice", set.raw);
+                return Err(DeviceError::Unexpected);
             }
-            None => None,
-        };
-        match cache {
-            Some(entry) => {
+            entry.in_use -= 1;
+            if entry.idle.len() < idle_bound(entry.peak) {
+                // A cached set stays allocated from its pool (which a set
+                // allocated from it keeps alive), so no pool changes:
+                // `shrink`, which only destroys pools with nothing
+                // allocated, would find no victim it did not find before.
                 entry.idle.push(IdleSet {
                     raw: set.raw,
                     pool: set.pool,
                     pool_generation: set.pool_generation,
                 });
-                bucket.cached += 1;
-                // A cached set stays allocated from its pool, so no pool's
-                // `allocated` and no free capacity changed: `shrink`, which
-                // only destroys pools with nothing allocated, would find no
-                // victim it did not find before.
-                Ok(())
-            }
-            None => {
-                let result = bucket.return_set(device, set.pool, set.raw);
-                if !bucket.idle_pools.is_empty() {
-                    bucket.shrink(device, &mut self.layouts);
-                }
-                result
+                return Ok(());
             }
         }
+        let Some(bucket) = self.buckets.get_mut(set.bucket, set.bucket_generation) else {
+            return Ok(());
+        };
+        // A pool goes only once nothing is allocated from it, so a set
+        // handed out keeps its pool alive.
+        if !bucket.pools.contains(set.pool, set.pool_generation) {
+            log::error!("descriptor set {:?} freed after its pool", set.raw);
+            return Err(DeviceError::Unexpected);
+        }
+        let result = bucket.return_set(device, set.pool, set.raw);
+        if !bucket.idle_pools.is_empty() {
+            bucket.shrink(device, &mut self.layouts);
+        }
+        result
     }
 
     /// Destroys every pool and forgets every layout and set (device
@@ -432,7 +412,6 @@ impl DescriptorAllocator {
                 continue;
             };
             for set in idle {
-                bucket.cached = bucket.cached.saturating_sub(1);
                 if bucket
                     .pools
                     .get_mut(set.pool, set.pool_generation)
@@ -460,17 +439,26 @@ impl DescriptorAllocator {
         let mut stats = DescriptorStats::default();
         for (_, _, bucket) in self.buckets.iter() {
             let pools = bucket.order.len() as u32;
+            // Counted here rather than kept: allocation and freeing touch
+            // only the layout's entry.
+            let cached: u64 = bucket
+                .layouts
+                .iter()
+                .filter_map(|&l| self.layouts.get_current(l))
+                .map(|e| e.idle.len() as u64)
+                .sum();
+            let in_use = bucket.allocated.saturating_sub(cached);
             stats.pools += pools;
             stats.capacity += bucket.capacity;
-            stats.in_use += bucket.in_use;
-            stats.cached += bucket.cached;
+            stats.in_use += in_use;
+            stats.cached += cached;
             stats.buckets.push(BucketStats {
                 key: bucket.key,
                 layouts: bucket.layouts.len() as u32,
                 pools,
                 capacity: bucket.capacity,
-                in_use: bucket.in_use,
-                cached: bucket.cached,
+                in_use,
+                cached,
             });
         }
         stats

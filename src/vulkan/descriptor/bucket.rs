@@ -19,8 +19,6 @@ pub(super) struct Pool {
     pub(super) capacity: u32,
     /// Sets taken from the pool: in use plus cached in a layout's idle list.
     pub(super) allocated: u32,
-    /// Sets handed out to callers and not yet freed.
-    pub(super) in_use: u32,
     /// The driver refused an allocation below `capacity`
     /// (`OUT_OF_POOL_MEMORY`/`FRAGMENTED_POOL`); cleared when a set returns.
     pub(super) exhausted: bool,
@@ -43,10 +41,13 @@ impl Pool {
 ///   `pools[order[r]].rank == r`;
 /// - `room` holds exactly the ranks whose pool [`Pool::has_room`], so
 ///   `room.first()` is the oldest pool with room;
-/// - `idle_pools` lists exactly the pools with `in_use == 0`, and
+/// - `idle_pools` lists exactly the pools with `allocated == 0` (no set in
+///   use or cached: the ones shrinking may destroy), and
 ///   `pools[idle_pools[i]].idle_pos == i`;
-/// - `capacity`, `allocated`, `in_use` are the sums over pools, and `cached`
-///   the length of the idle lists of `layouts`.
+/// - `capacity` and `allocated` are the sums over pools; `allocated` is
+///   the sets handed out plus those cached in the idle lists of `layouts`.
+///   Moving a set between use and a layout's cache touches no pool and no
+///   bucket.
 #[derive(Debug)]
 pub(super) struct Bucket {
     pub(super) key: BucketKey,
@@ -58,8 +59,6 @@ pub(super) struct Bucket {
     pub(super) idle_pools: Vec<u32>,
     pub(super) capacity: u64,
     pub(super) allocated: u64,
-    pub(super) in_use: u64,
-    pub(super) cached: u64,
 }
 
 impl Bucket {
@@ -73,8 +72,6 @@ impl Bucket {
             idle_pools: Vec::new(),
             capacity: 0,
             allocated: 0,
-            in_use: 0,
-            cached: 0,
         }
     }
 
@@ -110,7 +107,6 @@ impl Bucket {
             raw,
             capacity: sets,
             allocated: 0,
-            in_use: 0,
             exhausted: false,
             rank,
             idle_pos,
@@ -172,7 +168,6 @@ impl Bucket {
         // layout is live and has this bucket's key.
         let raw = unsafe { device.allocate_set(pool.raw, layout) }?;
         pool.allocated += 1;
-        pool.in_use += 1;
         let (full, rank, idle_pos) = (!pool.has_room(), pool.rank, pool.idle_pos);
         if full {
             self.room.remove(rank as usize);
@@ -181,7 +176,6 @@ impl Bucket {
             self.unmark_idle(idle_pos);
         }
         self.allocated += 1;
-        self.in_use += 1;
         Ok(raw)
     }
 
@@ -201,7 +195,7 @@ impl Bucket {
         }
     }
 
-    /// Adds pool `id`, whose last set in use was just freed, to `idle_pools`.
+    /// Adds pool `id`, whose last allocated set was just returned, to `idle_pools`.
     pub(super) fn mark_idle(&mut self, id: u32) {
         let pos = self.idle_pools.len() as u32;
         if let Some(pool) = self.pool_mut(id) {
@@ -245,9 +239,12 @@ impl Bucket {
         let had_room = pool.has_room();
         pool.allocated = pool.allocated.saturating_sub(1);
         pool.exhausted = false;
-        let rank = pool.rank;
+        let (rank, empty) = (pool.rank, pool.allocated == 0);
         if !had_room {
             self.room.insert(rank as usize);
+        }
+        if empty {
+            self.mark_idle(id);
         }
         self.allocated = self.allocated.saturating_sub(1);
         result.map_err(|err| {
@@ -306,7 +303,6 @@ impl Bucket {
                     entry.idle.retain(|s| s.pool != id);
                 }
             }
-            self.cached = self.cached.saturating_sub(u64::from(pool.allocated));
             self.allocated = self.allocated.saturating_sub(u64::from(pool.allocated));
         }
         self.capacity = self.capacity.saturating_sub(u64::from(pool.capacity));

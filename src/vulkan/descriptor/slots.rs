@@ -47,6 +47,13 @@ impl<T> Slab<T> {
         slot.value.as_mut()
     }
 
+    /// Whether a value of this generation lives at `index`.
+    pub(super) fn contains(&self, index: u32, generation: u32) -> bool {
+        self.slots
+            .get(index as usize)
+            .is_some_and(|slot| slot.generation == generation && slot.value.is_some())
+    }
+
     /// The generation of the value at `index`, if one lives there.
     pub(super) fn generation(&self, index: u32) -> Option<u32> {
         let slot = self.slots.get(index as usize)?;
