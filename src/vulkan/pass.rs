@@ -57,6 +57,20 @@ pub(super) struct PassState {
     /// Where the bound render pipeline's geometry comes from (`None`:
     /// none bound yet in this pass): vertex and mesh draws check it.
     pub(super) geometry: Option<crate::validate::draw::Geometry>,
+    /// Where `set_bind_group` binds in this pass (`None`: nowhere, outside
+    /// a pass or in a skipped render pass), worked out when `kind` is set
+    /// ([`bind_point`]) so the per-command check is one comparison.
+    pub(super) bind_point: Option<vk::PipelineBindPoint>,
+}
+
+/// Where bind groups bind in a pass of `kind` (`None`: nowhere).
+fn bind_point(kind: PassKind) -> Option<vk::PipelineBindPoint> {
+    match kind {
+        PassKind::Render { rendering: true } => Some(vk::PipelineBindPoint::GRAPHICS),
+        PassKind::Compute => Some(vk::PipelineBindPoint::COMPUTE),
+        PassKind::RayTracing => Some(vk::PipelineBindPoint::RAY_TRACING_KHR),
+        PassKind::Render { rendering: false } | PassKind::None => None,
+    }
 }
 
 fn load_op(ops: AttachmentOps) -> vk::AttachmentLoadOp {
@@ -271,6 +285,7 @@ impl CommandEncoder {
             max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
             view_mask: 0,
             geometry: None,
+            bind_point: bind_point(kind),
         };
         Some(raw)
     }
@@ -355,6 +370,7 @@ impl CommandEncoder {
         }
         self.open_pass_label(raw, desc.label);
         self.temp.pass.kind = PassKind::Render { rendering: true };
+        self.temp.pass.bind_point = bind_point(self.temp.pass.kind);
         let full = Rect {
             x: 0.0,
             y: 0.0,
@@ -461,14 +477,9 @@ impl CommandEncoder {
         dynamic_offsets: &[wgt::DynamicOffset],
     ) {
         let Some(raw) = self.recording() else { return };
-        let bind_point = match self.temp.pass.kind {
-            PassKind::Render { rendering: true } => vk::PipelineBindPoint::GRAPHICS,
-            PassKind::Compute => vk::PipelineBindPoint::COMPUTE,
-            PassKind::RayTracing => vk::PipelineBindPoint::RAY_TRACING_KHR,
-            _ => {
-                outside_any_pass("set_bind_group");
-                return;
-            }
+        let Some(bind_point) = self.temp.pass.bind_point else {
+            outside_any_pass("set_bind_group");
+            return;
         };
         if index as usize >= layout.groups.len()
             || dynamic_offsets.len() != group.dynamic_count as usize
