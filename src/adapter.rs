@@ -143,6 +143,9 @@ pub struct Capabilities {
     pub limits: wgt::Limits,
     /// Nanoseconds per timestamp tick.
     pub timestamp_period: f32,
+    /// The cooperative-matrix configurations shaders may use (empty
+    /// without `EXPERIMENTAL_COOPERATIVE_MATRIX`).
+    pub cooperative_matrix_properties: Vec<wgt::CooperativeMatrixProperties>,
 }
 
 /// An adapter with its description, as enumeration returns it.

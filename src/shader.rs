@@ -108,6 +108,7 @@ pub(crate) fn capabilities(
         (F::SHADER_BARYCENTRICS, C::SHADER_BARYCENTRICS),
         (F::SHADER_PER_VERTEX, C::PER_VERTEX),
         (F::EXPERIMENTAL_MESH_SHADER, C::MESH_SHADER),
+        (F::EXPERIMENTAL_COOPERATIVE_MATRIX, C::COOPERATIVE_MATRIX),
         // Point output is a mesh-shader output.
         (
             F::EXPERIMENTAL_MESH_SHADER_POINTS,
@@ -466,7 +467,7 @@ fn validate(
     capabilities: naga::valid::Capabilities,
     text: Option<&str>,
 ) -> Result<naga::valid::ModuleInfo, ShaderError> {
-    validator(capabilities).validate(module).map_err(|err| {
+    let info = validator(capabilities).validate(module).map_err(|err| {
         let (line, column) = text
             .and_then(|text| err.spans().find_map(|&(span, _)| span_location(text, span)))
             .unwrap_or((0, 0));
@@ -482,7 +483,50 @@ fn validate(
                 column: c,
             },
         )
-    })
+    })?;
+    let ungated = ungated_capabilities(module).difference(capabilities);
+    if !ungated.is_empty() {
+        return Err(ShaderError::MissingCapabilities {
+            needed: ungated,
+            available: capabilities,
+            message: format!("the module uses {ungated:?}, which the device was not opened with"),
+            line: 0,
+            column: 0,
+        });
+    }
+    Ok(info)
+}
+
+/// Capabilities `module` needs that naga 30's validator does not check
+/// (its WGSL front end gates them through `enable` directives, SPIR-V and
+/// naga IR reach the validator unchecked): cooperative matrices (their
+/// types and the expressions that make them).
+fn ungated_capabilities(module: &naga::Module) -> naga::valid::Capabilities {
+    let coop_type = module
+        .types
+        .iter()
+        .any(|(_, ty)| matches!(ty.inner, naga::TypeInner::CooperativeMatrix { .. }));
+    // A matrix loaded and stored straight away has no type in the arena:
+    // its expressions say it.
+    let functions = module
+        .functions
+        .iter()
+        .map(|(_, f)| f)
+        .chain(module.entry_points.iter().map(|e| &e.function));
+    let coop_expression = || {
+        functions.flat_map(|f| f.expressions.iter()).any(|(_, e)| {
+            matches!(
+                e,
+                naga::Expression::CooperativeLoad { .. }
+                    | naga::Expression::CooperativeMultiplyAdd { .. }
+            )
+        })
+    };
+    if coop_type || coop_expression() {
+        naga::valid::Capabilities::COOPERATIVE_MATRIX
+    } else {
+        naga::valid::Capabilities::empty()
+    }
 }
 
 /// A WGSL parse error, as [`ShaderError::MissingCapabilities`] when it is
@@ -501,10 +545,25 @@ fn refused_enable(
     else {
         return err;
     };
-    let needed = parse_wgsl(text, naga::valid::Capabilities::all())
-        .ok()
-        .and_then(|module| missing_capabilities(&module, capabilities))
-        .filter(|needed| !needed.is_empty());
+    let all = naga::valid::Capabilities::all();
+    let needed = parse_wgsl(text, all).ok().map(|module| {
+        // The fewest capabilities the parse itself needs (its `enable`
+        // directives), dropping the highest first, then what validation
+        // needs beside them.
+        let parses = |caps| parse_wgsl(text, caps).is_ok();
+        let mut needed = all.difference(capabilities);
+        let extra: Vec<_> = needed.iter().collect();
+        for cap in extra.into_iter().rev() {
+            if parses(capabilities | needed.difference(cap)) {
+                needed.remove(cap);
+            }
+        }
+        let beside = capabilities | needed;
+        needed
+            | missing_capabilities(&module, beside).unwrap_or_default()
+            | ungated_capabilities(&module).difference(beside)
+    });
+    let needed = needed.filter(|needed| !needed.is_empty());
     missing_or(needed, capabilities, message, (line, column), |m, l, c| {
         ShaderError::Parse {
             message: m,

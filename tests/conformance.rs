@@ -43,6 +43,8 @@ mod buffer_errors;
 mod buffers;
 #[path = "conformance/compute.rs"]
 mod compute;
+#[path = "conformance/cooperative_matrix.rs"]
+mod cooperative_matrix;
 #[path = "conformance/encoders.rs"]
 mod encoders;
 #[path = "conformance/external.rs"]

@@ -22,7 +22,6 @@ pub(crate) fn unsupported_features() -> wgpu::Features {
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER_POINTS
-        | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
         | wgpu::Features::PASSTHROUGH_SHADERS
         | wgpu::Features::EXTERNAL_TEXTURE
         | wgpu::Features::VULKAN_EXTERNAL_MEMORY_FD
@@ -268,7 +267,7 @@ impl cu::AdapterInterface for KeelAdapter {
     }
 
     fn cooperative_matrix_properties(&self) -> Vec<wgpu::wgt::CooperativeMatrixProperties> {
-        Vec::new()
+        self.capabilities.cooperative_matrix_properties.clone()
     }
 }
 

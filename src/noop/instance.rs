@@ -180,6 +180,8 @@ pub(crate) fn capabilities() -> Capabilities {
         .using_minimum_supported_acceleration_structure_values()
         .using_recommended_minimum_mesh_shader_values(),
         timestamp_period: 1.0,
+        // Noop executes no shaders: it offers no cooperative matrices.
+        cooperative_matrix_properties: Vec::new(),
     }
 }
 

@@ -165,6 +165,35 @@ fn naga_module_type_error_is_validation_without_position() {
     }
 }
 
+const COOPERATIVE: &str = "enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read_write> d: array<f32>;
+@compute @workgroup_size(64)
+fn main() {
+    let m = coopLoad<coop_mat8x8<f32, C>>(&d[0], 8u);
+    coopStore(m, &d[0], 8u);
+}
+";
+
+/// A cooperative matrix needs `COOPERATIVE_MATRIX`, named whether it comes
+/// as WGSL (whose `enable` directive naga refuses at parse time) or as a
+/// naga module (which naga 30's validator passes unchecked).
+#[test]
+fn cooperative_matrices_need_their_capability_from_every_source() {
+    let named = |r: Result<ValidatedModule, ShaderError>| match r {
+        Err(ShaderError::MissingCapabilities { needed, .. }) => needed,
+        other => panic!("expected MissingCapabilities, got {other:?}"),
+    };
+    assert_eq!(named(wgsl(COOPERATIVE)), Capabilities::COOPERATIVE_MATRIX);
+    let with = caps() | Capabilities::COOPERATIVE_MATRIX;
+    let module = parse_and_validate(ShaderSource::Wgsl(Cow::Borrowed(COOPERATIVE)), with)
+        .expect("valid with the capability")
+        .module()
+        .clone();
+    let from_ir = parse_and_validate(ShaderSource::Naga(Cow::Borrowed(&module)), caps());
+    assert_eq!(named(from_ir), Capabilities::COOPERATIVE_MATRIX);
+    assert!(parse_and_validate(ShaderSource::Naga(Cow::Owned(module)), with).is_ok());
+}
+
 #[test]
 fn naga_module_passes() {
     let module = valid(COMPUTE).module().clone();

@@ -95,6 +95,9 @@ pub(crate) struct PhysicalInfo {
     pub(crate) extensions: Vec<CString>,
     pub(crate) ray_limits: RayLimits,
     pub(crate) mesh_limits: MeshLimits,
+    /// The cooperative-matrix configurations shaders can name
+    /// (`cooperative_matrix.rs`; empty without the extension).
+    pub(crate) cooperative_matrices: Vec<wgt::CooperativeMatrixProperties>,
     /// Stages that may run subgroup operations, and the operations
     /// (`VkPhysicalDeviceVulkan11Properties`).
     pub(crate) subgroup_stages: vk::ShaderStageFlags,
@@ -140,7 +143,7 @@ pub(super) unsafe fn expose(
     pd: vk::PhysicalDevice,
 ) -> Option<ExposedAdapter<super::Api>> {
     // SAFETY: forwarded contract.
-    let info = match unsafe { probe(&instance.raw, pd) } {
+    let info = match unsafe { probe(&instance.entry, &instance.raw, pd) } {
         Ok(info) => info,
         Err(reason) => {
             log::info!("skipping Vulkan adapter: {reason}");
@@ -187,6 +190,11 @@ pub(super) unsafe fn expose(
         hal_features: hal_features(&info),
         limits: conv::map_limits(&info),
         timestamp_period: info.properties.limits.timestamp_period,
+        cooperative_matrix_properties: if info.features.cooperative_matrix {
+            info.cooperative_matrices.clone()
+        } else {
+            Vec::new()
+        },
     };
     Some(ExposedAdapter {
         adapter: Adapter {
@@ -234,7 +242,11 @@ fn name_string(name: Result<&CStr, std::ffi::FromBytesUntilNulError>) -> String 
 ///
 /// # Safety
 /// `pd` was enumerated from `instance`.
-unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<PhysicalInfo, String> {
+unsafe fn probe(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> Result<PhysicalInfo, String> {
     // SAFETY: valid physical device of this instance (all calls below).
     let properties = unsafe { instance.get_physical_device_properties(pd) };
     let name = name_string(properties.device_name_as_c_str());
@@ -274,6 +286,7 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     let has_barycentric = has(ash::khr::fragment_shader_barycentric::NAME);
     let has_image_int64 = has(ash::ext::shader_image_atomic_int64::NAME);
     let has_mesh = has(ash::ext::mesh_shader::NAME);
+    let has_coop = has(ash::khr::cooperative_matrix::NAME);
 
     // Properties.
     let mut driver = vk::PhysicalDeviceDriverProperties::default();
@@ -338,6 +351,10 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
     if has_mesh {
         features2 = features2.push_next(&mut ms_f);
     }
+    let mut cm_f = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+    if has_coop {
+        features2 = features2.push_next(&mut cm_f);
+    }
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
     let core = features2.features;
@@ -398,6 +415,10 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
             && b(ms_f.mesh_shader)
             && b(f13.shader_zero_initialize_workgroup_memory),
         multiview_mesh_shader: has_mesh && b(ms_f.multiview_mesh_shader),
+        cooperative_matrix: has_coop
+            && b(cm_f.cooperative_matrix)
+            && b(f12.vulkan_memory_model)
+            && b(f12.vulkan_memory_model_device_scope),
         acceleration_structure_update_after_bind: has_as
             && b(as_f.descriptor_binding_acceleration_structure_update_after_bind),
     };
@@ -436,6 +457,12 @@ unsafe fn probe(instance: &ash::Instance, pd: vk::PhysicalDevice) -> Result<Phys
         extensions,
         ray_limits,
         mesh_limits: MeshLimits::from_properties(&ms_props),
+        cooperative_matrices: if has_coop {
+            // SAFETY: `pd` came from `instance`, and has the extension.
+            unsafe { super::cooperative_matrix::configurations(entry, instance, pd) }
+        } else {
+            Vec::new()
+        },
         subgroup_stages: p11.subgroup_supported_stages,
         subgroup_operations: p11.subgroup_supported_operations,
         max_multiview_views: p11.max_multiview_view_count,
@@ -567,6 +594,9 @@ fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'stati
     ) {
         out.push(ash::ext::mesh_shader::NAME);
     }
+    if features.contains(wgt::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+        out.push(ash::khr::cooperative_matrix::NAME);
+    }
     out
 }
 
@@ -678,6 +708,7 @@ impl crate::Adapter for Adapter {
         let enabled_fb = extensions.contains(&ash::khr::fragment_shader_barycentric::NAME);
         let enabled_ia = extensions.contains(&ash::ext::shader_image_atomic_int64::NAME);
         let enabled_ms = extensions.contains(&ash::ext::mesh_shader::NAME);
+        let enabled_cm = extensions.contains(&ash::khr::cooperative_matrix::NAME);
         let pf = &self.info.features;
 
         let core = pf.enabled_core(features);
@@ -703,7 +734,12 @@ impl crate::Adapter for Adapter {
             .shader_float16(features.contains(wgt::Features::SHADER_F16))
             .draw_indirect_count(features.contains(wgt::Features::MULTI_DRAW_INDIRECT_COUNT))
             .shader_buffer_int64_atomics(int64_atomics)
-            .shader_shared_int64_atomics(int64_atomics);
+            .shader_shared_int64_atomics(int64_atomics)
+            // Cooperative-matrix SPIR-V is written under the Vulkan memory
+            // model, with device-scope atomics
+            // (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
+            .vulkan_memory_model(enabled_cm)
+            .vulkan_memory_model_device_scope(enabled_cm);
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
             .synchronization2(true)
             .dynamic_rendering(true)
@@ -730,6 +766,8 @@ impl crate::Adapter for Adapter {
             .fragment_shader_barycentric(true);
         let mut ia_f = vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT::default()
             .shader_image_int64_atomics(true);
+        let mut cm_f =
+            vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
         let mut ms_f = vk::PhysicalDeviceMeshShaderFeaturesEXT::default()
             .task_shader(true)
             .mesh_shader(true)
@@ -771,6 +809,9 @@ impl crate::Adapter for Adapter {
         }
         if enabled_ms {
             create_info = create_info.push_next(&mut ms_f);
+        }
+        if enabled_cm {
+            create_info = create_info.push_next(&mut cm_f);
         }
 
         let instance = &self.instance;

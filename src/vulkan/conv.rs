@@ -873,6 +873,12 @@ pub(super) fn map_features(
         pf.mesh_shader && pf.multiview && pf.multiview_mesh_shader,
     );
     f.set(F::SHADER_PER_VERTEX, pf.fragment_barycentric);
+    // Subgroup-scope matrix multiply-add, where a configuration shaders
+    // can name exists (`cooperative_matrix.rs`).
+    f.set(
+        F::EXPERIMENTAL_COOPERATIVE_MATRIX,
+        pf.cooperative_matrix && !info.cooperative_matrices.is_empty(),
+    );
     // Any view mask: VkRenderingInfo and VkPipelineRenderingCreateInfo take
     // one as it is.
     f.set(F::MULTIVIEW, pf.multiview);

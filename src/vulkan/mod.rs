@@ -52,6 +52,7 @@ mod binding;
 mod bounds;
 mod command;
 mod conv;
+mod cooperative_matrix;
 mod copy;
 mod descriptor;
 mod device;

@@ -98,6 +98,11 @@ pub(crate) struct PhysicalFeatures {
     /// `VK_EXT_mesh_shader`'s `multiviewMeshShader`: with mesh shaders and
     /// `multiview`, `EXPERIMENTAL_MESH_SHADER_MULTIVIEW`.
     pub(crate) multiview_mesh_shader: bool,
+    /// `VK_KHR_cooperative_matrix`'s `cooperativeMatrix` with the Vulkan
+    /// memory model and its device scope (`vulkanMemoryModel`,
+    /// `vulkanMemoryModelDeviceScope`): with a configuration shaders can
+    /// name (`cooperative_matrix.rs`), `EXPERIMENTAL_COOPERATIVE_MATRIX`.
+    pub(crate) cooperative_matrix: bool,
     /// `descriptorBindingAccelerationStructureUpdateAfterBind`: with ray
     /// query, `ACCELERATION_STRUCTURE_BINDING_ARRAY` (as wgpu-hal decides).
     pub(crate) acceleration_structure_update_after_bind: bool,
