@@ -10,8 +10,17 @@
 //!   Vulkan does not count; the fix-up adds uniform, workgroup and image
 //!   memory, what a barrier among a subgroup's invocations orders in a
 //!   Vulkan shader.
+//! - **Extensions of capabilities** (`VUID-VkShaderModuleCreateInfo-pCode-08737`,
+//!   layer 1.4.309: a capability needs one of its extensions declared):
+//!   naga 30 declares `CooperativeMatrixKHR` for a matrix it loads without
+//!   `OpExtension "SPV_KHR_cooperative_matrix"` (its type path declares the
+//!   extension, its load path does not); the fix-up declares the missing
+//!   extension after the capabilities ([`CAPABILITY_EXTENSIONS`]).
 
-/// `OpTypeInt`, `OpConstant`, `OpControlBarrier`, `OpMemoryBarrier`.
+/// `OpExtension`, `OpCapability`, `OpTypeInt`, `OpConstant`,
+/// `OpControlBarrier`, `OpMemoryBarrier`.
+const OP_EXTENSION: u32 = 10;
+const OP_CAPABILITY: u32 = 17;
 const OP_TYPE_INT: u32 = 21;
 const OP_CONSTANT: u32 = 43;
 const OP_CONTROL_BARRIER: u32 = 224;
@@ -31,6 +40,65 @@ const HEADER: usize = 5;
 /// module are left as they are (naga wrote them; the driver's checks stay).
 pub(crate) fn apply(words: &mut Vec<u32>) {
     fix_barrier_semantics(words);
+    declare_capability_extensions(words);
+}
+
+/// SPIR-V capabilities naga may declare without the extension SPIR-V 1.5
+/// needs for them: (capability, extension).
+const CAPABILITY_EXTENSIONS: &[(u32, &str)] = &[(6022, "SPV_KHR_cooperative_matrix")];
+
+/// The words of `OpExtension "name"`.
+fn op_extension(name: &str) -> Vec<u32> {
+    let mut bytes = name.as_bytes().to_vec();
+    // NUL-terminated, padded to whole words.
+    bytes.resize((bytes.len() / 4 + 1) * 4, 0);
+    let mut out = vec![0];
+    out.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    out[0] = ((out.len() as u32) << 16) | OP_EXTENSION;
+    out
+}
+
+/// Declares the extension of each capability in [`CAPABILITY_EXTENSIONS`]
+/// the module declares without it, after its last `OpCapability`.
+fn declare_capability_extensions(words: &mut Vec<u32>) {
+    let mut capabilities = Vec::new();
+    let mut extensions = Vec::new();
+    let mut after_capabilities = None;
+    for (at, opcode, count) in instructions(words) {
+        match opcode {
+            OP_CAPABILITY if count == 2 => {
+                capabilities.push(words[at + 1]);
+                after_capabilities = Some(at + count);
+            }
+            OP_EXTENSION => extensions.push(op_extension_name(&words[at + 1..at + count])),
+            _ => {}
+        }
+    }
+    let Some(insert_at) = after_capabilities else {
+        return;
+    };
+    let missing: Vec<u32> = CAPABILITY_EXTENSIONS
+        .iter()
+        .filter(|(cap, ext)| capabilities.contains(cap) && !extensions.iter().any(|e| e == ext))
+        .flat_map(|(_, ext)| op_extension(ext))
+        .collect();
+    if !missing.is_empty() {
+        words.splice(insert_at..insert_at, missing);
+    }
+}
+
+/// The string of an `OpExtension`'s operand words.
+fn op_extension_name(operand: &[u32]) -> String {
+    let bytes: Vec<u8> = operand
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .take_while(|&b| b != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// One instruction: where it starts, its opcode and word count.
@@ -169,6 +237,60 @@ mod tests {
         // Still a module naga reads back.
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         naga::front::spv::parse_u8_slice(&bytes, &Default::default()).expect("valid SPIR-V");
+    }
+
+    /// Capabilities and extensions a module declares.
+    fn declared(words: &[u32]) -> (Vec<u32>, Vec<String>) {
+        let (mut caps, mut exts) = (Vec::new(), Vec::new());
+        for (at, opcode, count) in instructions(words) {
+            match opcode {
+                OP_CAPABILITY => caps.push(words[at + 1]),
+                OP_EXTENSION => exts.push(op_extension_name(&words[at + 1..at + count])),
+                _ => {}
+            }
+        }
+        (caps, exts)
+    }
+
+    #[test]
+    fn cooperative_matrix_capability_gets_its_extension() {
+        let wgsl = "enable wgpu_cooperative_matrix;
+            @group(0) @binding(0) var<storage, read_write> d: array<f32>;
+            @compute @workgroup_size(64) fn main() {
+                coopStore(coopLoad<coop_mat8x8<f32, C>>(&d[0], 8u), &d[0], 8u);
+            }";
+        let options = naga::front::wgsl::Options {
+            parse_doc_comments: false,
+            capabilities: naga::valid::Capabilities::all(),
+        };
+        let module = naga::front::wgsl::Frontend::new_with_options(options)
+            .parse(wgsl)
+            .expect("test WGSL");
+        let info = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .expect("valid test WGSL");
+        let mut words = naga::back::spv::write_vec(&module, &info, &Default::default(), None)
+            .expect("naga writes SPIR-V");
+        let extension = "SPV_KHR_cooperative_matrix".to_owned();
+        let (caps, exts) = declared(&words);
+        assert!(caps.contains(&6022), "{caps:?}");
+        assert!(
+            !exts.contains(&extension),
+            "naga now declares it: drop the fix-up"
+        );
+        apply(&mut words);
+        let (caps_after, exts_after) = declared(&words);
+        assert_eq!(caps_after, caps);
+        assert_eq!(exts_after.iter().filter(|e| **e == extension).count(), 1);
+        // Applying again adds nothing; the words still form a module
+        // (naga's SPIR-V reader knows no cooperative matrices).
+        let len = words.len();
+        apply(&mut words);
+        assert_eq!(words.len(), len);
+        crate::shader::check_spirv(&words).expect("a well-formed module");
     }
 
     #[test]

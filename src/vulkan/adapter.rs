@@ -839,9 +839,7 @@ impl crate::Adapter for Adapter {
         #[cfg(feature = "fault-injection")]
         // SAFETY: `raw` was just created from this instance.
         let raw = unsafe { super::fault::wrap_device(instance, raw.handle()) };
-        if enabled_pf {
-            instance.note_position_fetch_device(raw.handle(), true);
-        }
+        instance.note_newer_extension_device(raw.handle(), features, true);
 
         // Nothing fallible may run between here and `DeviceShared` except
         // the allocator, whose failure destroys the device.
@@ -860,7 +858,7 @@ impl crate::Adapter for Adapter {
             Ok(memory) => memory,
             Err(e) => {
                 let _serial = self.info.workarounds.serialize_device_lifetime();
-                instance.note_position_fetch_device(raw.handle(), false);
+                instance.note_newer_extension_device(raw.handle(), features, false);
                 // SAFETY: nothing was created from the device yet.
                 unsafe { raw.destroy_device(None) };
                 return Err(OpenError::Device(super::map_err(e)));

@@ -23,13 +23,8 @@ impl Drop for DeviceShared {
         // Known driver bugs: some drivers must not destroy a device while
         // another thread creates a ray-tracing pipeline (`workarounds.rs`).
         let _serial = self.physical.workarounds.serialize_device_lifetime();
-        if self
-            .features
-            .contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN)
-        {
-            self.instance
-                .note_position_fetch_device(self.raw.handle(), false);
-        }
+        self.instance
+            .note_newer_extension_device(self.raw.handle(), self.features, false);
         // SAFETY: this is the last owner of the device: no encoder, queue or
         // device handle remains, and the caller destroyed every resource
         // (contract of `Device`). Descriptor pools of layouts the caller

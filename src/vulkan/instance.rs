@@ -88,7 +88,8 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
     Ignored {
         id: "VUID-VkAccelerationStructureBuildGeometryInfoKHR-flags-parameter",
         layers: BEFORE_POSITION_FETCH,
-        scope: Scope::PositionFetchDevice(
+        scope: Scope::DeviceWith(
+            NewerExtension::PositionFetch,
             "not recognized members of VkBuildAccelerationStructureFlagBitsKHR",
         ),
         reason: "VK_BUILD_ACCELERATION_STRUCTURE_ALLOW_DATA_ACCESS_BIT_KHR, the extension's \
@@ -105,7 +106,7 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
     Ignored {
         id: "VUID-VkShaderModuleCreateInfo-pCode-01090",
         layers: BEFORE_POSITION_FETCH,
-        scope: Scope::PositionFetchDevice("Unhandled OpCapability"),
+        scope: Scope::DeviceWith(NewerExtension::PositionFetch, "Unhandled OpCapability"),
         reason: "The same RayQueryPositionFetchKHR capability, reported again by the layer as \
                  an unhandled capability it cannot name; only on a device keel-hal opened with \
                  the extension.",
@@ -116,6 +117,40 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
         scope: Scope::MessageNames("(SPV_KHR_ray_tracing_position_fetch)"),
         reason: "SPV_KHR_ray_tracing_position_fetch, the SPIR-V extension naga declares with \
                  the capability, is reported as not supported by Vulkan: the layer predates it.",
+    },
+    // VK_KHR_cooperative_matrix (EXPERIMENTAL_COOPERATIVE_MATRIX) came with
+    // Vulkan headers 1.3.255; Debian 12's layer (1.3.239) knows none of it.
+    // Four entries, each for that layer only and only for the extension's
+    // own structure, SPIR-V capability or SPIR-V extension.
+    Ignored {
+        id: "VUID-VkDeviceCreateInfo-pNext-pNext",
+        layers: BEFORE_COOPERATIVE_MATRIX,
+        scope: Scope::MessageNames("unknown VkStructureType (1000506000)"),
+        reason: "VkPhysicalDeviceCooperativeMatrixFeaturesKHR (1000506000) in vkCreateDevice's \
+                 pNext chain is reported as an unknown structure: the layer's headers predate \
+                 the extension that defines it.",
+    },
+    Ignored {
+        id: "UNASSIGNED-CoreValidation-Shader-InconsistentSpirv",
+        layers: BEFORE_COOPERATIVE_MATRIX,
+        scope: Scope::MessageNames("Invalid capability operand: 6022"),
+        reason: "SPIR-V capability CooperativeMatrixKHR (6022), which naga declares for \
+                 cooperative matrices, is unknown to the layer's SPIR-V validator.",
+    },
+    Ignored {
+        id: "VUID-VkShaderModuleCreateInfo-pCode-01090",
+        layers: BEFORE_COOPERATIVE_MATRIX,
+        scope: Scope::DeviceWith(NewerExtension::CooperativeMatrix, "Unhandled OpCapability"),
+        reason: "The same CooperativeMatrixKHR capability, reported again by the layer as an \
+                 unhandled capability it cannot name; only on a device keel-hal opened with \
+                 the extension.",
+    },
+    Ignored {
+        id: "VUID-VkShaderModuleCreateInfo-pCode-04146",
+        layers: BEFORE_COOPERATIVE_MATRIX,
+        scope: Scope::MessageNames("(SPV_KHR_cooperative_matrix)"),
+        reason: "SPV_KHR_cooperative_matrix, the SPIR-V extension declared with the \
+                 capability, is reported as not supported by Vulkan: the layer predates it.",
     },
     Ignored {
         id: "VUID-vkCmdCopyImageToBuffer-pRegions-00184",
@@ -128,6 +163,34 @@ const IGNORED_VALIDATION_MESSAGES: &[Ignored] = &[
 
 /// Layers older than `VK_KHR_ray_tracing_position_fetch` (headers 1.3.250).
 const BEFORE_POSITION_FETCH: LayerRange = LayerRange::Before(vk::make_api_version(0, 1, 3, 250));
+/// Layers older than `VK_KHR_cooperative_matrix` (headers 1.3.255).
+const BEFORE_COOPERATIVE_MATRIX: LayerRange =
+    LayerRange::Before(vk::make_api_version(0, 1, 3, 255));
+
+/// Device extensions newer than the oldest layer keel-hal is tested
+/// under: the allow-list's [`Scope::DeviceWith`] names devices opened with
+/// one of them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum NewerExtension {
+    /// `VK_KHR_ray_tracing_position_fetch` (`EXPERIMENTAL_RAY_HIT_VERTEX_RETURN`).
+    PositionFetch,
+    /// `VK_KHR_cooperative_matrix` (`EXPERIMENTAL_COOPERATIVE_MATRIX`).
+    CooperativeMatrix,
+}
+
+impl NewerExtension {
+    /// Every one, with the feature that enables it.
+    pub(crate) const ALL: [(Self, wgt::Features); 2] = [
+        (
+            Self::PositionFetch,
+            wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
+        ),
+        (
+            Self::CooperativeMatrix,
+            wgt::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+        ),
+    ];
+}
 
 /// One allow-list entry.
 struct Ignored {
@@ -175,8 +238,8 @@ enum Scope {
     /// know: a structure type, a SPIR-V capability or extension).
     MessageNames(&'static str),
     /// Only those whose text contains this and that name a device keel-hal
-    /// opened with `VK_KHR_ray_tracing_position_fetch`.
-    PositionFetchDevice(&'static str),
+    /// opened with this extension.
+    DeviceWith(NewerExtension, &'static str),
 }
 
 /// Where an object's memory is bound: `(VkDeviceMemory, offset, size)`.
@@ -197,9 +260,9 @@ pub(crate) struct MessengerState {
     /// semaphore keel-hal made, the last few per semaphore (kept only with
     /// validation on), for [`Scope::HostReadSemaphoreValue`].
     semaphore_reads: parking_lot::Mutex<std::collections::HashMap<u64, Vec<u64>>>,
-    /// Devices opened with `VK_KHR_ray_tracing_position_fetch` (kept only
-    /// with validation on), for [`Scope::PositionFetchDevice`].
-    position_fetch_devices: parking_lot::Mutex<Vec<u64>>,
+    /// Devices opened with a [`NewerExtension`], one element per extension
+    /// (kept only with validation on), for [`Scope::DeviceWith`].
+    newer_extension_devices: parking_lot::Mutex<Vec<(u64, NewerExtension)>>,
     /// The validation layer's `specVersion`, for [`LayerRange`]; 0 when
     /// validation is off.
     layer_version: std::sync::atomic::AtomicU32,
@@ -626,8 +689,8 @@ fn is_ignored(
                     names_a_read_semaphore_value(message, objects, state)
                 }
                 Scope::MessageNames(text) => message.contains(text),
-                Scope::PositionFetchDevice(text) => {
-                    message.contains(text) && names_position_fetch_device(objects, state)
+                Scope::DeviceWith(extension, text) => {
+                    message.contains(text) && names_device_with(extension, objects, state)
                 }
             }
     })
@@ -694,12 +757,16 @@ fn names_a_read_semaphore_value(
         .is_some_and(|values| values.contains(&pending))
 }
 
-/// Whether the message names a device opened with position fetch.
-fn names_position_fetch_device(objects: &[(vk::ObjectType, u64)], state: &MessengerState) -> bool {
-    let devices = state.position_fetch_devices.lock();
+/// Whether the message names a device opened with `extension`.
+fn names_device_with(
+    extension: NewerExtension,
+    objects: &[(vk::ObjectType, u64)],
+    state: &MessengerState,
+) -> bool {
+    let devices = state.newer_extension_devices.lock();
     objects
         .iter()
-        .any(|(t, h)| *t == vk::ObjectType::DEVICE && devices.contains(h))
+        .any(|&(t, h)| t == vk::ObjectType::DEVICE && devices.contains(&(h, extension)))
 }
 
 /// Whether two bound ranges share no byte.
@@ -768,19 +835,30 @@ impl InstanceShared {
         }
     }
 
-    /// Notes that a device with `VK_KHR_ray_tracing_position_fetch` was
-    /// opened (`live`) or is about to be destroyed, for the allow-list's
-    /// [`Scope::PositionFetchDevice`]. Nothing is kept without validation.
-    pub(crate) fn note_position_fetch_device(&self, device: vk::Device, live: bool) {
+    /// Notes a device opened with the [`NewerExtension`]s whose features
+    /// `features` holds (`live`), or about to be destroyed (every entry of
+    /// it goes), for the allow-list's [`Scope::DeviceWith`]. Nothing is
+    /// kept without validation.
+    pub(crate) fn note_newer_extension_device(
+        &self,
+        device: vk::Device,
+        features: wgt::Features,
+        live: bool,
+    ) {
         if !self.validation {
             return;
         }
         let raw = ash::vk::Handle::as_raw(device);
-        let mut devices = self.messenger_state.position_fetch_devices.lock();
+        let mut devices = self.messenger_state.newer_extension_devices.lock();
         if live {
-            devices.push(raw);
+            devices.extend(
+                NewerExtension::ALL
+                    .iter()
+                    .filter(|(_, feature)| features.contains(*feature))
+                    .map(|&(extension, _)| (raw, extension)),
+            );
         } else {
-            devices.retain(|&d| d != raw);
+            devices.retain(|&(d, _)| d != raw);
         }
     }
 
@@ -943,12 +1021,47 @@ mod tests {
                      VkBuildAccelerationStructureFlagBitsKHR";
         let device = [(vk::ObjectType::DEVICE, 0x77)];
         assert!(is_ignored(id, 0, flags, &device, Some(&old)).is_none());
-        old.position_fetch_devices.lock().push(0x77);
+        let coop = (0x77, NewerExtension::CooperativeMatrix);
+        old.newer_extension_devices.lock().push(coop);
+        assert!(is_ignored(id, 0, flags, &device, Some(&old)).is_none());
+        old.newer_extension_devices
+            .lock()
+            .push((0x77, NewerExtension::PositionFetch));
         assert!(is_ignored(id, 0, flags, &device, Some(&old)).is_some());
         let elsewhere = [(vk::ObjectType::DEVICE, 0x78)];
         assert!(is_ignored(id, 0, flags, &elsewhere, Some(&old)).is_none());
-        new.position_fetch_devices.lock().push(0x77);
+        new.newer_extension_devices
+            .lock()
+            .push((0x77, NewerExtension::PositionFetch));
         assert!(is_ignored(id, 0, flags, &device, Some(&new)).is_none());
+    }
+
+    #[test]
+    fn cooperative_matrix_entries_name_the_extension_on_old_layers_only() {
+        let old = state_with(&[], OLD_LAYER);
+        let new = state_with(&[], NEW_LAYER);
+        let device = [(vk::ObjectType::DEVICE, 0x55)];
+        let id = "VUID-VkDeviceCreateInfo-pNext-pNext";
+        let known = "includes a structure with unknown VkStructureType (1000506000)";
+        assert!(is_ignored(id, 0, known, &[], Some(&old)).is_some());
+        assert!(is_ignored(id, 0, known, &[], Some(&new)).is_none());
+        let id = "UNASSIGNED-CoreValidation-Shader-InconsistentSpirv";
+        let capability = "SPIR-V module not valid: Invalid capability operand: 6022";
+        assert!(is_ignored(id, 0, capability, &device, Some(&old)).is_some());
+        let other = "SPIR-V module not valid: Invalid capability operand: 6023";
+        assert!(is_ignored(id, 0, other, &device, Some(&old)).is_none());
+        // The unnamed capability only on a device opened with the extension.
+        let id = "VUID-VkShaderModuleCreateInfo-pCode-01090";
+        let unhandled = "A SPIR-V Capability (Unhandled OpCapability) was declared";
+        assert!(is_ignored(id, 0, unhandled, &device, Some(&old)).is_none());
+        old.newer_extension_devices
+            .lock()
+            .push((0x55, NewerExtension::CooperativeMatrix));
+        assert!(is_ignored(id, 0, unhandled, &device, Some(&old)).is_some());
+        new.newer_extension_devices
+            .lock()
+            .push((0x55, NewerExtension::CooperativeMatrix));
+        assert!(is_ignored(id, 0, unhandled, &device, Some(&new)).is_none());
     }
 
     #[test]
