@@ -228,6 +228,8 @@ fn finish(
 ///
 /// # Safety
 /// As for [`create_bind_group`].
+// Kept out of `create_bind_group`, so the simple path's code stays small.
+#[inline(never)]
 unsafe fn create_general(
     device: &super::Device,
     desc: &BindGroupDescriptor<super::Api>,
