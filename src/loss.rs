@@ -42,6 +42,7 @@ impl LossLatch {
     }
 
     /// `Err(Lost)` once the device is lost.
+    #[inline(always)]
     pub(crate) fn check<E: From<DeviceError>>(&self) -> Result<(), E> {
         if self.is_lost() {
             Err(DeviceError::Lost.into())
@@ -51,6 +52,7 @@ impl LossLatch {
     }
 
     /// Latches when `result` says the device was lost; returns it unchanged.
+    #[inline(always)]
     pub(crate) fn note<T, E: LostError>(&self, result: Result<T, E>) -> Result<T, E> {
         if let Err(e) = &result {
             if e.is_device_lost() {
@@ -61,7 +63,9 @@ impl LossLatch {
     }
 
     /// Runs `call` unless the device is lost (then `Err(Lost)`, and `call`
-    /// does not run), latching when it reports the loss.
+    /// does not run), latching when it reports the loss. Inlined: it wraps
+    /// every fallible device call, and its result is moved once less.
+    #[inline(always)]
     pub(crate) fn guard<T, E: LostError>(
         &self,
         call: impl FnOnce() -> Result<T, E>,

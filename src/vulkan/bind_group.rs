@@ -122,10 +122,10 @@ union Info {
     image: vk::DescriptorImageInfo,
 }
 
-/// [`create_bind_group`] for a simple layout ([`is_simple`]): entry `i`'s
-/// info and write are element `i` of two fixed stack lists, filled in the
-/// checking pass; one pass after the set is allocated points each write at
-/// its info.
+/// [`create_bind_group`] for a simple layout ([`is_simple`]): slot `i`'s
+/// info is element `i` of a fixed stack array, filled in the checking
+/// pass; once the set is allocated, one pass makes each slot's write,
+/// pointing at its info.
 ///
 /// # Safety
 /// As for [`create_bind_group`]; the layout is simple and the group has at
@@ -137,19 +137,21 @@ unsafe fn create_simple(
     let shared = &*device.shared;
     let layout = desc.layout;
     let slots = &*layout.slots;
-    let mut infos = ArrayVec::<Info, INLINE>::new();
-    let mut writes = ArrayVec::<vk::WriteDescriptorSet, INLINE>::new();
+    // Slot `i`'s info at position `i`: the checks pass only when every
+    // slot has exactly one entry, so all `slots.len()` are written then.
+    let mut infos = [std::mem::MaybeUninit::<Info>::uninit(); INLINE];
+    let mut written = 0u32;
     let mut unexpected = false;
     validate::binding::check_bind_group_with::<super::Api, _>(
         slots,
         layout.update_after_bind,
         desc.entries,
         |index, entry| {
-            let Some(slot) = slots.get(index) else {
+            let (Some(slot), Some(cell)) = (slots.get(index), infos.get_mut(index)) else {
                 unexpected = true;
                 return;
             };
-            let info = match &entry.resource {
+            cell.write(match &entry.resource {
                 BindingResource::Buffer(b) => Info {
                     buffer: buffer_info(b),
                 },
@@ -164,15 +166,13 @@ unsafe fn create_simple(
                     unexpected = true;
                     return;
                 }
-            };
-            let mut write = vk::WriteDescriptorSet::default()
-                .dst_binding(entry.binding)
-                .descriptor_type(slot.ty);
-            write.descriptor_count = 1;
-            unexpected |= infos.try_push(info).is_err() || writes.try_push(write).is_err();
+            });
+            written |= 1 << index;
         },
     )?;
-    if unexpected || writes.len() != desc.entries.len() {
+    // `slots.len() <= INLINE` (simple layout), so the mask fits.
+    let all = (1u64 << slots.len()) - 1;
+    if unexpected || u64::from(written) != all {
         log::error!("bind group entries did not fit their simple layout");
         return Err(BindingError::Device(crate::DeviceError::Unexpected));
     }
@@ -184,14 +184,24 @@ unsafe fn create_simple(
             .allocate(&shared.raw, layout.token, layout.raw)
     }?;
     let raw = set.raw();
-    for (write, info) in writes.iter_mut().zip(infos.iter()) {
-        write.dst_set = raw;
-        // The driver reads the pointer its descriptor type names and
-        // ignores the other (VkWriteDescriptorSet): both point at the info.
-        let info = std::ptr::from_ref(info);
-        write.p_buffer_info = info.cast();
-        write.p_image_info = info.cast();
-    }
+    let writes: ArrayVec<vk::WriteDescriptorSet, INLINE> = slots
+        .iter()
+        .zip(&infos)
+        .map(|(slot, info)| {
+            // The driver reads the pointer its descriptor type names and
+            // ignores the other (VkWriteDescriptorSet): both point at the
+            // info, which the checks wrote (`written` covers every slot).
+            let info = info.as_ptr();
+            let mut write = vk::WriteDescriptorSet::default()
+                .dst_set(raw)
+                .dst_binding(slot.slot.binding)
+                .descriptor_type(slot.ty);
+            write.descriptor_count = 1;
+            write.p_buffer_info = info.cast();
+            write.p_image_info = info.cast();
+            write
+        })
+        .collect();
     // SAFETY: every write names a binding of the set's layout with its type
     // and one descriptor; its info lives until the call returns and names
     // live resources of this device (caller's contract), checked against
