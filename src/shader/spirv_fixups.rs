@@ -74,7 +74,7 @@ fn declare_capability_extensions(words: &mut Vec<u32>) {
                 capabilities.push(words[at + 1]);
                 after_capabilities = Some(at + count);
             }
-            OP_EXTENSION => extensions.push(op_extension_name(&words[at + 1..at + count])),
+            OP_EXTENSION => extensions.push(super::spirv_literal(&words[at + 1..at + count])),
             _ => {}
         }
     }
@@ -89,16 +89,6 @@ fn declare_capability_extensions(words: &mut Vec<u32>) {
     if !missing.is_empty() {
         words.splice(insert_at..insert_at, missing);
     }
-}
-
-/// The string of an `OpExtension`'s operand words.
-fn op_extension_name(operand: &[u32]) -> String {
-    let bytes: Vec<u8> = operand
-        .iter()
-        .flat_map(|w| w.to_le_bytes())
-        .take_while(|&b| b != 0)
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// One instruction: where it starts, its opcode and word count.
@@ -245,7 +235,7 @@ mod tests {
         for (at, opcode, count) in instructions(words) {
             match opcode {
                 OP_CAPABILITY => caps.push(words[at + 1]),
-                OP_EXTENSION => exts.push(op_extension_name(&words[at + 1..at + count])),
+                OP_EXTENSION => exts.push(crate::shader::spirv_literal(&words[at + 1..at + count])),
                 _ => {}
             }
         }

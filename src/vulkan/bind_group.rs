@@ -176,13 +176,7 @@ unsafe fn create_simple(
         log::error!("bind group entries did not fit their simple layout");
         return Err(BindingError::Device(crate::DeviceError::Unexpected));
     }
-    // SAFETY: the layout is live and registered with this device's allocator.
-    let set = unsafe {
-        shared
-            .descriptors
-            .lock()
-            .allocate(&shared.raw, layout.token, layout.raw)
-    }?;
+    let set = allocate_set(shared, layout)?;
     let raw = set.raw();
     let writes: ArrayVec<vk::WriteDescriptorSet, INLINE> = slots
         .iter()
@@ -210,6 +204,22 @@ unsafe fn create_simple(
     // bind group).
     unsafe { shared.raw.update_descriptor_sets(&writes, &[]) };
     Ok(finish(shared, desc, raw, set))
+}
+
+/// A descriptor set for a group of `layout`, from the device's allocator
+/// (a recycled one when the layout has one).
+fn allocate_set(
+    shared: &super::DeviceShared,
+    layout: &super::BindGroupLayout,
+) -> Result<super::descriptor::DescriptorSet, BindingError> {
+    // SAFETY: the layout is live (the caller's bind group descriptor names
+    // it) and registered with this device's allocator.
+    Ok(unsafe {
+        shared
+            .descriptors
+            .lock()
+            .allocate(&shared.raw, layout.token, layout.raw)
+    }?)
 }
 
 /// Counts a written group, names its set and wraps it.
@@ -326,13 +336,7 @@ unsafe fn create_general(
         ));
     }
 
-    // SAFETY: the layout is live and registered with this device's allocator.
-    let set = unsafe {
-        shared
-            .descriptors
-            .lock()
-            .allocate(&shared.raw, layout.token, layout.raw)
-    }?;
+    let set = allocate_set(shared, layout)?;
     let raw = set.raw();
     let (buffer_infos, image_infos) = (buffers.as_slice(), images.as_slice());
     // One chained struct per structure entry (its handles, one or an
