@@ -838,8 +838,20 @@ struct Out { @builtin(position) p: vec4<f32>, @location(0) c: f32 }
         },
         alpha: wgt::BlendComponent::REPLACE,
     };
+    let vertex_subgroups = format!(
+        "@vertex fn vs() -> @builtin(position) vec4<f32> {{
+    return vec4<f32>(f32(subgroupAdd(1u)), 0.0, 0.0, 1.0);
+}}
+{FS}"
+    );
     let cases = [
         (F::CLIP_DISTANCES, Caps::CLIP_DISTANCES, clip, None),
+        (
+            F::SUBGROUP_VERTEX,
+            Caps::SUBGROUP | Caps::SUBGROUP_VERTEX_STAGE,
+            vertex_subgroups,
+            None,
+        ),
         (F::PRIMITIVE_INDEX, Caps::PRIMITIVE_INDEX, primitive, None),
         (F::SHADER_DRAW_INDEX, Caps::DRAW_INDEX, draw, None),
         (F::SUBGROUP, Caps::SUBGROUP, subgroups, None),
@@ -878,7 +890,8 @@ struct Out { @builtin(position) p: vec4<f32>, @location(0) c: f32 }
     Ok(Outcome::Pass)
 }
 
-/// Storage features of compute shaders: `atomicMax` on a `u64` needs
+/// Storage features of compute shaders: an `f64` in storage needs
+/// `SHADER_F64`, an `i64` `SHADER_INT64`, `atomicMax` on a `u64` needs
 /// `SHADER_INT64_ATOMIC_MIN_MAX`, `atomicAdd` (with its result) on a `u64`
 /// `SHADER_INT64_ATOMIC_ALL_OPS`, `atomicAdd` on an `f32`
 /// `SHADER_FLOAT32_ATOMIC`, `@coherent` and `@volatile` storage
@@ -905,6 +918,20 @@ fn storage_shader_features_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResu
             F::SHADER_INT64_ATOMIC_ALL_OPS,
             all_ops,
             Caps::SHADER_INT64 | Caps::SHADER_INT64_ATOMIC_ALL_OPS,
+        ),
+        (
+            F::SHADER_F64,
+            "@group(0) @binding(0) var<storage, read_write> x: f64;
+@compute @workgroup_size(1) fn main() { x = x * 2.0lf; }"
+                .to_owned(),
+            Caps::FLOAT64,
+        ),
+        (
+            F::SHADER_INT64,
+            "@group(0) @binding(0) var<storage, read_write> x: i64;
+@compute @workgroup_size(1) fn main() { x = x + 1li; }"
+                .to_owned(),
+            Caps::SHADER_INT64,
         ),
         (
             F::SHADER_FLOAT32_ATOMIC,
