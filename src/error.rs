@@ -624,6 +624,25 @@ pub enum ShaderError {
         /// The feature.
         feature: wgt::Features,
     },
+    /// The module uses a cooperative matrix that no configuration the
+    /// device offers fits (`Capabilities::cooperative_matrix_properties`):
+    /// role A is M × K, B is K × N, C M × N.
+    #[error(
+        "a {rows}×{columns} cooperative matrix of {scalar:?} in role {role:?} fits no \
+         configuration the device offers ({offered:?})"
+    )]
+    UnsupportedCooperativeMatrix {
+        /// The matrix's role.
+        role: naga::CooperativeRole,
+        /// Its rows.
+        rows: u32,
+        /// Its columns.
+        columns: u32,
+        /// Its element type.
+        scalar: naga::Scalar,
+        /// What the device offers.
+        offered: Vec<wgt::CooperativeMatrixProperties>,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

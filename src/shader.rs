@@ -21,6 +21,7 @@ use std::borrow::Cow;
 use crate::ShaderError;
 
 pub(crate) mod constants;
+mod cooperative;
 pub(crate) mod interface;
 mod spirv_fixups;
 #[cfg(test)]
@@ -187,12 +188,15 @@ pub(crate) enum ShaderInput<'a> {
 
 impl<'a> ShaderInput<'a> {
     /// [`Self::new`] on a device opened with `features`: unchecked SPIR-V
-    /// (passed through to the driver unread) needs `PASSTHROUGH_SHADERS`.
+    /// (passed through to the driver unread) needs `PASSTHROUGH_SHADERS`,
+    /// and every cooperative matrix must fit one of the device's
+    /// `cooperative_matrices` (`shader/cooperative.rs`).
     /// Both backends make their modules through this.
     pub(crate) fn for_device(
         source: ShaderSource<'a>,
         capabilities: naga::valid::Capabilities,
         features: wgt::Features,
+        cooperative_matrices: &[wgt::CooperativeMatrixProperties],
     ) -> Result<Self, ShaderError> {
         let feature = wgt::Features::PASSTHROUGH_SHADERS;
         if matches!(source, ShaderSource::SpirVUnchecked(_)) && !features.contains(feature) {
@@ -201,7 +205,15 @@ impl<'a> ShaderInput<'a> {
                 feature,
             });
         }
-        Self::new(source, capabilities)
+        let input = Self::new(source, capabilities)?;
+        let validated = match &input {
+            Self::Naga(module) => Some(&**module),
+            Self::SpirV { module, .. } => module.as_deref(),
+        };
+        if let Some(v) = validated {
+            cooperative::check(v.module(), v.info(), cooperative_matrices)?;
+        }
+        Ok(input)
     }
 
     /// Runs the front end on `source`: [`parse_and_validate`] for WGSL,

@@ -61,6 +61,8 @@ pub(crate) fn create_shader_module(
         desc.source.clone(),
         naga_capabilities(shared),
         shared.features,
+        // Noop offers no cooperative matrices (nor their capability).
+        &[],
     )?
     .into_static()?;
     Ok(ShaderModule { input })

@@ -96,6 +96,7 @@ pub(super) unsafe fn create_shader_module(
         desc.source.clone(),
         shader_capabilities(shared),
         shared.features,
+        &shared.physical.cooperative_matrices,
     )?
     .into_static()?;
     shared.counters.shader_modules.add();

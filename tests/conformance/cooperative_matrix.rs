@@ -3,7 +3,9 @@
 //! 16×16×16), a compute shader loads A, B and C, computes A × B + C with
 //! `coopMultiplyAdd` and stores it; the result is compared element by
 //! element with the same product on the CPU (small integers, exact in
-//! every scalar type). On every adapter, noop too: the feature is
+//! every scalar type), and a square configuration the device does not
+//! offer is refused with `ShaderError::UnsupportedCooperativeMatrix`. On
+//! every adapter, noop too: the feature is
 //! advertised exactly when configurations are listed, and without it a
 //! module using a cooperative matrix is refused with
 //! `ShaderError::MissingCapabilities` naming `COOPERATIVE_MATRIX`.
@@ -211,6 +213,47 @@ fn cooperative_matrix_multiply_add<A: Api>(ctx: &Ctx<A>) -> TestResult {
         .filter(|(g, e)| g != e)
         .count();
     check_eq!(wrong, 0, "elements of A × B + C that differ from the CPU's");
+    // A square configuration the device does not offer (in the scalar
+    // types it was opened for) is refused when the module is made.
+    use wgt::CooperativeScalarType as S;
+    let types: &[S] = if f16 { &[S::F32, S::F16] } else { &[S::F32] };
+    let caps = &ctx.caps.cooperative_matrix_properties;
+    let role_fits =
+        |rows_cols: fn(&wgt::CooperativeMatrixProperties) -> (u32, u32),
+         ty: fn(&wgt::CooperativeMatrixProperties) -> S,
+         n: u32,
+         t: S| { caps.iter().any(|p| rows_cols(p) == (n, n) && ty(p) == t) };
+    let offered = |s: &Square| {
+        role_fits(|p| (p.m_size, p.k_size), |p| p.ab_type, s.n, s.ab)
+            && role_fits(|p| (p.k_size, p.n_size), |p| p.ab_type, s.n, s.ab)
+            && role_fits(|p| (p.m_size, p.n_size), |p| p.cr_type, s.n, s.cr)
+    };
+    let candidates = [8, 16].into_iter().flat_map(|n| {
+        types
+            .iter()
+            .flat_map(move |&ab| types.iter().map(move |&cr| Square { n, ab, cr }))
+    });
+    let Some(unsupported) = candidates.into_iter().find(|s| !offered(s)) else {
+        ctx.note("every square configuration is offered: no refusal to check");
+        return Ok(Outcome::Pass);
+    };
+    let wgsl = shader(unsupported);
+    // SAFETY: `open`'s device; a module made by mistake is destroyed.
+    match unsafe {
+        open.device
+            .create_shader_module(&ShaderModuleDescriptor::wgsl(&wgsl))
+    } {
+        Err(ShaderError::UnsupportedCooperativeMatrix { .. }) => {}
+        Ok(module) => {
+            // SAFETY: unused.
+            unsafe { open.device.destroy_shader_module(module) };
+            return Err(
+                format!("{unsupported:?}, which the device does not offer, was made").into(),
+            );
+        }
+        Err(e) => return Err(format!("{unsupported:?} refused with {e}").into()),
+    }
+    ctx.note(format!("{unsupported:?} refused"));
     Ok(Outcome::Pass)
 }
 
