@@ -286,6 +286,16 @@ pub enum SamplerError {
         /// `lod_clamp.end.to_bits()`.
         end_bits: u32,
     },
+    /// The sampler needs a feature the device was not opened with
+    /// (`ClampToBorder` needs `ADDRESS_MODE_CLAMP_TO_BORDER`, or
+    /// `ADDRESS_MODE_CLAMP_TO_ZERO` with the `Zero` border colour).
+    #[error("{what} needs {feature:?}, which this device was not opened with")]
+    MissingFeature {
+        /// What needs it.
+        what: &'static str,
+        /// The feature.
+        feature: wgt::Features,
+    },
     /// The driver failed.
     #[error(transparent)]
     Device(#[from] DeviceError),

@@ -130,7 +130,7 @@ impl crate::Device for Device {
     unsafe fn create_sampler(&self, desc: &SamplerDescriptor) -> Result<Sampler, SamplerError> {
         self.shared.lost.guard(|| {
             // Noop filters anisotropically wherever the filters are linear.
-            crate::validate::sampler::check_sampler(desc, true)?;
+            crate::validate::sampler::check_sampler(desc, true, self.shared.features)?;
             self.shared.counters.samplers.add();
             Ok(Sampler {
                 facts: crate::validate::SamplerFacts::of(desc),

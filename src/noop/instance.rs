@@ -97,7 +97,8 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 /// - features: timestamp queries (written from a CPU clock at submit),
 ///   also inside encoders and passes; push constants (`IMMEDIATES`) and binding
 ///   arrays (texture, sampler, buffer and storage arrays, partially bound),
-///   polygon modes, unclipped depth, vertex-stage storage writes, early
+///   polygon modes, unclipped depth, `ClampToBorder` address modes (both
+///   border-colour features), vertex-stage storage writes, early
 ///   depth tests, clip distances, primitive and draw indices,
 ///   dual-source blending, count draws, 64-bit atomics and the format
 ///   features (32-bit float filtering and blending, Rg11b10Ufloat
@@ -129,6 +130,8 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 pub(crate) fn capabilities() -> Capabilities {
     Capabilities {
         features: wgt::Features::TIMESTAMP_QUERY
+            | wgt::Features::ADDRESS_MODE_CLAMP_TO_BORDER
+            | wgt::Features::ADDRESS_MODE_CLAMP_TO_ZERO
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::IMMEDIATES

@@ -1,15 +1,20 @@
 //! Sampler descriptions: an anisotropy clamp of 0, or above 1 without
 //! linear min, mag and mipmap filters or on an adapter without anisotropic
 //! filtering (`InvalidAnisotropy`); then a LOD clamp that is not
-//! `0 <= start <= end` (`InvalidLodClamp`, NaN included).
+//! `0 <= start <= end` (`InvalidLodClamp`, NaN included); then a
+//! `ClampToBorder` address mode on a device without its feature
+//! (`MissingFeature`): `ADDRESS_MODE_CLAMP_TO_ZERO` for the `Zero` border
+//! colour, `ADDRESS_MODE_CLAMP_TO_BORDER` for any other (as `wgpu-types`
+//! defines the two features).
 
 use crate::{SamplerDescriptor, SamplerError};
 
-/// Checks a sampler description; `anisotropy` says whether the adapter
-/// filters anisotropically at all.
+/// Checks a sampler description on a device opened with `features`;
+/// `anisotropy` says whether the adapter filters anisotropically at all.
 pub(crate) fn check_sampler(
     desc: &SamplerDescriptor,
     anisotropy: bool,
+    features: wgt::Features,
 ) -> Result<(), SamplerError> {
     let all_linear = desc.mag_filter == wgt::FilterMode::Linear
         && desc.min_filter == wgt::FilterMode::Linear
@@ -27,6 +32,24 @@ pub(crate) fn check_sampler(
             end_bits: end.to_bits(),
         });
     }
+    if desc
+        .address_modes
+        .contains(&wgt::AddressMode::ClampToBorder)
+    {
+        let (what, feature) = match desc.border_color {
+            Some(wgt::SamplerBorderColor::Zero) => (
+                "ClampToBorder with the Zero border colour",
+                wgt::Features::ADDRESS_MODE_CLAMP_TO_ZERO,
+            ),
+            _ => (
+                "ClampToBorder with a border colour other than Zero",
+                wgt::Features::ADDRESS_MODE_CLAMP_TO_BORDER,
+            ),
+        };
+        if !features.contains(feature) {
+            return Err(SamplerError::MissingFeature { what, feature });
+        }
+    }
     Ok(())
 }
 
@@ -40,7 +63,7 @@ mod tests {
             lod_clamp: 2.5..1.0,
             ..Default::default()
         };
-        let e = check_sampler(&desc, true).unwrap_err();
+        let e = check_sampler(&desc, true, wgt::Features::empty()).unwrap_err();
         assert_eq!(
             e,
             SamplerError::InvalidLodClamp {
@@ -53,7 +76,7 @@ mod tests {
             lod_clamp: f32::NAN..1.0,
             ..Default::default()
         };
-        assert!(check_sampler(&nan, true)
+        assert!(check_sampler(&nan, true, wgt::Features::empty())
             .unwrap_err()
             .to_string()
             .contains("NaN"));
@@ -68,10 +91,48 @@ mod tests {
             mipmap_filter: wgt::MipmapFilterMode::Linear,
             ..Default::default()
         };
-        assert_eq!(check_sampler(&linear, true), Ok(()));
+        assert_eq!(check_sampler(&linear, true, wgt::Features::empty()), Ok(()));
         assert_eq!(
-            check_sampler(&linear, false),
+            check_sampler(&linear, false, wgt::Features::empty()),
             Err(SamplerError::InvalidAnisotropy(4))
         );
+    }
+
+    #[test]
+    fn clamp_to_border_needs_the_feature_of_its_border_colour() {
+        use wgt::Features as F;
+        let border = |color| SamplerDescriptor {
+            address_modes: [
+                wgt::AddressMode::ClampToEdge,
+                wgt::AddressMode::ClampToBorder,
+                wgt::AddressMode::Repeat,
+            ],
+            border_color: color,
+            ..Default::default()
+        };
+        let needs = |desc: &SamplerDescriptor, features| match check_sampler(desc, true, features) {
+            Err(SamplerError::MissingFeature { feature, .. }) => Some(feature),
+            Ok(()) => None,
+            Err(e) => panic!("{e}"),
+        };
+        let zero = border(Some(wgt::SamplerBorderColor::Zero));
+        let white = border(Some(wgt::SamplerBorderColor::OpaqueWhite));
+        let default = border(None);
+        assert_eq!(
+            needs(&zero, F::empty()),
+            Some(F::ADDRESS_MODE_CLAMP_TO_ZERO)
+        );
+        assert_eq!(needs(&zero, F::ADDRESS_MODE_CLAMP_TO_ZERO), None);
+        assert_eq!(
+            needs(&white, F::ADDRESS_MODE_CLAMP_TO_ZERO),
+            Some(F::ADDRESS_MODE_CLAMP_TO_BORDER)
+        );
+        assert_eq!(needs(&default, F::ADDRESS_MODE_CLAMP_TO_BORDER), None);
+        // A border colour without ClampToBorder is never read.
+        let unused = SamplerDescriptor {
+            border_color: Some(wgt::SamplerBorderColor::Zero),
+            ..Default::default()
+        };
+        assert_eq!(needs(&unused, F::empty()), None);
     }
 }

@@ -336,7 +336,7 @@ impl crate::Device for super::Device {
         self.shared.guard(|| {
             let shared = &*self.shared;
             let anisotropy = shared.physical.features.sampler_anisotropy;
-            crate::validate::sampler::check_sampler(desc, anisotropy)?;
+            crate::validate::sampler::check_sampler(desc, anisotropy, shared.features)?;
             let lod = &desc.lod_clamp;
             let aniso = desc.anisotropy_clamp;
             let max_aniso = shared.physical.properties.limits.max_sampler_anisotropy;

@@ -1,16 +1,85 @@
 //! Samplers: the common descriptors are accepted, bad anisotropy and LOD
-//! ranges are typed errors.
+//! ranges are typed errors, and `ClampToBorder` needs the feature of its
+//! border colour (`ADDRESS_MODE_CLAMP_TO_ZERO` for `Zero`,
+//! `ADDRESS_MODE_CLAMP_TO_BORDER` for the others).
 
 use keel_hal::wgt;
-use keel_hal::{Api, Device, SamplerDescriptor, SamplerError};
+use keel_hal::{Adapter, Api, Device, DeviceDescriptor, SamplerDescriptor, SamplerError};
 
 use crate::harness::{Ctx, Outcome, TestResult};
 
 conformance_tests!(
     valid_samplers,
     invalid_samplers,
-    sampler_messages_name_the_values
+    sampler_messages_name_the_values,
+    clamp_to_border_needs_its_feature,
 );
+
+/// On the test's device (opened without either address-mode feature) a
+/// `ClampToBorder` sampler is `MissingFeature` naming the feature of its
+/// border colour; on a device opened with that feature (where advertised)
+/// it is made.
+fn clamp_to_border_needs_its_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use wgt::Features as F;
+    let border = |color| SamplerDescriptor {
+        address_modes: [wgt::AddressMode::ClampToBorder; 3],
+        border_color: Some(color),
+        ..linear()
+    };
+    let cases = [
+        (
+            border(wgt::SamplerBorderColor::Zero),
+            F::ADDRESS_MODE_CLAMP_TO_ZERO,
+        ),
+        (
+            border(wgt::SamplerBorderColor::OpaqueBlack),
+            F::ADDRESS_MODE_CLAMP_TO_BORDER,
+        ),
+    ];
+    let mut made = Vec::new();
+    for (desc, feature) in cases {
+        check!(
+            !ctx.features
+                .intersects(F::ADDRESS_MODE_CLAMP_TO_ZERO | F::ADDRESS_MODE_CLAMP_TO_BORDER),
+            "the test's device was opened with an address-mode feature"
+        );
+        // SAFETY: live device; a sampler made by mistake is destroyed.
+        match unsafe { ctx.device.create_sampler(&desc) } {
+            Err(SamplerError::MissingFeature { feature: named, .. }) => {
+                check_eq!(
+                    named,
+                    feature,
+                    "the feature named for {:?}",
+                    desc.border_color
+                );
+            }
+            Ok(sampler) => {
+                // SAFETY: unused.
+                unsafe { ctx.device.destroy_sampler(sampler) };
+                return Err(format!("{:?} made without {feature:?}", desc.border_color).into());
+            }
+            Err(e) => return Err(format!("{:?}: {e}", desc.border_color).into()),
+        }
+        if !ctx.caps.features.contains(feature) {
+            continue;
+        }
+        let open_desc = DeviceDescriptor {
+            label: Some("conformance clamp to border"),
+            required_features: feature,
+            allow_no_shader_execution: true,
+            ..Default::default()
+        };
+        // SAFETY: the adapter is live; the sampler is destroyed before the device drops.
+        unsafe {
+            let open = ctx.adapter.open(&open_desc)?;
+            let sampler = open.device.create_sampler(&desc)?;
+            open.device.destroy_sampler(sampler);
+        }
+        made.push(feature);
+    }
+    ctx.note(format!("made with {made:?}"));
+    Ok(Outcome::Pass)
+}
 
 fn linear() -> SamplerDescriptor<'static> {
     SamplerDescriptor {
