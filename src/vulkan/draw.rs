@@ -131,6 +131,34 @@ impl CommandEncoder {
         self.temp.pass.geometry = Some(pipeline.geometry);
     }
 
+    /// Whether a count draw (`what`) of `arg_size`-byte arguments at
+    /// `offset` in `buffer`, with its count at `count.0` in `count_buffer`
+    /// and at most `count.1` draws, passes the shared check
+    /// (`validate::draw::count_draw_problem`); logs otherwise.
+    fn count_draw_fits(
+        &self,
+        what: &str,
+        (buffer, offset, arg_size): (&Buffer, u64, u64),
+        count_buffer: &Buffer,
+        (count_offset, max_count): (u64, u32),
+    ) -> bool {
+        let draw = crate::validate::draw::CountDraw {
+            size: buffer.size,
+            offset,
+            arg_size,
+            max_count,
+            count_size: count_buffer.size,
+            count_offset,
+        };
+        match crate::validate::draw::count_draw_problem(self.device.features, draw) {
+            Some(why) => {
+                log::error!("keel-hal: {what}: {why}; skipped");
+                false
+            }
+            None => true,
+        }
+    }
+
     /// The command buffer for a vertex draw (`what`): inside a render pass,
     /// no mesh pipeline bound; logs otherwise.
     #[inline]
@@ -234,16 +262,7 @@ impl CommandEncoder {
             return;
         };
         let arg_size = crate::validate::draw::MESH_ARGS;
-        let draw = crate::validate::draw::CountDraw {
-            size: buffer.size,
-            offset,
-            arg_size,
-            max_count,
-            count_size: count_buffer.size,
-            count_offset,
-        };
-        if let Some(why) = crate::validate::draw::count_draw_problem(self.device.features, draw) {
-            log::error!("keel-hal: {what}: {why}; skipped");
+        if !self.count_draw_fits(what, (buffer, offset, arg_size), count_buffer, count) {
             return;
         }
         // SAFETY: as `pass_draw_mesh_tasks_indirect`; the device enabled
@@ -530,16 +549,7 @@ impl CommandEncoder {
         let Some(raw) = self.vertex_draw(what) else {
             return;
         };
-        let draw = crate::validate::draw::CountDraw {
-            size: buffer.size,
-            offset,
-            arg_size,
-            max_count,
-            count_size: count_buffer.size,
-            count_offset,
-        };
-        if let Some(why) = crate::validate::draw::count_draw_problem(self.device.features, draw) {
-            log::error!("keel-hal: {what}: {why}; skipped");
+        if !self.count_draw_fits(what, (buffer, offset, arg_size), count_buffer, count) {
             return;
         }
         let device = &self.device.raw;
