@@ -111,6 +111,7 @@ pub mod dynamic;
 mod encoder;
 mod error;
 mod external;
+mod features;
 pub mod layout;
 mod loss;
 mod memory;

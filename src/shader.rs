@@ -42,113 +42,26 @@ pub(crate) struct ShaderSupport {
 
 /// What shaders may use on a device opened with `features` and
 /// `hal_features` that has `support`, the same for every backend so that
-/// naga accepts and rejects the same modules everywhere. Always:
-/// immediates (push constants), early depth tests, `pack2x16float` /
-/// `unpack2x16float` (core WGSL; `PackHalf2x16` needs no Vulkan feature),
-/// atomics on storage textures (32-bit; Vulkan requires
+/// naga accepts and rejects the same modules everywhere: the capabilities
+/// the feature table gives those features ([`crate::features`]), and
+/// always immediates (push constants), early depth tests, `pack2x16float` /
+/// `unpack2x16float` (core WGSL; `PackHalf2x16` needs no Vulkan feature)
+/// and atomics on storage textures (32-bit; Vulkan requires
 /// `STORAGE_IMAGE_ATOMIC` on R32Uint/R32Sint, and layouts check the
-/// format). With `support`: cube arrays and per-sample shading. With their
-/// features: 16- and 64-bit types, binding arrays, clip distances,
-/// primitive and draw indices, dual-source blending, ray queries and
-/// ray-tracing stages. Never: what needs a feature keel-hal does not enable
-/// (multiview, cull distances, subgroups, barycentrics, …;
-/// `docs/design.md` §16 lists them).
+/// format); with `support`, cube arrays and per-sample shading.
 pub(crate) fn capabilities(
     features: wgt::Features,
     hal_features: crate::HalFeatures,
     support: ShaderSupport,
 ) -> naga::valid::Capabilities {
-    use crate::HalFeatures as H;
     use naga::valid::Capabilities as C;
-    use wgt::Features as F;
-    let mut caps =
-        C::IMMEDIATES | C::EARLY_DEPTH_TEST | C::TEXTURE_ATOMIC | C::SHADER_FLOAT16_IN_FLOAT32;
-    let pairs = [
-        (F::SHADER_F64, C::FLOAT64),
-        (F::SHADER_INT64, C::SHADER_INT64),
-        (F::SHADER_I16, C::SHADER_INT16),
-        (F::SHADER_F16, C::SHADER_FLOAT16),
-        (
-            F::TEXTURE_BINDING_ARRAY,
-            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY,
-        ),
-        (F::BUFFER_BINDING_ARRAY, C::BUFFER_BINDING_ARRAY),
-        (
-            F::STORAGE_RESOURCE_BINDING_ARRAY,
-            C::STORAGE_BUFFER_BINDING_ARRAY.union(C::STORAGE_TEXTURE_BINDING_ARRAY),
-        ),
-        (
-            F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING,
-            C::TEXTURE_AND_SAMPLER_BINDING_ARRAY_NON_UNIFORM_INDEXING
-                .union(C::STORAGE_BUFFER_BINDING_ARRAY_NON_UNIFORM_INDEXING),
-        ),
-        (
-            F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
-            C::STORAGE_TEXTURE_BINDING_ARRAY_NON_UNIFORM_INDEXING,
-        ),
-        (F::CLIP_DISTANCES, C::CLIP_DISTANCES),
-        (F::PRIMITIVE_INDEX, C::PRIMITIVE_INDEX),
-        (F::SHADER_DRAW_INDEX, C::DRAW_INDEX),
-        (F::DUAL_SOURCE_BLENDING, C::DUAL_SOURCE_BLENDING),
-        (F::SHADER_FLOAT32_ATOMIC, C::SHADER_FLOAT32_ATOMIC),
-        (F::MEMORY_DECORATION_COHERENT, C::MEMORY_DECORATION_COHERENT),
-        (F::MEMORY_DECORATION_VOLATILE, C::MEMORY_DECORATION_VOLATILE),
-        (F::SUBGROUP, C::SUBGROUP),
-        // naga's barrier needs subgroups too (advertised only with them).
-        (F::SUBGROUP_BARRIER, C::SUBGROUP.union(C::SUBGROUP_BARRIER)),
-        (
-            F::SUBGROUP_VERTEX,
-            C::SUBGROUP.union(C::SUBGROUP_VERTEX_STAGE),
-        ),
-        // 64-bit image atomics take and return 64-bit integers.
-        (
-            F::TEXTURE_INT64_ATOMIC,
-            C::TEXTURE_INT64_ATOMIC.union(C::SHADER_INT64),
-        ),
-        (F::MULTIVIEW, C::MULTIVIEW),
-        (F::SHADER_BARYCENTRICS, C::SHADER_BARYCENTRICS),
-        (F::SHADER_PER_VERTEX, C::PER_VERTEX),
-        (F::EXPERIMENTAL_MESH_SHADER, C::MESH_SHADER),
-        (F::EXPERIMENTAL_COOPERATIVE_MATRIX, C::COOPERATIVE_MATRIX),
-        // Point output is a mesh-shader output.
-        (
-            F::EXPERIMENTAL_MESH_SHADER_POINTS,
-            C::MESH_SHADER.union(C::MESH_SHADER_POINT_TOPOLOGY),
-        ),
-        (F::SELECTIVE_MULTIVIEW, C::MULTIVIEW),
-        (
-            F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
-            C::ACCELERATION_STRUCTURE_BINDING_ARRAY,
-        ),
-        (
-            F::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
-            C::RAY_QUERY.union(C::RAY_HIT_VERTEX_POSITION),
-        ),
-        // 64-bit atomics need 64-bit integers: either feature grants both.
-        (
-            F::SHADER_INT64_ATOMIC_MIN_MAX,
-            C::SHADER_INT64.union(C::SHADER_INT64_ATOMIC_MIN_MAX),
-        ),
-        (
-            F::SHADER_INT64_ATOMIC_ALL_OPS,
-            C::SHADER_INT64
-                .union(C::SHADER_INT64_ATOMIC_MIN_MAX)
-                .union(C::SHADER_INT64_ATOMIC_ALL_OPS),
-        ),
-    ];
-    for (feature, cap) in pairs {
-        if features.contains(feature) {
-            caps |= cap;
-        }
-    }
+    let mut caps = crate::features::naga_capabilities(features, hal_features)
+        | C::IMMEDIATES
+        | C::EARLY_DEPTH_TEST
+        | C::TEXTURE_ATOMIC
+        | C::SHADER_FLOAT16_IN_FLOAT32;
     caps.set(C::CUBE_ARRAY_TEXTURES, support.cube_arrays);
     caps.set(C::MULTISAMPLED_SHADING, support.sample_rate_shading);
-    if hal_features.contains(H::RAY_QUERY) {
-        caps |= C::RAY_QUERY;
-    }
-    if hal_features.contains(H::RAY_TRACING_PIPELINE) {
-        caps |= C::RAY_TRACING_PIPELINE;
-    }
     caps
 }
 

@@ -79,11 +79,6 @@ const MEMORY_PROPERTIES: MemoryProperties = MemoryProperties::DEVICE_LOCAL
 /// How long a semaphore wait in `submit_external` polls before giving up.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The external hal features of the noop adapter.
-pub(crate) const HAL_FEATURES: HalFeatures = HalFeatures::EXTERNAL_MEMORY_FD
-    .union(HalFeatures::EXTERNAL_MEMORY_HOST)
-    .union(HalFeatures::EXTERNAL_SEMAPHORE_FD);
-
 /// An external semaphore: a shared file holding its value.
 #[derive(Debug)]
 pub struct ExternalSemaphore {

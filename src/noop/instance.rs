@@ -128,51 +128,11 @@ const DRIVER_UUID: [u8; 16] = *b"keel-noop-shm-v1";
 ///   1,024 elements;
 /// - a timestamp period of 1.0: timestamps are nanoseconds.
 pub(crate) fn capabilities() -> Capabilities {
+    let (features, hal_features) = crate::features::noop_offers();
     Capabilities {
-        features: wgt::Features::TIMESTAMP_QUERY
-            | wgt::Features::ADDRESS_MODE_CLAMP_TO_BORDER
-            | wgt::Features::ADDRESS_MODE_CLAMP_TO_ZERO
-            | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
-            | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
-            | wgt::Features::IMMEDIATES
-            | wgt::Features::CLEAR_TEXTURE
-            | wgt::Features::PIPELINE_CACHE
-            | wgt::Features::PASSTHROUGH_SHADERS
-            | wgt::Features::TEXTURE_BINDING_ARRAY
-            | wgt::Features::BUFFER_BINDING_ARRAY
-            | wgt::Features::STORAGE_RESOURCE_BINDING_ARRAY
-            | wgt::Features::PARTIALLY_BOUND_BINDING_ARRAY
-            | wgt::Features::POLYGON_MODE_LINE
-            | wgt::Features::POLYGON_MODE_POINT
-            | wgt::Features::DEPTH_CLIP_CONTROL
-            | wgt::Features::VERTEX_WRITABLE_STORAGE
-            | wgt::Features::SHADER_EARLY_DEPTH_TEST
-            | wgt::Features::CLIP_DISTANCES
-            | wgt::Features::SHADER_BARYCENTRICS
-            | wgt::Features::SHADER_PER_VERTEX
-            | wgt::Features::PRIMITIVE_INDEX
-            | wgt::Features::DUAL_SOURCE_BLENDING
-            | wgt::Features::SHADER_DRAW_INDEX
-            | wgt::Features::MULTI_DRAW_INDIRECT_COUNT
-            | wgt::Features::SHADER_INT64_ATOMIC_MIN_MAX
-            | wgt::Features::SHADER_INT64_ATOMIC_ALL_OPS
-            | wgt::Features::FLOAT32_FILTERABLE
-            | wgt::Features::FLOAT32_BLENDABLE
-            | wgt::Features::RG11B10UFLOAT_RENDERABLE
-            | wgt::Features::BGRA8UNORM_STORAGE
-            | wgt::Features::INDIRECT_FIRST_INSTANCE
-            | wgt::Features::MAPPABLE_PRIMARY_BUFFERS
-            | wgt::Features::SUBGROUP
-            | wgt::Features::SUBGROUP_VERTEX
-            | wgt::Features::SUBGROUP_BARRIER
-            | wgt::Features::MULTISAMPLE_ARRAY
-            | wgt::Features::SHADER_FLOAT32_ATOMIC
-            | wgt::Features::MEMORY_DECORATION_COHERENT
-            | wgt::Features::MEMORY_DECORATION_VOLATILE
-            | wgt::Features::EXPERIMENTAL_MESH_SHADER
-            | wgt::Features::EXPERIMENTAL_MESH_SHADER_POINTS,
-        hal_features: crate::HalFeatures::ACCELERATION_STRUCTURE
-            .union(super::external::HAL_FEATURES),
+        // The feature table's noop column.
+        features,
+        hal_features,
         limits: wgt::Limits {
             max_immediate_size: 128,
             // Binding arrays (the features above) of up to 1,024 elements.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-pub(crate) use super::physical_features::{DescriptorIndexing, PhysicalFeatures};
+use super::features::{Bit, Bits, Chain, DeviceRequest, REQUIRED};
 use super::{conv, instance::InstanceShared, memory::MemoryAllocator};
 use crate::{
     AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures, OpenDevice,
@@ -91,7 +91,8 @@ pub(crate) struct PhysicalInfo {
     pub(crate) max_buffer_size: u64,
     pub(crate) driver_name: String,
     pub(crate) driver_info: String,
-    pub(crate) features: PhysicalFeatures,
+    /// The feature bits the device has (`features.rs`).
+    pub(crate) features: Bits,
     pub(crate) extensions: Vec<CString>,
     pub(crate) ray_limits: RayLimits,
     pub(crate) mesh_limits: MeshLimits,
@@ -182,15 +183,18 @@ pub(super) unsafe fn expose(
             0
         },
     };
+    let (features, hal_features) = super::features::offered(&info, |f| {
+        // SAFETY: `pd` belongs to this instance.
+        unsafe { optimal_format_features(&instance.raw, pd, f) }
+    });
     let capabilities = Capabilities {
-        features: conv::map_features(&info, |f| {
-            // SAFETY: `pd` belongs to this instance.
-            unsafe { optimal_format_features(&instance.raw, pd, f) }
-        }),
-        hal_features: hal_features(&info),
-        limits: conv::map_limits(&info),
+        features,
+        hal_features,
+        limits: conv::map_limits(&info, features, hal_features),
         timestamp_period: info.properties.limits.timestamp_period,
-        cooperative_matrix_properties: if info.features.cooperative_matrix {
+        cooperative_matrix_properties: if features
+            .contains(wgt::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+        {
             info.cooperative_matrices.clone()
         } else {
             Vec::new()
@@ -278,13 +282,7 @@ unsafe fn probe(
         .collect();
     let has = |n: &CStr| extensions.iter().any(|e| e.as_c_str() == n);
     let has_as = has(ash::khr::acceleration_structure::NAME);
-    let has_rq = has(ash::khr::ray_query::NAME);
     let has_rt = has(ash::khr::ray_tracing_pipeline::NAME);
-    let has_atomic_float = has(ash::ext::shader_atomic_float::NAME);
-    let has_conservative = has(ash::ext::conservative_rasterization::NAME);
-    let has_position_fetch = has(ash::khr::ray_tracing_position_fetch::NAME);
-    let has_barycentric = has(ash::khr::fragment_shader_barycentric::NAME);
-    let has_image_int64 = has(ash::ext::shader_image_atomic_int64::NAME);
     let has_mesh = has(ash::ext::mesh_shader::NAME);
     let has_coop = has(ash::khr::cooperative_matrix::NAME);
 
@@ -311,122 +309,15 @@ unsafe fn probe(
     // SAFETY: the chain holds only structs of core 1.3 or supported extensions.
     unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
 
-    // Features.
-    let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
-    let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
-    let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
-    let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
-    let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
-    let mut rt_f = vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default();
-    let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
-    let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default();
-    let mut fb_f = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default();
-    let mut ia_f = vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT::default();
-    let mut features2 = vk::PhysicalDeviceFeatures2::default()
-        .push_next(&mut f11)
-        .push_next(&mut f12)
-        .push_next(&mut f13);
-    if has_as {
-        features2 = features2.push_next(&mut as_f);
-    }
-    if has_rq {
-        features2 = features2.push_next(&mut rq_f);
-    }
-    if has_rt {
-        features2 = features2.push_next(&mut rt_f);
-    }
-    if has_atomic_float {
-        features2 = features2.push_next(&mut af_f);
-    }
-    if has_position_fetch {
-        features2 = features2.push_next(&mut pf_f);
-    }
-    if has_barycentric {
-        features2 = features2.push_next(&mut fb_f);
-    }
-    if has_image_int64 {
-        features2 = features2.push_next(&mut ia_f);
-    }
-    let mut ms_f = vk::PhysicalDeviceMeshShaderFeaturesEXT::default();
-    if has_mesh {
-        features2 = features2.push_next(&mut ms_f);
-    }
-    let mut cm_f = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
-    if has_coop {
-        features2 = features2.push_next(&mut cm_f);
-    }
+    // Features: every struct of the chain whose extension exists.
+    let mut chain = Chain::default();
+    let mut features2 = chain.link(|name| has(name));
     // SAFETY: as above.
     unsafe { instance.get_physical_device_features2(pd, &mut features2) };
     let core = features2.features;
-
-    let b = |v: vk::Bool32| v == vk::TRUE;
-    let features = PhysicalFeatures {
-        sampler_anisotropy: b(core.sampler_anisotropy),
-        image_cube_array: b(core.image_cube_array),
-        sample_rate_shading: b(core.sample_rate_shading),
-        texture_compression_bc: b(core.texture_compression_bc),
-        texture_compression_etc2: b(core.texture_compression_etc2),
-        texture_compression_astc_ldr: b(core.texture_compression_astc_ldr),
-        texture_compression_astc_hdr: b(f13.texture_compression_astc_hdr),
-        shader_float64: b(core.shader_float64),
-        shader_int16: b(core.shader_int16),
-        shader_int64: b(core.shader_int64),
-        shader_float16: b(f12.shader_float16),
-        timeline_semaphore: b(f12.timeline_semaphore),
-        buffer_device_address: b(f12.buffer_device_address),
-        synchronization2: b(f13.synchronization2),
-        dynamic_rendering: b(f13.dynamic_rendering),
-        maintenance4: b(f13.maintenance4),
-        acceleration_structure: has_as && b(as_f.acceleration_structure),
-        ray_query: has_rq && b(rq_f.ray_query),
-        ray_tracing_pipeline: has_rt && b(rt_f.ray_tracing_pipeline),
-        indexing: DescriptorIndexing::from_features(&core, &f12),
-        fill_mode_non_solid: b(core.fill_mode_non_solid),
-        depth_clamp: b(core.depth_clamp),
-        depth_bias_clamp: b(core.depth_bias_clamp),
-        independent_blend: b(core.independent_blend),
-        multi_draw_indirect: b(core.multi_draw_indirect),
-        draw_indirect_first_instance: b(core.draw_indirect_first_instance),
-        vertex_pipeline_stores_and_atomics: b(core.vertex_pipeline_stores_and_atomics),
-        fragment_stores_and_atomics: b(core.fragment_stores_and_atomics),
-        storage_buffer_16bit_access: b(f11.storage_buffer16_bit_access),
-        uniform_and_storage_buffer_16bit_access: b(f11.uniform_and_storage_buffer16_bit_access),
-        storage_input_output16: b(f11.storage_input_output16),
-        shader_clip_distance: b(core.shader_clip_distance),
-        geometry_shader: b(core.geometry_shader),
-        dual_src_blend: b(core.dual_src_blend),
-        pipeline_statistics_query: b(core.pipeline_statistics_query),
-        shader_draw_parameters: b(f11.shader_draw_parameters),
-        multiview: b(f11.multiview),
-        draw_indirect_count: b(f12.draw_indirect_count),
-        float32_atomics: has_atomic_float
-            && b(af_f.shader_buffer_float32_atomics)
-            && b(af_f.shader_buffer_float32_atomic_add),
-        buffer_int64_atomics: b(f12.shader_buffer_int64_atomics),
-        shared_int64_atomics: b(f12.shader_shared_int64_atomics),
-        conservative_rasterization: has_conservative,
-        position_fetch: has_position_fetch && b(pf_f.ray_tracing_position_fetch),
-        fragment_barycentric: has_barycentric && b(fb_f.fragment_shader_barycentric),
-        image_int64_atomics: has_image_int64 && b(ia_f.shader_image_int64_atomics),
-        zero_initialize_workgroup_memory: b(f13.shader_zero_initialize_workgroup_memory),
-        sampler_ycbcr_conversion: b(f11.sampler_ycbcr_conversion),
-        mesh_shader: has_mesh
-            && b(ms_f.task_shader)
-            && b(ms_f.mesh_shader)
-            && b(f13.shader_zero_initialize_workgroup_memory),
-        multiview_mesh_shader: has_mesh && b(ms_f.multiview_mesh_shader),
-        cooperative_matrix: has_coop
-            && b(cm_f.cooperative_matrix)
-            && b(f12.vulkan_memory_model)
-            && b(f12.vulkan_memory_model_device_scope),
-        acceleration_structure_update_after_bind: has_as
-            && b(as_f.descriptor_binding_acceleration_structure_update_after_bind),
-    };
-    if !(features.synchronization2
-        && features.dynamic_rendering
-        && features.timeline_semaphore
-        && features.maintenance4)
-    {
+    chain.set_core(core);
+    let features = chain.bits();
+    if !REQUIRED.iter().all(|&bit| features.has(bit)) {
         return Err(format!(
             "{name} lacks a Vulkan 1.3 baseline feature (synchronization2, dynamicRendering, \
              timelineSemaphore, maintenance4)"
@@ -476,42 +367,6 @@ unsafe fn probe(
     })
 }
 
-/// keel-hal capabilities, from extension presence and feature bits.
-fn hal_features(info: &PhysicalInfo) -> HalFeatures {
-    let mut f = HalFeatures::SHADER_EXECUTION;
-    // Size queries (and tracing) need the rayQuery or rayTracingPipeline
-    // feature too: see `open`.
-    let has_as = info.features.acceleration_structure
-        && info.features.buffer_device_address
-        && info.has(ash::khr::deferred_host_operations::NAME)
-        && (info.features.ray_query || info.features.ray_tracing_pipeline);
-    f.set(HalFeatures::ACCELERATION_STRUCTURE, has_as);
-    f.set(HalFeatures::RAY_QUERY, has_as && info.features.ray_query);
-    f.set(
-        HalFeatures::RAY_TRACING_PIPELINE,
-        has_as && info.features.ray_tracing_pipeline,
-    );
-    let fd = info.has(ash::khr::external_memory_fd::NAME);
-    f.set(HalFeatures::EXTERNAL_MEMORY_FD, fd);
-    f.set(
-        HalFeatures::EXTERNAL_MEMORY_DMA_BUF,
-        fd && info.has(ash::ext::external_memory_dma_buf::NAME),
-    );
-    f.set(
-        HalFeatures::EXTERNAL_MEMORY_HOST,
-        info.has(ash::ext::external_memory_host::NAME),
-    );
-    f.set(
-        HalFeatures::EXTERNAL_SEMAPHORE_FD,
-        info.has(ash::khr::external_semaphore_fd::NAME),
-    );
-    f.set(
-        HalFeatures::DRM_FORMAT_MODIFIER,
-        info.has(ash::ext::image_drm_format_modifier::NAME),
-    );
-    f
-}
-
 /// A format's features with optimal tiling (empty for a format without a
 /// Vulkan equivalent), for the format probes of `conv::map_features`.
 ///
@@ -529,111 +384,6 @@ unsafe fn optimal_format_features(
     // SAFETY: forwarded contract.
     let props = unsafe { instance.get_physical_device_format_properties(pd, vk_format) };
     props.optimal_tiling_features
-}
-
-/// Device extensions needed for the requested features, in enable order.
-fn required_extensions(features: wgt::Features, hal: HalFeatures) -> Vec<&'static CStr> {
-    let mut out = Vec::new();
-    let rt = hal.contains(HalFeatures::RAY_TRACING_PIPELINE)
-        || features.contains(wgt::Features::EXPERIMENTAL_RAY_TRACING_PIPELINES);
-    // Vertex return is read through ray queries.
-    let rq = hal.contains(HalFeatures::RAY_QUERY)
-        || features.intersects(
-            wgt::Features::EXPERIMENTAL_RAY_QUERY
-                | wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
-        );
-    if rt || rq || hal.contains(HalFeatures::ACCELERATION_STRUCTURE) {
-        out.push(ash::khr::acceleration_structure::NAME);
-        out.push(ash::khr::deferred_host_operations::NAME);
-    }
-    if rq {
-        out.push(ash::khr::ray_query::NAME);
-    }
-    if rt {
-        out.push(ash::khr::ray_tracing_pipeline::NAME);
-    }
-    let dma_buf = hal.contains(HalFeatures::EXTERNAL_MEMORY_DMA_BUF)
-        || features.contains(wgt::Features::VULKAN_EXTERNAL_MEMORY_DMA_BUF);
-    if dma_buf
-        || hal.contains(HalFeatures::EXTERNAL_MEMORY_FD)
-        || features.contains(wgt::Features::VULKAN_EXTERNAL_MEMORY_FD)
-    {
-        out.push(ash::khr::external_memory_fd::NAME);
-    }
-    if dma_buf {
-        out.push(ash::ext::external_memory_dma_buf::NAME);
-    }
-    if hal.contains(HalFeatures::EXTERNAL_MEMORY_HOST) {
-        out.push(ash::ext::external_memory_host::NAME);
-    }
-    if hal.contains(HalFeatures::EXTERNAL_SEMAPHORE_FD) {
-        out.push(ash::khr::external_semaphore_fd::NAME);
-    }
-    if hal.contains(HalFeatures::DRM_FORMAT_MODIFIER) {
-        out.push(ash::ext::image_drm_format_modifier::NAME);
-    }
-    if features.contains(wgt::Features::SHADER_FLOAT32_ATOMIC) {
-        out.push(ash::ext::shader_atomic_float::NAME);
-    }
-    if features.contains(wgt::Features::CONSERVATIVE_RASTERIZATION) {
-        out.push(ash::ext::conservative_rasterization::NAME);
-    }
-    if features.contains(wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN) {
-        out.push(ash::khr::ray_tracing_position_fetch::NAME);
-    }
-    if features.contains(wgt::Features::TEXTURE_INT64_ATOMIC) {
-        out.push(ash::ext::shader_image_atomic_int64::NAME);
-    }
-    if features.intersects(wgt::Features::SHADER_BARYCENTRICS | wgt::Features::SHADER_PER_VERTEX) {
-        out.push(ash::khr::fragment_shader_barycentric::NAME);
-    }
-    if features.intersects(
-        wgt::Features::EXPERIMENTAL_MESH_SHADER
-            | wgt::Features::EXPERIMENTAL_MESH_SHADER_POINTS
-            | wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
-    ) {
-        out.push(ash::ext::mesh_shader::NAME);
-    }
-    if features.contains(wgt::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
-        out.push(ash::khr::cooperative_matrix::NAME);
-    }
-    out
-}
-
-/// The keel-hal capabilities a device has, from the extensions enabled on it
-/// (whether the caller asked through a hal feature or a `wgpu-types` one).
-fn enabled_hal_features(extensions: &[&CStr]) -> HalFeatures {
-    let has = |name: &CStr| extensions.contains(&name);
-    let mut f = HalFeatures::SHADER_EXECUTION;
-    let accel = has(ash::khr::acceleration_structure::NAME);
-    f.set(HalFeatures::ACCELERATION_STRUCTURE, accel);
-    f.set(
-        HalFeatures::RAY_QUERY,
-        accel && has(ash::khr::ray_query::NAME),
-    );
-    f.set(
-        HalFeatures::RAY_TRACING_PIPELINE,
-        accel && has(ash::khr::ray_tracing_pipeline::NAME),
-    );
-    let fd = has(ash::khr::external_memory_fd::NAME);
-    f.set(HalFeatures::EXTERNAL_MEMORY_FD, fd);
-    f.set(
-        HalFeatures::EXTERNAL_MEMORY_DMA_BUF,
-        fd && has(ash::ext::external_memory_dma_buf::NAME),
-    );
-    f.set(
-        HalFeatures::EXTERNAL_MEMORY_HOST,
-        has(ash::ext::external_memory_host::NAME),
-    );
-    f.set(
-        HalFeatures::EXTERNAL_SEMAPHORE_FD,
-        has(ash::khr::external_semaphore_fd::NAME),
-    );
-    f.set(
-        HalFeatures::DRM_FORMAT_MODIFIER,
-        has(ash::ext::image_drm_format_modifier::NAME),
-    );
-    f
 }
 
 /// Checks a device request against the adapter's capabilities.
@@ -670,149 +420,37 @@ impl crate::Adapter for Adapter {
         let limits = check_request(&self.capabilities, desc)?;
         let features = desc.required_features;
         let requested_hal = desc.required_hal_features | HalFeatures::SHADER_EXECUTION;
-        let mut extensions = required_extensions(features, requested_hal);
-        // vkGetAccelerationStructureBuildSizesKHR needs the rayQuery or
-        // rayTracingPipeline feature: a device asked only for acceleration
-        // structures gets ray query (or, lacking it, pipelines) as well.
-        let has_ext = |e: &[&CStr], n: &CStr| e.contains(&n);
-        if has_ext(&extensions, ash::khr::acceleration_structure::NAME)
-            && !has_ext(&extensions, ash::khr::ray_query::NAME)
-            && !has_ext(&extensions, ash::khr::ray_tracing_pipeline::NAME)
-        {
-            if self.info.features.ray_query {
-                extensions.push(ash::khr::ray_query::NAME);
-            } else if self.info.features.ray_tracing_pipeline {
-                extensions.push(ash::khr::ray_tracing_pipeline::NAME);
-            }
-        }
+        // The table's bits and extensions for what was asked.
+        let mut request = DeviceRequest::new(&self.info, features, requested_hal);
         // Presentation: wherever the instance can make surfaces and the
         // device can present (`DeviceShared::swapchain` records it).
         if self.instance.surface.is_some() && self.info.has(ash::khr::swapchain::NAME) {
-            extensions.push(ash::khr::swapchain::NAME);
+            request.extension(ash::khr::swapchain::NAME);
         }
         // Heap budgets for the memory report and retention (memory.rs),
         // wherever the driver has them.
         let memory_budget = self.info.has(ash::ext::memory_budget::NAME);
         if memory_budget {
-            extensions.push(ash::ext::memory_budget::NAME);
+            request.extension(ash::ext::memory_budget::NAME);
         }
         // What the device really has: e.g. `EXPERIMENTAL_RAY_QUERY` enables
         // the acceleration-structure extension, so `ACCELERATION_STRUCTURE`.
-        let hal = enabled_hal_features(&extensions);
-        let ext_ptrs: Vec<_> = extensions.iter().map(|e| e.as_ptr()).collect();
-        let enabled_as = extensions.contains(&ash::khr::acceleration_structure::NAME);
-        let enabled_rq = extensions.contains(&ash::khr::ray_query::NAME);
-        let enabled_rt = extensions.contains(&ash::khr::ray_tracing_pipeline::NAME);
-        let enabled_af = extensions.contains(&ash::ext::shader_atomic_float::NAME);
-        let enabled_pf = extensions.contains(&ash::khr::ray_tracing_position_fetch::NAME);
-        let enabled_fb = extensions.contains(&ash::khr::fragment_shader_barycentric::NAME);
-        let enabled_ia = extensions.contains(&ash::ext::shader_image_atomic_int64::NAME);
-        let enabled_ms = extensions.contains(&ash::ext::mesh_shader::NAME);
-        let enabled_cm = extensions.contains(&ash::khr::cooperative_matrix::NAME);
-        let pf = &self.info.features;
-
-        let core = pf.enabled_core(features);
-        let int64_atomics = features.intersects(
-            wgt::Features::SHADER_INT64_ATOMIC_MIN_MAX | wgt::Features::SHADER_INT64_ATOMIC_ALL_OPS,
-        );
-        let mut f11 = pf
-            .enabled_16bit_storage(features)
-            .shader_draw_parameters(features.contains(wgt::Features::SHADER_DRAW_INDEX))
-            .sampler_ycbcr_conversion(features.intersects(
-                wgt::Features::TEXTURE_FORMAT_NV12 | wgt::Features::TEXTURE_FORMAT_P010,
-            ))
-            // Mesh multiview needs multiview itself enabled
-            // (VUID-VkPhysicalDeviceMeshShaderFeaturesEXT-multiviewMeshShader-07032).
-            .multiview(features.intersects(
-                wgt::Features::MULTIVIEW
-                    | wgt::Features::SELECTIVE_MULTIVIEW
-                    | wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
-            ));
-        let f12 = vk::PhysicalDeviceVulkan12Features::default()
-            .timeline_semaphore(true)
-            .buffer_device_address(pf.buffer_device_address)
-            .shader_float16(features.contains(wgt::Features::SHADER_F16))
-            .draw_indirect_count(features.contains(wgt::Features::MULTI_DRAW_INDIRECT_COUNT))
-            .shader_buffer_int64_atomics(int64_atomics)
-            .shader_shared_int64_atomics(int64_atomics)
-            // Cooperative-matrix SPIR-V is written under the Vulkan memory
-            // model, with device-scope atomics
-            // (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
-            .vulkan_memory_model(enabled_cm)
-            .vulkan_memory_model_device_scope(enabled_cm);
-        let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
-            .synchronization2(true)
-            .dynamic_rendering(true)
-            .maintenance4(true)
-            .shader_zero_initialize_workgroup_memory(pf.zero_initialize_workgroup_memory)
-            .texture_compression_astc_hdr(
-                features.contains(wgt::Features::TEXTURE_COMPRESSION_ASTC_HDR),
-            );
-        let (core, mut f12) = pf.indexing.enable(features, core, f12);
-        let mut as_f = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
-            .acceleration_structure(true)
-            .descriptor_binding_acceleration_structure_update_after_bind(
-                features.contains(wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY),
-            );
-        let mut rq_f = vk::PhysicalDeviceRayQueryFeaturesKHR::default().ray_query(true);
-        let mut rt_f =
-            vk::PhysicalDeviceRayTracingPipelineFeaturesKHR::default().ray_tracing_pipeline(true);
-        let mut af_f = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
-            .shader_buffer_float32_atomics(true)
-            .shader_buffer_float32_atomic_add(true);
-        let mut pf_f = vk::PhysicalDeviceRayTracingPositionFetchFeaturesKHR::default()
-            .ray_tracing_position_fetch(true);
-        let mut fb_f = vk::PhysicalDeviceFragmentShaderBarycentricFeaturesKHR::default()
-            .fragment_shader_barycentric(true);
-        let mut ia_f = vk::PhysicalDeviceShaderImageAtomicInt64FeaturesEXT::default()
-            .shader_image_int64_atomics(true);
-        let mut cm_f =
-            vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
-        let mut ms_f = vk::PhysicalDeviceMeshShaderFeaturesEXT::default()
-            .task_shader(true)
-            .mesh_shader(true)
-            .multiview_mesh_shader(
-                features.contains(wgt::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW),
-            );
+        let hal = request.hal_features();
+        let ext_ptrs: Vec<_> = request.extensions.iter().map(|e| e.as_ptr()).collect();
+        let enabled_as = request.has(ash::khr::acceleration_structure::NAME);
+        let enabled_rt = request.has(ash::khr::ray_tracing_pipeline::NAME);
+        let enabled_ms = request.has(ash::ext::mesh_shader::NAME);
+        let mut chain = Chain::with(request.bits);
+        let mut enabled = chain.link(|name| request.has(name));
 
         let priorities = [1.0f32];
         let queue_info = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(self.info.queue_family_index)
             .queue_priorities(&priorities)];
-        let mut create_info = vk::DeviceCreateInfo::default()
+        let create_info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)
             .enabled_extension_names(&ext_ptrs)
-            .enabled_features(&core)
-            .push_next(&mut f11)
-            .push_next(&mut f12)
-            .push_next(&mut f13);
-        if enabled_as {
-            create_info = create_info.push_next(&mut as_f);
-        }
-        if enabled_rq {
-            create_info = create_info.push_next(&mut rq_f);
-        }
-        if enabled_rt {
-            create_info = create_info.push_next(&mut rt_f);
-        }
-        if enabled_af {
-            create_info = create_info.push_next(&mut af_f);
-        }
-        if enabled_pf {
-            create_info = create_info.push_next(&mut pf_f);
-        }
-        if enabled_fb {
-            create_info = create_info.push_next(&mut fb_f);
-        }
-        if enabled_ia {
-            create_info = create_info.push_next(&mut ia_f);
-        }
-        if enabled_ms {
-            create_info = create_info.push_next(&mut ms_f);
-        }
-        if enabled_cm {
-            create_info = create_info.push_next(&mut cm_f);
-        }
+            .push_next(&mut enabled);
 
         let instance = &self.instance;
         // SAFETY: `self.raw` belongs to this instance; every pointer in
@@ -851,7 +489,7 @@ impl crate::Adapter for Adapter {
                 &raw,
                 self.raw,
                 api_version,
-                pf.buffer_device_address,
+                request.bits.has(Bit::BufferDeviceAddress),
                 memory_budget,
             )
         } {
@@ -896,7 +534,8 @@ impl crate::Adapter for Adapter {
             debug_utils,
             features,
             hal_features: hal,
-            swapchain: extensions.contains(&ash::khr::swapchain::NAME),
+            swapchain: request.has(ash::khr::swapchain::NAME),
+            enabled: request.bits,
             formats: Default::default(),
             limits,
             timestamp_period: self.capabilities.timestamp_period,
@@ -1019,62 +658,4 @@ pub(super) unsafe fn texture_format_features(
         vk::SampleCountFlags::TYPE_1
     };
     conv::map_format_features(features, sample_counts)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stage_stores_are_enabled_wherever_supported() {
-        let none = PhysicalFeatures::default().enabled_core(wgt::Features::empty());
-        assert_eq!(none.vertex_pipeline_stores_and_atomics, vk::FALSE);
-        assert_eq!(none.fragment_stores_and_atomics, vk::FALSE);
-        let pf = PhysicalFeatures {
-            vertex_pipeline_stores_and_atomics: true,
-            fragment_stores_and_atomics: true,
-            ..Default::default()
-        };
-        let core = pf.enabled_core(wgt::Features::empty());
-        assert_eq!(core.vertex_pipeline_stores_and_atomics, vk::TRUE);
-        assert_eq!(core.fragment_stores_and_atomics, vk::TRUE);
-    }
-
-    #[test]
-    fn sixteen_bit_types_need_and_enable_16bit_storage() {
-        use wgt::Features as F;
-        let mut pf = PhysicalFeatures {
-            shader_float16: true,
-            shader_int16: true,
-            ..Default::default()
-        };
-        assert!(!pf.storage_16bit(), "no 16-bit storage: no SHADER_F16/I16");
-        pf.storage_buffer_16bit_access = true;
-        pf.uniform_and_storage_buffer_16bit_access = true;
-        assert!(pf.storage_16bit());
-        let off = pf.enabled_16bit_storage(F::empty());
-        assert_eq!(off.storage_buffer16_bit_access, vk::FALSE);
-        for feature in [F::SHADER_F16, F::SHADER_I16] {
-            let on = pf.enabled_16bit_storage(feature);
-            assert_eq!(on.storage_buffer16_bit_access, vk::TRUE);
-            assert_eq!(on.uniform_and_storage_buffer16_bit_access, vk::TRUE);
-            assert_eq!(on.storage_input_output16, vk::FALSE, "not supported");
-        }
-        pf.storage_input_output16 = true;
-        let io = pf.enabled_16bit_storage(F::SHADER_F16);
-        assert_eq!(io.storage_input_output16, vk::TRUE);
-    }
-
-    #[test]
-    fn ray_query_enables_acceleration_structures() {
-        let ext = required_extensions(wgt::Features::EXPERIMENTAL_RAY_QUERY, HalFeatures::empty());
-        let hal = enabled_hal_features(&ext);
-        assert!(hal.contains(HalFeatures::ACCELERATION_STRUCTURE | HalFeatures::RAY_QUERY));
-        assert!(!hal.contains(HalFeatures::RAY_TRACING_PIPELINE));
-        let plain = enabled_hal_features(&required_extensions(
-            wgt::Features::empty(),
-            HalFeatures::SHADER_EXECUTION,
-        ));
-        assert_eq!(plain, HalFeatures::SHADER_EXECUTION);
-    }
 }

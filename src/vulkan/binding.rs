@@ -230,18 +230,18 @@ fn update_after_bind_enabled(shared: &DeviceShared, ty: vk::DescriptorType) -> b
     {
         return false;
     }
-    let indexing = &shared.physical.features.indexing;
-    match ty {
-        D::SAMPLER | D::SAMPLED_IMAGE => indexing.update_after_bind_sampled_image,
-        D::STORAGE_IMAGE => indexing.update_after_bind_storage_image,
-        D::STORAGE_BUFFER => indexing.update_after_bind_storage_buffer,
-        D::UNIFORM_BUFFER => indexing.update_after_bind_uniform_buffer,
-        // Enabled with ACCELERATION_STRUCTURE_BINDING_ARRAY.
-        D::ACCELERATION_STRUCTURE_KHR => shared
-            .features
-            .contains(wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY),
-        _ => false,
-    }
+    // The feature table enables each kind the adapter has with partially
+    // bound arrays (structures with ACCELERATION_STRUCTURE_BINDING_ARRAY).
+    use super::features::Bit;
+    let bit = match ty {
+        D::SAMPLER | D::SAMPLED_IMAGE => Bit::SampledImageUpdateAfterBind,
+        D::STORAGE_IMAGE => Bit::StorageImageUpdateAfterBind,
+        D::STORAGE_BUFFER => Bit::StorageBufferUpdateAfterBind,
+        D::UNIFORM_BUFFER => Bit::UniformBufferUpdateAfterBind,
+        D::ACCELERATION_STRUCTURE_KHR => Bit::AccelerationStructureUpdateAfterBind,
+        _ => return false,
+    };
+    shared.enabled.has(bit)
 }
 
 /// Destroys a bind group layout: unregisters it from the allocator (its

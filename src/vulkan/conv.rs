@@ -576,9 +576,15 @@ fn sat32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
-/// The adapter's limits in `wgpu-types` terms. Limits keel-hal has no use
-/// for yet (mesh shaders, binding arrays) stay at their `Limits` defaults.
-pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
+/// The adapter's limits in `wgpu-types` terms. A limit the feature table
+/// ties to a feature is set only where the adapter offers the feature
+/// (`features` and `hal`); elsewhere it stays at its `Limits` default.
+pub(super) fn map_limits(
+    info: &super::adapter::PhysicalInfo,
+    features: wgt::Features,
+    hal: crate::HalFeatures,
+) -> wgt::Limits {
+    let sets = |name: &str| crate::features::sets_limit(features, hal, name);
     let l = &info.properties.limits;
     let ray = &info.ray_limits;
     let max_bind_groups = l.max_bound_descriptor_sets.min(8);
@@ -623,7 +629,7 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
         max_immediate_size: l.max_push_constants_size,
         ..wgt::Limits::default()
     };
-    if info.features.indexing.sampled_image_dynamic {
+    if sets("max_binding_array_elements_per_shader_stage") {
         // Binding arrays count against the plain per-stage limits.
         limits.max_binding_array_elements_per_shader_stage = l
             .max_per_stage_descriptor_sampled_images
@@ -633,23 +639,25 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
         limits.max_binding_array_sampler_elements_per_shader_stage =
             l.max_per_stage_descriptor_samplers;
     }
-    if info.features.multiview {
+    if sets("max_multiview_view_count") {
         // A view mask is 32 bits.
         limits.max_multiview_view_count = info.max_multiview_views.min(32);
     }
-    if info.features.acceleration_structure {
+    if sets("max_blas_primitive_count") {
         limits.max_blas_primitive_count = sat32(ray.max_primitive_count);
         limits.max_blas_geometry_count = sat32(ray.max_geometry_count);
         limits.max_tlas_instance_count = sat32(ray.max_instance_count);
         limits.max_acceleration_structures_per_shader_stage =
             ray.max_per_stage_acceleration_structures;
+    }
+    if sets("max_binding_array_acceleration_structure_elements_per_shader_stage") {
         // A binding array must fit both the plain and the update-after-bind
         // per-stage limit (layouts of either kind may hold one).
         limits.max_binding_array_acceleration_structure_elements_per_shader_stage = ray
             .max_per_stage_acceleration_structures
             .min(ray.max_per_stage_update_after_bind_acceleration_structures);
     }
-    if info.features.mesh_shader {
+    if sets("max_task_workgroup_total_count") {
         let m = &info.mesh_limits;
         limits.max_task_workgroup_total_count = m.max_task_workgroup_total_count;
         limits.max_task_workgroups_per_dimension = m.max_task_workgroups_per_dimension;
@@ -663,108 +671,16 @@ pub(super) fn map_limits(info: &super::adapter::PhysicalInfo) -> wgt::Limits {
         limits.max_mesh_output_vertices = m.max_mesh_output_vertices;
         limits.max_mesh_output_primitives = m.max_mesh_output_primitives;
         limits.max_mesh_output_layers = m.max_mesh_output_layers;
-        if info.features.multiview_mesh_shader {
-            limits.max_mesh_multiview_view_count = m.max_mesh_multiview_view_count.min(32);
-        }
     }
-    if info.features.ray_tracing_pipeline {
+    if sets("max_mesh_multiview_view_count") {
+        let m = &info.mesh_limits;
+        limits.max_mesh_multiview_view_count = m.max_mesh_multiview_view_count.min(32);
+    }
+    if sets("max_ray_recursion_depth") {
         limits.max_ray_recursion_depth = ray.max_ray_recursion_depth;
         limits.max_ray_dispatch_count = ray.max_ray_dispatch_invocation_count;
     }
     limits
-}
-
-/// A feature that stands for format support: the formats it exposes, and
-/// the optimal-tiling features each of them must have.
-type FormatProbe = (
-    wgt::Features,
-    &'static [wgt::TextureFormat],
-    vk::FormatFeatureFlags,
-);
-
-/// The format probes, one row per feature that stands for format support
-/// (wgpu-hal's rules): `DEPTH32FLOAT_STENCIL8` needs D32_SFLOAT_S8_UINT as
-/// a sampled depth-stencil attachment; `TEXTURE_FORMAT_16BIT_NORM` needs
-/// every 16-bit norm format it exposes sampled, as storage, and as copy
-/// source and destination; `TEXTURE_ATOMIC` needs storage-image atomics on
-/// R32Uint and R32Sint; `FLOAT32_FILTERABLE` and `FLOAT32_BLENDABLE` need
-/// linear filtering and blending on the three 32-bit float colour formats;
-/// `RG11B10UFLOAT_RENDERABLE` needs B10G11R11 as a blendable colour
-/// attachment; `BGRA8UNORM_STORAGE` needs B8G8R8A8_UNORM as a storage image.
-pub(super) fn format_probes() -> [FormatProbe; 9] {
-    use vk::FormatFeatureFlags as V;
-    use wgt::TextureFormat as T;
-    [
-        (
-            wgt::Features::DEPTH32FLOAT_STENCIL8,
-            &[T::Depth32FloatStencil8],
-            V::SAMPLED_IMAGE | V::DEPTH_STENCIL_ATTACHMENT,
-        ),
-        (
-            wgt::Features::TEXTURE_FORMAT_16BIT_NORM,
-            &[
-                T::R16Unorm,
-                T::R16Snorm,
-                T::Rg16Unorm,
-                T::Rg16Snorm,
-                T::Rgba16Unorm,
-                T::Rgba16Snorm,
-            ],
-            V::SAMPLED_IMAGE | V::STORAGE_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST,
-        ),
-        (
-            wgt::Features::TEXTURE_ATOMIC,
-            &[T::R32Uint, T::R32Sint],
-            V::STORAGE_IMAGE | V::STORAGE_IMAGE_ATOMIC,
-        ),
-        (
-            wgt::Features::FLOAT32_FILTERABLE,
-            &[T::R32Float, T::Rg32Float, T::Rgba32Float],
-            V::SAMPLED_IMAGE_FILTER_LINEAR,
-        ),
-        (
-            wgt::Features::FLOAT32_BLENDABLE,
-            &[T::R32Float, T::Rg32Float, T::Rgba32Float],
-            V::COLOR_ATTACHMENT_BLEND,
-        ),
-        (
-            wgt::Features::RG11B10UFLOAT_RENDERABLE,
-            &[T::Rg11b10Ufloat],
-            V::COLOR_ATTACHMENT | V::COLOR_ATTACHMENT_BLEND,
-        ),
-        (
-            wgt::Features::BGRA8UNORM_STORAGE,
-            &[T::Bgra8Unorm],
-            V::STORAGE_IMAGE,
-        ),
-        // Sampled through plane views, filled and read by copies (with
-        // `samplerYcbcrConversion`, checked in `map_features`).
-        (
-            wgt::Features::TEXTURE_FORMAT_NV12,
-            &[T::NV12],
-            V::SAMPLED_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST,
-        ),
-        (
-            wgt::Features::TEXTURE_FORMAT_P010,
-            &[T::P010],
-            V::SAMPLED_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST,
-        ),
-    ]
-}
-
-/// The features of [`format_probes`] whose formats all have what they need;
-/// `format_features` gives a format's optimal-tiling features.
-pub(super) fn probed_format_features(
-    format_features: impl Fn(wgt::TextureFormat) -> vk::FormatFeatureFlags,
-) -> wgt::Features {
-    format_probes()
-        .into_iter()
-        .filter(|(_, formats, needed)| {
-            formats
-                .iter()
-                .all(|&f| format_features(f).contains(*needed))
-        })
-        .fold(wgt::Features::empty(), |acc, (feature, _, _)| acc | feature)
 }
 
 /// A query type's pool type, and for pipeline statistics the counters, in
@@ -796,194 +712,6 @@ pub(super) fn map_query_type(
             (vk::QueryType::PIPELINE_STATISTICS, flags)
         }
     }
-}
-
-/// The `wgpu-types` features the adapter supports (those keel-hal can enable).
-/// `format_features` gives a format's optimal-tiling features (for
-/// [`probed_format_features`]).
-pub(super) fn map_features(
-    info: &super::adapter::PhysicalInfo,
-    format_features: impl Fn(wgt::TextureFormat) -> vk::FormatFeatureFlags,
-) -> wgt::Features {
-    use wgt::Features as F;
-    let pf = &info.features;
-    let mut f = F::ADDRESS_MODE_CLAMP_TO_BORDER | F::ADDRESS_MODE_CLAMP_TO_ZERO;
-    if info.properties.limits.timestamp_compute_and_graphics == vk::TRUE
-        && info.timestamp_valid_bits > 0
-    {
-        // Timestamps may be written anywhere in a recording, passes too.
-        f |= F::TIMESTAMP_QUERY
-            | F::TIMESTAMP_QUERY_INSIDE_ENCODERS
-            | F::TIMESTAMP_QUERY_INSIDE_PASSES;
-    }
-    f.set(F::TEXTURE_COMPRESSION_BC, pf.texture_compression_bc);
-    // textureCompressionBC covers 3D images too.
-    f.set(
-        F::TEXTURE_COMPRESSION_BC_SLICED_3D,
-        pf.texture_compression_bc,
-    );
-    f.set(F::TEXTURE_COMPRESSION_ETC2, pf.texture_compression_etc2);
-    f.set(F::TEXTURE_COMPRESSION_ASTC, pf.texture_compression_astc_ldr);
-    f.set(
-        F::TEXTURE_COMPRESSION_ASTC_HDR,
-        pf.texture_compression_astc_hdr,
-    );
-    f |= probed_format_features(&format_features);
-    // Multi-planar images need `samplerYcbcrConversion` (enabled with them).
-    if !pf.sampler_ycbcr_conversion {
-        f.remove(F::TEXTURE_FORMAT_NV12 | F::TEXTURE_FORMAT_P010);
-    }
-    // Pipeline state `open` enables wherever supported.
-    f.set(F::POLYGON_MODE_LINE, pf.fill_mode_non_solid);
-    f.set(F::POLYGON_MODE_POINT, pf.fill_mode_non_solid);
-    f.set(F::DEPTH_CLIP_CONTROL, pf.depth_clamp);
-    f.set(F::CONSERVATIVE_RASTERIZATION, pf.conservative_rasterization);
-    f.set(
-        F::VERTEX_WRITABLE_STORAGE,
-        pf.vertex_pipeline_stores_and_atomics,
-    );
-    // Push constants and early fragment tests are core Vulkan; format
-    // capabilities are the adapter's own (`map_format_features`).
-    // `@coherent`/`@volatile` storage are plain SPIR-V decorations.
-    // `clear_texture` is vkCmdClearColorImage / vkCmdClearDepthStencilImage.
-    // Pipeline caches are core Vulkan (`pipeline_cache.rs`).
-    f |= F::IMMEDIATES
-        | F::CLEAR_TEXTURE
-        | F::PIPELINE_CACHE
-        // Unchecked SPIR-V goes to the driver as given (`UncheckedSpirV`).
-        | F::PASSTHROUGH_SHADERS
-        | F::SHADER_EARLY_DEPTH_TEST
-        | F::TEXTURE_ADAPTER_SPECIFIC_FORMAT_FEATURES
-        | F::MEMORY_DECORATION_COHERENT
-        | F::MEMORY_DECORATION_VOLATILE;
-    // Shader features `open` enables when asked (`shader::capabilities`
-    // gives naga the capability each stands for).
-    f.set(F::CLIP_DISTANCES, pf.shader_clip_distance);
-    f.set(F::PRIMITIVE_INDEX, pf.geometry_shader);
-    f.set(F::DUAL_SOURCE_BLENDING, pf.dual_src_blend);
-    f.set(F::PIPELINE_STATISTICS_QUERY, pf.pipeline_statistics_query);
-    f.set(F::SHADER_DRAW_INDEX, pf.shader_draw_parameters);
-    f.set(F::SHADER_BARYCENTRICS, pf.fragment_barycentric);
-    // Task and mesh stages, points among their outputs; with multiview
-    // where the driver lets mesh pipelines render several views.
-    f.set(F::EXPERIMENTAL_MESH_SHADER, pf.mesh_shader);
-    f.set(F::EXPERIMENTAL_MESH_SHADER_POINTS, pf.mesh_shader);
-    f.set(
-        F::EXPERIMENTAL_MESH_SHADER_MULTIVIEW,
-        pf.mesh_shader && pf.multiview && pf.multiview_mesh_shader,
-    );
-    f.set(F::SHADER_PER_VERTEX, pf.fragment_barycentric);
-    // Subgroup-scope matrix multiply-add, where a configuration shaders
-    // can name exists (`cooperative_matrix.rs`).
-    f.set(
-        F::EXPERIMENTAL_COOPERATIVE_MATRIX,
-        pf.cooperative_matrix && !info.cooperative_matrices.is_empty(),
-    );
-    // Any view mask: VkRenderingInfo and VkPipelineRenderingCreateInfo take
-    // one as it is.
-    f.set(F::MULTIVIEW, pf.multiview);
-    f.set(F::SELECTIVE_MULTIVIEW, pf.multiview);
-    f.set(F::MULTI_DRAW_INDIRECT_COUNT, pf.draw_indirect_count);
-    f.set(F::SHADER_FLOAT32_ATOMIC, pf.float32_atomics);
-    // 64-bit image atomics: the extension's feature, 64-bit integers, and
-    // R64Uint storage images with atomics.
-    let r64 = vk::FormatFeatureFlags::STORAGE_IMAGE | vk::FormatFeatureFlags::STORAGE_IMAGE_ATOMIC;
-    f.set(
-        F::TEXTURE_INT64_ATOMIC,
-        pf.image_int64_atomics
-            && pf.shader_int64
-            && format_features(wgt::TextureFormat::R64Uint).contains(r64),
-    );
-    // Non-zero first instances in indirect arguments (drawIndirectFirstInstance,
-    // enabled wherever supported); mapped buffers of any usage (keel-hal
-    // allows every usage on mappable memory).
-    f.set(F::INDIRECT_FIRST_INSTANCE, pf.draw_indirect_first_instance);
-    // Subgroups: every operation kind naga emits, in compute and fragment
-    // shaders (vertex ones for SUBGROUP_VERTEX); nothing to enable (subgroup
-    // size control is core in the 1.3 baseline).
-    {
-        use vk::ShaderStageFlags as St;
-        use vk::SubgroupFeatureFlags as Op;
-        let ops = Op::BASIC
-            | Op::VOTE
-            | Op::ARITHMETIC
-            | Op::BALLOT
-            | Op::SHUFFLE
-            | Op::SHUFFLE_RELATIVE
-            | Op::QUAD;
-        if info.subgroup_operations.contains(ops) {
-            let stages = info.subgroup_stages;
-            f.set(F::SUBGROUP, stages.contains(St::COMPUTE | St::FRAGMENT));
-            f.set(F::SUBGROUP_VERTEX, stages.contains(St::VERTEX));
-            // naga 30 translates `subgroupBarrier` with memory semantics
-            // that SPIR-V for Vulkan forbids (VUID-04650): the translation
-            // is mended in `shader/spirv_fixups.rs`.
-            f.set(
-                F::SUBGROUP_BARRIER,
-                stages.contains(St::COMPUTE | St::FRAGMENT),
-            );
-        }
-    }
-    f |= F::MAPPABLE_PRIMARY_BUFFERS;
-    // Multisampled 2D arrays are core Vulkan (only portability subsets,
-    // which keel-hal does not run on, lack them).
-    f |= F::MULTISAMPLE_ARRAY;
-    f.set(
-        F::SHADER_INT64_ATOMIC_MIN_MAX | F::SHADER_INT64_ATOMIC_ALL_OPS,
-        pf.int64_atomics(),
-    );
-    f.set(F::SHADER_F64, pf.shader_float64);
-    f.set(F::SHADER_I16, pf.shader_int16 && pf.storage_16bit());
-    f.set(F::SHADER_INT64, pf.shader_int64);
-    f.set(F::SHADER_F16, pf.shader_float16 && pf.storage_16bit());
-    let ix = &pf.indexing;
-    f.set(F::TEXTURE_BINDING_ARRAY, ix.sampled_image_dynamic);
-    f.set(F::BUFFER_BINDING_ARRAY, ix.storage_buffer_dynamic);
-    f.set(
-        F::STORAGE_RESOURCE_BINDING_ARRAY,
-        ix.storage_buffer_dynamic && ix.storage_image_dynamic,
-    );
-    f.set(
-        F::UNIFORM_BUFFER_BINDING_ARRAYS,
-        ix.uniform_buffer_dynamic && ix.uniform_buffer_non_uniform,
-    );
-    f.set(
-        F::SAMPLED_TEXTURE_AND_STORAGE_BUFFER_ARRAY_NON_UNIFORM_INDEXING,
-        ix.sampled_image_non_uniform && ix.storage_buffer_non_uniform,
-    );
-    f.set(
-        F::STORAGE_TEXTURE_ARRAY_NON_UNIFORM_INDEXING,
-        ix.storage_image_non_uniform,
-    );
-    f.set(F::PARTIALLY_BOUND_BINDING_ARRAY, ix.partially_bound);
-    let accel = pf.acceleration_structure
-        && pf.buffer_device_address
-        && info.has(ash::khr::deferred_host_operations::NAME);
-    f.set(F::EXPERIMENTAL_RAY_QUERY, accel && pf.ray_query);
-    // Arrays of structures in bind groups (update-after-bind ones too).
-    f.set(
-        F::ACCELERATION_STRUCTURE_BINDING_ARRAY,
-        accel && pf.ray_query && pf.acceleration_structure_update_after_bind,
-    );
-    // Position fetch from ray queries (`getCommittedHitVertexPositions`).
-    f.set(
-        F::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN,
-        accel && pf.ray_query && pf.position_fetch,
-    );
-    // Vulkan requires these position formats (R32G32, R16G16(B16A16) float
-    // and snorm) for AS builds wherever the extension exists.
-    f.set(F::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS, accel);
-    f.set(
-        F::EXPERIMENTAL_RAY_TRACING_PIPELINES,
-        accel && pf.ray_tracing_pipeline,
-    );
-    let fd = info.has(ash::khr::external_memory_fd::NAME);
-    f.set(F::VULKAN_EXTERNAL_MEMORY_FD, fd);
-    f.set(
-        F::VULKAN_EXTERNAL_MEMORY_DMA_BUF,
-        fd && info.has(ash::ext::external_memory_dma_buf::NAME),
-    );
-    f
 }
 
 /// The Vulkan descriptor type of a binding type; `None` for external
@@ -1110,53 +838,6 @@ mod tests {
             z: 0,
         });
         assert_eq!((o.x, o.y, o.z), (1, i32::MAX, 0));
-    }
-
-    #[test]
-    fn format_probes_need_every_format_feature() {
-        use vk::FormatFeatureFlags as V;
-        use wgt::Features as F;
-        let all = |_: T| V::from_raw(u32::MAX);
-        let probed = probed_format_features(all);
-        assert!(probed
-            .contains(F::DEPTH32FLOAT_STENCIL8 | F::TEXTURE_FORMAT_16BIT_NORM | F::TEXTURE_ATOMIC));
-        // D32S8 sampled but not a depth-stencil attachment: not reported.
-        let sampled_only = |f: T| match f {
-            T::Depth32FloatStencil8 => V::SAMPLED_IMAGE,
-            _ => V::from_raw(u32::MAX),
-        };
-        assert!(!probed_format_features(sampled_only).contains(F::DEPTH32FLOAT_STENCIL8));
-        let attachment = |f: T| match f {
-            T::Depth32FloatStencil8 => V::SAMPLED_IMAGE | V::DEPTH_STENCIL_ATTACHMENT,
-            _ => V::empty(),
-        };
-        assert_eq!(probed_format_features(attachment), F::DEPTH32FLOAT_STENCIL8);
-        // Every 16-bit norm format counts, not just R16Unorm and Rgba16Snorm.
-        for missing in [
-            T::R16Unorm,
-            T::R16Snorm,
-            T::Rg16Unorm,
-            T::Rg16Snorm,
-            T::Rgba16Unorm,
-            T::Rgba16Snorm,
-        ] {
-            let without = |f: T| {
-                if f == missing {
-                    V::SAMPLED_IMAGE | V::TRANSFER_SRC | V::TRANSFER_DST
-                } else {
-                    V::from_raw(u32::MAX)
-                }
-            };
-            assert!(
-                !probed_format_features(without).contains(F::TEXTURE_FORMAT_16BIT_NORM),
-                "{missing:?} without storage"
-            );
-        }
-        let no_atomics = |f: T| match f {
-            T::R32Sint => V::STORAGE_IMAGE,
-            _ => V::from_raw(u32::MAX),
-        };
-        assert!(!probed_format_features(no_atomics).contains(F::TEXTURE_ATOMIC));
     }
 
     #[test]

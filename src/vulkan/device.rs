@@ -228,7 +228,7 @@ impl crate::Device for super::Device {
         self.shared.guard(|| {
             let shared = &*self.shared;
             let facts = texture.facts();
-            let cube_arrays = shared.physical.features.image_cube_array;
+            let cube_arrays = shared.enabled.has(super::features::Bit::ImageCubeArray);
             let view = crate::validate::view::check_view(&facts, desc, cube_arrays)?;
             let aspect = conv::map_aspect(texture.format, desc.range.aspect);
             let view_format = view.format;
@@ -335,7 +335,7 @@ impl crate::Device for super::Device {
     ) -> Result<super::Sampler, SamplerError> {
         self.shared.guard(|| {
             let shared = &*self.shared;
-            let anisotropy = shared.physical.features.sampler_anisotropy;
+            let anisotropy = shared.enabled.has(super::features::Bit::SamplerAnisotropy);
             crate::validate::sampler::check_sampler(desc, anisotropy, shared.features)?;
             let lod = &desc.lod_clamp;
             let aniso = desc.anisotropy_clamp;

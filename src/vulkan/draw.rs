@@ -56,7 +56,7 @@ fn indirect_fits(buffer: &Buffer, offset: u64, count: u32, size: u64, what: &str
 /// Indirect draws one call may record: `maxDrawIndirectCount` with
 /// multiDrawIndirect, else one.
 fn indirect_per_call(device: &super::DeviceShared) -> u32 {
-    if device.physical.features.multi_draw_indirect {
+    if device.enabled.has(super::features::Bit::MultiDrawIndirect) {
         device
             .physical
             .properties

@@ -62,11 +62,11 @@ mod external_sync;
 mod external_texture;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub(crate) mod features;
 mod formats;
 mod instance;
 mod memory;
 mod pass;
-mod physical_features;
 mod pipeline;
 mod pipeline_cache;
 mod pipeline_state;
@@ -140,6 +140,9 @@ pub(crate) struct DeviceShared {
     pub(crate) hal_features: crate::HalFeatures,
     /// Whether `VK_KHR_swapchain` is enabled (so `PRESENT_SRC_KHR` is a valid layout).
     pub(crate) swapchain: bool,
+    /// The Vulkan feature bits the device enabled (`features.rs`): what
+    /// draws, samplers and pipelines may use.
+    pub(crate) enabled: features::Bits,
     /// Format and image-format queries, asked of the driver once each.
     pub(crate) formats: formats::FormatCache,
     pub(crate) limits: wgt::Limits,

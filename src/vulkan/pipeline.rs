@@ -31,6 +31,7 @@ use arrayvec::ArrayVec;
 use ash::vk;
 
 use super::device::set_object_name;
+use super::features::Bit;
 use super::pipeline_state::{FixedState, DYNAMIC_STATES};
 use super::{map_err, ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
 use crate::shader::interface::{
@@ -51,13 +52,12 @@ use crate::{
 /// shading where the device has `imageCubeArray` and `sampleRateShading`
 /// (both enabled wherever supported).
 pub(super) fn shader_capabilities(shared: &DeviceShared) -> naga::valid::Capabilities {
-    let physical = &shared.physical.features;
     crate::shader::capabilities(
         shared.features,
         shared.hal_features,
         crate::shader::ShaderSupport {
-            cube_arrays: physical.image_cube_array,
-            sample_rate_shading: physical.sample_rate_shading,
+            cube_arrays: shared.enabled.has(Bit::ImageCubeArray),
+            sample_rate_shading: shared.enabled.has(Bit::SampleRateShading),
         },
     )
 }
@@ -70,16 +70,15 @@ pub(super) fn stage_stores(shared: &DeviceShared) -> StageStores {
         vertex: shared
             .features
             .contains(wgt::Features::VERTEX_WRITABLE_STORAGE),
-        fragment: shared.physical.features.fragment_stores_and_atomics,
+        fragment: shared.enabled.has(Bit::FragmentStoresAndAtomics),
     }
 }
 
 /// Whether naga may use `StorageInputOutput16` for `f16` entry-point
-/// inputs and outputs: the device enabled `storageInputOutput16` (see
-/// [`super::adapter::PhysicalFeatures::storage_16bit_enabled`]).
+/// inputs and outputs: the device enabled `storageInputOutput16` (with
+/// `SHADER_F16` or `SHADER_I16` where supported: `features.rs`).
 pub(super) fn storage_input_output_16(shared: &DeviceShared) -> bool {
-    let f = &shared.physical.features;
-    f.storage_16bit_enabled(shared.features) && f.storage_input_output16
+    shared.enabled.has(Bit::StorageInputOutput16)
 }
 
 /// Creates a shader module: runs the front end, keeps its result. The

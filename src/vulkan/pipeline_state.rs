@@ -9,6 +9,7 @@
 
 use ash::vk;
 
+use super::features::Bit;
 use super::{conv, DeviceShared};
 use crate::pipeline::RasterState;
 use crate::PipelineError;
@@ -200,7 +201,6 @@ fn rasterization(
     // their features, which the adapter advertises only with
     // fillModeNonSolid and depthClamp (enabled wherever supported).
     crate::validate::pipeline::check_primitive(shared.features, primitive)?;
-    let features = &shared.physical.features;
     let polygon_mode = match primitive.polygon_mode {
         wgt::PolygonMode::Fill => vk::PolygonMode::FILL,
         wgt::PolygonMode::Line => vk::PolygonMode::LINE,
@@ -220,7 +220,7 @@ fn rasterization(
         })
         .line_width(1.0);
     if let Some(bias) = depth_stencil.map(|ds| ds.bias).filter(|b| b.is_enabled()) {
-        if bias.clamp != 0.0 && !features.depth_bias_clamp {
+        if bias.clamp != 0.0 && !shared.enabled.has(Bit::DepthBiasClamp) {
             return unsupported("a depth bias clamp needs depthBiasClamp");
         }
         info = info
@@ -351,7 +351,7 @@ fn color_targets(
     let first = states.iter().flatten().next().copied().unwrap_or_default();
     let states: Vec<_> = states.into_iter().map(|s| s.unwrap_or(first)).collect();
     let identical = states.iter().all(|s| same_blend(s, &first));
-    if !identical && !shared.physical.features.independent_blend {
+    if !identical && !shared.enabled.has(Bit::IndependentBlend) {
         return unsupported("colour targets with different blend states need independentBlend");
     }
     Ok((states, formats))
