@@ -55,6 +55,8 @@ mod external_errors;
 mod external_interop;
 #[path = "conformance/external_side.rs"]
 mod external_side;
+#[path = "conformance/feature_cases.rs"]
+mod feature_cases;
 #[path = "conformance/lifecycle.rs"]
 mod lifecycle;
 #[path = "conformance/memory_report.rs"]

@@ -16,6 +16,12 @@
 //!   `OpExtension "SPV_KHR_cooperative_matrix"` (its type path declares the
 //!   extension, its load path does not); the fix-up declares the missing
 //!   extension after the capabilities ([`CAPABILITY_EXTENSIONS`]).
+//! - **Blocks of uniform binding arrays** (`VUID-StandaloneSpirv-Uniform-06676`:
+//!   a uniform variable's struct must be decorated `Block`): naga 30
+//!   decorates the element struct of a binding array in storage memory but
+//!   not in uniform memory, so every uniform buffer binding array
+//!   (`UNIFORM_BUFFER_BINDING_ARRAYS`) broke the rule and its pipeline's
+//!   layout did not match. The fix-up decorates each such struct `Block`.
 
 /// `OpExtension`, `OpCapability`, `OpTypeInt`, `OpConstant`,
 /// `OpControlBarrier`, `OpMemoryBarrier`.
@@ -41,6 +47,66 @@ const HEADER: usize = 5;
 pub(crate) fn apply(words: &mut Vec<u32>) {
     fix_barrier_semantics(words);
     declare_capability_extensions(words);
+    decorate_uniform_array_blocks(words);
+}
+
+const OP_TYPE_ARRAY: u32 = 28;
+const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_TYPE_POINTER: u32 = 32;
+const OP_VARIABLE: u32 = 59;
+const OP_DECORATE: u32 = 71;
+/// `Uniform` storage class; `Block` and `BufferBlock` decorations.
+const UNIFORM: u32 = 2;
+const BLOCK: u32 = 2;
+const BUFFER_BLOCK: u32 = 3;
+
+/// Decorates `Block` the element struct of every array variable in uniform
+/// memory that lacks it (before the module's first type declaration, the
+/// end of its annotations).
+fn decorate_uniform_array_blocks(words: &mut Vec<u32>) {
+    let mut structs = Vec::new();
+    let mut arrays = Vec::new();
+    let mut pointers = Vec::new();
+    let mut uniform_pointers = Vec::new();
+    let mut blocks = Vec::new();
+    let mut first_type = None;
+    for (at, opcode, count) in instructions(words) {
+        let w = &words[at..at + count];
+        match opcode {
+            OP_DECORATE if count >= 3 && (w[2] == BLOCK || w[2] == BUFFER_BLOCK) => {
+                blocks.push(w[1]);
+            }
+            OP_TYPE_STRUCT if count >= 2 => structs.push(w[1]),
+            OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY if count >= 3 => arrays.push((w[1], w[2])),
+            OP_TYPE_POINTER if count == 4 => pointers.push((w[1], w[3])),
+            OP_VARIABLE if count >= 4 && w[3] == UNIFORM => uniform_pointers.push(w[1]),
+            _ => {}
+        }
+        // Type declarations run from OpTypeVoid (19) to OpTypeForwardPointer (39).
+        if first_type.is_none() && (19..=39).contains(&opcode) {
+            first_type = Some(at);
+        }
+    }
+    let Some(insert_at) = first_type else {
+        return;
+    };
+    let mut decorations = Vec::new();
+    for pointer in uniform_pointers {
+        let Some(&(_, array)) = pointers.iter().find(|(id, _)| *id == pointer) else {
+            continue;
+        };
+        let Some(&(_, element)) = arrays.iter().find(|(id, _)| *id == array) else {
+            continue;
+        };
+        if structs.contains(&element) && !blocks.contains(&element) {
+            blocks.push(element);
+            decorations.extend([(3 << 16) | OP_DECORATE, element, BLOCK]);
+        }
+    }
+    if !decorations.is_empty() {
+        words.splice(insert_at..insert_at, decorations);
+    }
 }
 
 /// SPIR-V capabilities naga may declare without the extension SPIR-V 1.5
@@ -281,6 +347,32 @@ mod tests {
         apply(&mut words);
         assert_eq!(words.len(), len);
         crate::shader::check_spirv(&words).expect("a well-formed module");
+    }
+
+    /// The ids decorated `Block`.
+    fn blocks(words: &[u32]) -> Vec<u32> {
+        instructions(words)
+            .filter(|&(at, op, n)| op == OP_DECORATE && n >= 3 && words[at + 2] == BLOCK)
+            .map(|(at, _, _)| words[at + 1])
+            .collect()
+    }
+
+    #[test]
+    fn uniform_binding_array_structs_become_blocks() {
+        let wgsl = "enable wgpu_binding_array;
+            struct U { v: vec4<f32> }
+            @group(0) @binding(0) var<uniform> u: binding_array<U, 4>;
+            @group(0) @binding(1) var<storage, read_write> out: vec4<f32>;
+            @compute @workgroup_size(1) fn main() { out = u[2].v; }";
+        let mut words = spirv(wgsl);
+        let before = blocks(&words);
+        apply(&mut words);
+        let after = blocks(&words);
+        // Fails once naga decorates the struct itself: drop the fix-up then.
+        assert_eq!(after.len(), before.len() + 1, "one struct decorated");
+        let mut again = words.clone();
+        apply(&mut again);
+        assert_eq!(again, words, "applying twice changes nothing more");
     }
 
     #[test]

@@ -307,6 +307,7 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::MULTI_DRAW_INDIRECT_COUNT
+            | wgt::Features::INDIRECT_FIRST_INSTANCE
             | wgt::Features::PIPELINE_STATISTICS_QUERY
             | wgt::Features::CLEAR_TEXTURE
             | wgt::Features::PIPELINE_CACHE

@@ -193,7 +193,9 @@ pub fn check_picture(
 }
 
 /// A device of the test's adapter opened with acceleration structures and
-/// whatever tracing the adapter has; its counts are checked by [`Rt::finish`].
+/// whatever tracing the adapter has (asked for through the `wgpu-types`
+/// features `EXPERIMENTAL_RAY_QUERY` and `EXPERIMENTAL_RAY_TRACING_PIPELINES`,
+/// as an upper layer asks); its counts are checked by [`Rt::finish`].
 pub struct Rt<A: Api> {
     pub device: A::Device,
     pub queue: A::Queue,
@@ -206,17 +208,16 @@ pub struct Rt<A: Api> {
 impl<A: Api> Rt<A> {
     /// `None` where the adapter has no acceleration structures.
     pub fn open(ctx: &Ctx<A>) -> Result<Option<Self>, Failure> {
-        let wanted = HalFeatures::ACCELERATION_STRUCTURE
-            | HalFeatures::RAY_QUERY
-            | HalFeatures::RAY_TRACING_PIPELINE;
-        let hal = ctx.caps.hal_features & wanted;
-        if !hal.contains(HalFeatures::ACCELERATION_STRUCTURE) {
+        let hal = ctx.caps.hal_features & HalFeatures::ACCELERATION_STRUCTURE;
+        if hal.is_empty() {
             return Ok(None);
         }
-        // Vertex return and binding arrays of structures, where the adapter
-        // has them (`Way::VertexReturn`, `Way::BindingArray`).
+        // Tracing, vertex return and binding arrays of structures, where the
+        // adapter has them (`Way`); the device's hal features follow.
         let features = ctx.caps.features
-            & (wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN
+            & (wgt::Features::EXPERIMENTAL_RAY_QUERY
+                | wgt::Features::EXPERIMENTAL_RAY_TRACING_PIPELINES
+                | wgt::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN
                 | wgt::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY);
         let desc = DeviceDescriptor {
             label: Some("conformance ray tracing"),

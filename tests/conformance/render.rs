@@ -87,6 +87,9 @@ const INDIRECT_AT: u64 = 512;
 const INDEXED_INDIRECT_AT: u64 = 528;
 /// A count of 1 (the count draws' `u32`).
 const COUNT_AT: u64 = 600;
+/// Indirect arguments for the first triangle as instance 1 (the vertex
+/// buffer steps per vertex, so the same triangle).
+const FIRST_INSTANCE_AT: u64 = 640;
 const GEOMETRY_SIZE: u64 = 1024;
 
 /// The geometry buffer: the three triangles' vertices (first vertex 0, 3,
@@ -111,6 +114,8 @@ fn geometry() -> Vec<u8> {
     bytes[at..at + 20].copy_from_slice(&words_to_bytes(&[3, 1, 0, 0, 0]));
     let at = COUNT_AT as usize;
     bytes[at..at + 4].copy_from_slice(&words_to_bytes(&[1]));
+    let at = FIRST_INSTANCE_AT as usize;
+    bytes[at..at + 16].copy_from_slice(&words_to_bytes(&[3, 1, 0, 1]));
     bytes
 }
 
@@ -553,7 +558,8 @@ unsafe fn bind_indices<A: Api>(enc: &mut A::CommandEncoder, buffer: &A::Buffer) 
 /// `draw_indexed`, `draw_indirect` and `draw_indexed_indirect` give the
 /// image `draw` gives; so do `draw_indirect_count` and
 /// `draw_indexed_indirect_count` (a count of 1 under a maximum of 2) where
-/// the device has `MULTI_DRAW_INDIRECT_COUNT`.
+/// the device has `MULTI_DRAW_INDIRECT_COUNT`, and an indirect draw whose
+/// first instance is 1 where it has `INDIRECT_FIRST_INSTANCE`.
 fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
     if let Some(skipped) = needs_shaders(ctx) {
         return skipped;
@@ -596,6 +602,18 @@ fn indexed_and_indirect_draws_match<A: Api>(ctx: &Ctx<A>) -> TestResult {
         images.push((indexed_count, "draw_indexed_indirect_count"));
     } else {
         ctx.note("no MULTI_DRAW_INDIRECT_COUNT: count draws not checked");
+    }
+    if ctx
+        .features
+        .contains(wgt::Features::INDIRECT_FIRST_INSTANCE)
+    {
+        // SAFETY: as above.
+        let first_instance = render(ctx, PLAIN, |enc, buffer| unsafe {
+            enc.draw_indirect(buffer, FIRST_INSTANCE_AT, 1)
+        })?;
+        images.push((first_instance, "draw_indirect, first instance 1"));
+    } else {
+        ctx.note("no INDIRECT_FIRST_INSTANCE: a first instance of 1 not checked");
     }
     check_triangle(&plain, &TRIANGLE, "draw")?;
     for (image, what) in &images {

@@ -891,7 +891,7 @@ struct Out { @builtin(position) p: vec4<f32>, @location(0) c: f32 }
 }
 
 /// Storage features of compute shaders: an `f64` in storage needs
-/// `SHADER_F64`, an `i64` `SHADER_INT64`, `atomicMax` on a `u64` needs
+/// `SHADER_F64`, an `i64` `SHADER_INT64`, an `i16` `SHADER_I16`, `atomicMax` on a `u64` needs
 /// `SHADER_INT64_ATOMIC_MIN_MAX`, `atomicAdd` (with its result) on a `u64`
 /// `SHADER_INT64_ATOMIC_ALL_OPS`, `atomicAdd` on an `f32`
 /// `SHADER_FLOAT32_ATOMIC`, `@coherent` and `@volatile` storage
@@ -932,6 +932,14 @@ fn storage_shader_features_need_their_features<A: Api>(ctx: &Ctx<A>) -> TestResu
 @compute @workgroup_size(1) fn main() { x = x + 1li; }"
                 .to_owned(),
             Caps::SHADER_INT64,
+        ),
+        (
+            F::SHADER_I16,
+            "enable wgpu_int16;
+@group(0) @binding(0) var<storage, read_write> x: i16;
+@compute @workgroup_size(1) fn main() { x = x + x; }"
+                .to_owned(),
+            Caps::SHADER_INT16,
         ),
         (
             F::SHADER_FLOAT32_ATOMIC,
