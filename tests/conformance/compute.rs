@@ -319,8 +319,13 @@ fn main() {
 }
 ";
 
-/// Two push-constant words (a value and where to put it) reach the shader.
+/// Two push-constant words (a value and where to put it) reach the shader,
+/// on a device opened with `IMMEDIATES` (which every adapter offers).
 fn push_constants_arrive<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    check!(
+        ctx.features.contains(wgt::Features::IMMEDIATES),
+        "IMMEDIATES is offered and the test device has it"
+    );
     if let Some(skipped) = needs_shaders(ctx) {
         return skipped;
     }

@@ -70,8 +70,28 @@ fn two_sides<A: Api>(ctx: &Ctx<A>, features: HalFeatures) -> Result<Option<Pair<
     Ok(Some((a, b)))
 }
 
+/// As [`two_sides`], with the importer opened as an upper layer asks, with
+/// the `wgpu-types` feature `upper` alone, where the adapter offers it (noop
+/// does not: there both sides ask for `features`).
+fn upper_sides<A: Api>(
+    ctx: &Ctx<A>,
+    features: HalFeatures,
+    upper: wgt::Features,
+) -> Result<Option<Pair<A>>, Failure> {
+    let b = if ctx.caps.features.contains(upper) {
+        Side::open_with(ctx, upper, HalFeatures::empty())?
+    } else {
+        Side::open(ctx, features)?
+    };
+    let (Some(a), Some(b)) = (Side::open(ctx, features)?, b) else {
+        return Ok(None);
+    };
+    Ok(Some((a, b)))
+}
+
 /// Exports `size` bytes of `pattern(seed)` from side A as an opaque fd and
-/// reads them back on side B, several sizes.
+/// reads them back on side B, several sizes (B opened with
+/// `VULKAN_EXTERNAL_MEMORY_FD` where offered: [`upper_sides`]).
 fn buffer_round_trips<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let ht = ExternalHandleType::OpaqueFd;
     let caps = ctx
@@ -82,7 +102,8 @@ fn buffer_round_trips<A: Api>(ctx: &Ctx<A>) -> TestResult {
             "opaque-fd buffers are not exportable and importable: {caps:?}"
         ));
     }
-    let Some((a, b)) = two_sides(ctx, HalFeatures::EXTERNAL_MEMORY_FD)? else {
+    let fd = HalFeatures::EXTERNAL_MEMORY_FD;
+    let Some((a, b)) = upper_sides(ctx, fd, wgt::Features::VULKAN_EXTERNAL_MEMORY_FD)? else {
         return skip("the adapter lacks EXTERNAL_MEMORY_FD");
     };
     let fds = open_fds();
@@ -127,7 +148,12 @@ fn buffer_round_trips<A: Api>(ctx: &Ctx<A>) -> TestResult {
 /// with the same description on B and read back there.
 fn texture_round_trips<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let ht = ExternalHandleType::OpaqueFd;
-    texture_round_trip(ctx, ht, HalFeatures::EXTERNAL_MEMORY_FD)
+    texture_round_trip(
+        ctx,
+        ht,
+        HalFeatures::EXTERNAL_MEMORY_FD,
+        wgt::Features::VULKAN_EXTERNAL_MEMORY_FD,
+    )
 }
 
 /// A dma-buf texture in the linear layout: exported by A where the adapter
@@ -138,13 +164,17 @@ fn dma_buf_texture_import<A: Api>(ctx: &Ctx<A>) -> TestResult {
         ctx,
         ExternalHandleType::DmaBuf,
         HalFeatures::EXTERNAL_MEMORY_DMA_BUF,
+        wgt::Features::VULKAN_EXTERNAL_MEMORY_DMA_BUF,
     )
 }
 
+/// A 64×64 texture exported by A as `ht` and read on B (opened with
+/// `upper` where offered: [`upper_sides`]).
 fn texture_round_trip<A: Api>(
     ctx: &Ctx<A>,
     ht: ExternalHandleType,
     feature: HalFeatures,
+    upper: wgt::Features,
 ) -> TestResult {
     let desc = texture_desc(ht);
     let caps = ctx.adapter.external_texture_capabilities(&desc, ht)?;
@@ -156,7 +186,7 @@ fn texture_round_trip<A: Api>(
             ht.name()
         ));
     }
-    let Some((a, b)) = two_sides(ctx, feature)? else {
+    let Some((a, b)) = upper_sides(ctx, feature, upper)? else {
         return skip(format!("the adapter lacks {feature:?}"));
     };
     let bytes = pattern(64 * 64 * 4, 5);

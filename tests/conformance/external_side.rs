@@ -48,11 +48,21 @@ impl<A: Api> Side<A> {
     /// Opens a device on the configuration's adapter with `features`, or
     /// `None` when the adapter lacks them.
     pub fn open(ctx: &Ctx<A>, features: HalFeatures) -> Result<Option<Self>, Failure> {
-        if !ctx.caps.hal_features.contains(features) {
+        Self::open_with(ctx, wgt::Features::empty(), features)
+    }
+
+    /// As [`Self::open`], asking for `wgpu-types` features too.
+    pub fn open_with(
+        ctx: &Ctx<A>,
+        wgt_features: wgt::Features,
+        features: HalFeatures,
+    ) -> Result<Option<Self>, Failure> {
+        if !ctx.caps.hal_features.contains(features) || !ctx.caps.features.contains(wgt_features) {
             return Ok(None);
         }
         let desc = DeviceDescriptor {
             label: Some("external"),
+            required_features: wgt_features,
             required_hal_features: features,
             ..Default::default()
         };

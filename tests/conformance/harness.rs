@@ -308,6 +308,7 @@ fn run_config<A: Api>(cfg: &Config<A>, test: TestFn<A>) -> Result<Outcome, Strin
             | wgt::Features::TIMESTAMP_QUERY_INSIDE_PASSES
             | wgt::Features::MULTI_DRAW_INDIRECT_COUNT
             | wgt::Features::INDIRECT_FIRST_INSTANCE
+            | wgt::Features::IMMEDIATES
             | wgt::Features::PIPELINE_STATISTICS_QUERY
             | wgt::Features::CLEAR_TEXTURE
             | wgt::Features::PIPELINE_CACHE
