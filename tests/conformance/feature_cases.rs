@@ -29,7 +29,7 @@ conformance_tests!(
 
 /// A device of the test's adapter opened with `features` (and `hal`);
 /// `None` where the adapter lacks one of them.
-fn open_with<A: Api>(
+pub fn open_with<A: Api>(
     ctx: &Ctx<A>,
     features: wgt::Features,
     hal: HalFeatures,
@@ -100,7 +100,12 @@ fn compute_made<A: Api>(
 }
 
 /// Fails unless `wgsl` is refused on `device` naming exactly `needs`.
-fn refused<A: Api>(device: &A::Device, wgsl: &str, needs: Caps, what: &str) -> Result<(), Failure> {
+pub fn refused<A: Api>(
+    device: &A::Device,
+    wgsl: &str,
+    needs: Caps,
+    what: &str,
+) -> Result<(), Failure> {
     // SAFETY: live device; a module made by mistake is destroyed.
     match unsafe { module::<A>(device, wgsl) } {
         Err(ShaderError::MissingCapabilities { needed, .. }) => {

@@ -9,8 +9,8 @@ use std::num::NonZeroU32;
 use keel_hal::wgt;
 use keel_hal::{
     Adapter, Api, Backend, BindGroupLayoutDescriptor, BindGroupLayoutFlags,
-    ComputePipelineDescriptor, Device, DeviceDescriptor, PipelineError, PipelineLayoutDescriptor,
-    ProgrammableStage, RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor, TextureError,
+    ComputePipelineDescriptor, Device, PipelineError, PipelineLayoutDescriptor, ProgrammableStage,
+    RenderPipelineDescriptor, ShaderError, ShaderModuleDescriptor, TextureError,
 };
 
 use crate::harness::{skip, Ctx, Failure, Outcome, TestResult};
@@ -328,18 +328,7 @@ fn open_with<A: Api>(
     ctx: &Ctx<A>,
     features: wgt::Features,
 ) -> Result<Option<keel_hal::OpenDevice<A>>, Failure> {
-    if !ctx.caps.features.contains(features) {
-        return Ok(None);
-    }
-    let desc = DeviceDescriptor {
-        label: Some("conformance shader features"),
-        required_features: features,
-        // Pipelines are made, not run (noop runs no shaders).
-        allow_no_shader_execution: true,
-        ..Default::default()
-    };
-    // SAFETY: the adapter is live; the caller drops the device.
-    Ok(Some(unsafe { ctx.adapter.open(&desc) }?))
+    crate::feature_cases::open_with(ctx, features, keel_hal::HalFeatures::empty())
 }
 
 /// With `SHADER_F16`: a compute shader doing f16 arithmetic in a storage
@@ -1013,22 +1002,7 @@ fn refused_for_want_of<A: Api>(
     needs: keel_hal::naga::valid::Capabilities,
     what: &str,
 ) -> Result<(), Failure> {
-    // SAFETY: live device; a module made by mistake is destroyed.
-    match unsafe {
-        ctx.device
-            .create_shader_module(&ShaderModuleDescriptor::wgsl(wgsl))
-    } {
-        Err(ShaderError::MissingCapabilities { needed, .. }) => {
-            check_eq!(needed, needs, "{what}: the capabilities named");
-            Ok(())
-        }
-        Ok(module) => {
-            // SAFETY: unused.
-            unsafe { ctx.device.destroy_shader_module(module) };
-            Err(format!("{what}: the module was made").into())
-        }
-        Err(e) => Err(format!("{what}: {e}").into()),
-    }
+    crate::feature_cases::refused::<A>(&ctx.device, wgsl, needs, what)
 }
 
 /// Texture shapes that need a feature: a block-compressed 3D texture
