@@ -70,8 +70,11 @@ pub(super) unsafe fn create_bind_group_layout(
     let mut bindings = Inline::<vk::DescriptorSetLayoutBinding, 16>::new();
     let mut binding_flags = Inline::<vk::DescriptorBindingFlags, 16>::new();
     let mut dynamic_count = 0;
+    let mut counts = DescriptorCounts::default();
     for entry in entries.iter() {
         let ty = check_layout_entry(shared, entry, update_after_bind)?;
+        let count = entry.count.map_or(1, |c| c.get());
+        counts.add(ty, count);
         if matches!(
             ty,
             vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
@@ -90,7 +93,7 @@ pub(super) unsafe fn create_bind_group_layout(
             vk::DescriptorSetLayoutBinding::default()
                 .binding(entry.binding)
                 .descriptor_type(ty)
-                .descriptor_count(entry.count.map_or(1, |c| c.get()))
+                .descriptor_count(count)
                 .stage_flags(conv::map_shader_stages(entry.visibility)),
         );
         if update_after_bind {
@@ -101,13 +104,6 @@ pub(super) unsafe fn create_bind_group_layout(
             binding_flags.push(flags);
         }
     }
-    // Every entry has a Vulkan descriptor type by now (external textures
-    // were refused), so the counts exist.
-    let counts =
-        DescriptorCounts::from_layout_entries(&entries).ok_or(BindingError::Unsupported {
-            binding: 0,
-            reason: "a binding type has no Vulkan descriptor type",
-        })?;
     let key = BucketKey {
         counts,
         update_after_bind,

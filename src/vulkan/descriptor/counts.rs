@@ -34,34 +34,33 @@ impl DescriptorCounts {
     ///
     /// `None` if an entry has no single Vulkan descriptor type
     /// (`ExternalTexture`): the caller rejects such a layout.
+    #[cfg(test)]
     pub(crate) fn from_layout_entries(entries: &[wgt::BindGroupLayoutEntry]) -> Option<Self> {
         let mut counts = Self::default();
         for entry in entries {
-            let n = entry.count.map_or(1, |c| c.get());
-            let slot = match entry.ty {
-                wgt::BindingType::Sampler(_) => &mut counts.samplers,
-                wgt::BindingType::Texture { .. } => &mut counts.sampled_images,
-                wgt::BindingType::StorageTexture { .. } => &mut counts.storage_images,
-                wgt::BindingType::AccelerationStructure { .. } => {
-                    &mut counts.acceleration_structures
-                }
-                wgt::BindingType::Buffer {
-                    ty,
-                    has_dynamic_offset,
-                    ..
-                } => match (ty, has_dynamic_offset) {
-                    (wgt::BufferBindingType::Uniform, false) => &mut counts.uniform_buffers,
-                    (wgt::BufferBindingType::Uniform, true) => &mut counts.uniform_buffers_dynamic,
-                    (wgt::BufferBindingType::Storage { .. }, false) => &mut counts.storage_buffers,
-                    (wgt::BufferBindingType::Storage { .. }, true) => {
-                        &mut counts.storage_buffers_dynamic
-                    }
-                },
-                wgt::BindingType::ExternalTexture => return None,
-            };
-            *slot = slot.saturating_add(n);
+            let ty = crate::vulkan::conv::map_binding_type(&entry.ty)?;
+            counts.add(ty, entry.count.map_or(1, |c| c.get()));
         }
         Some(counts)
+    }
+
+    /// Adds `n` descriptors of Vulkan type `ty` (a type no layout makes is
+    /// not counted).
+    #[inline]
+    pub(crate) fn add(&mut self, ty: vk::DescriptorType, n: u32) {
+        use vk::DescriptorType as D;
+        let slot = match ty {
+            D::SAMPLER => &mut self.samplers,
+            D::SAMPLED_IMAGE => &mut self.sampled_images,
+            D::STORAGE_IMAGE => &mut self.storage_images,
+            D::UNIFORM_BUFFER => &mut self.uniform_buffers,
+            D::STORAGE_BUFFER => &mut self.storage_buffers,
+            D::UNIFORM_BUFFER_DYNAMIC => &mut self.uniform_buffers_dynamic,
+            D::STORAGE_BUFFER_DYNAMIC => &mut self.storage_buffers_dynamic,
+            D::ACCELERATION_STRUCTURE_KHR => &mut self.acceleration_structures,
+            _ => return,
+        };
+        *slot = slot.saturating_add(n);
     }
 
     /// Each count with its Vulkan type, in a fixed order.
