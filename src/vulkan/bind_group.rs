@@ -222,14 +222,13 @@ fn allocate_set(
     }?)
 }
 
-/// Counts a written group, names its set and wraps it.
+/// Names a written group's set and wraps it (the allocator counted it).
 fn finish(
     shared: &super::DeviceShared,
     desc: &BindGroupDescriptor<super::Api>,
     raw: vk::DescriptorSet,
     set: super::descriptor::DescriptorSet,
 ) -> super::BindGroup {
-    shared.counters.bind_groups.add();
     if let Some(label) = desc.label {
         // SAFETY: `raw` is live.
         unsafe { set_object_name(shared, raw, label) };
@@ -436,7 +435,6 @@ pub(super) unsafe fn destroy_bind_group(device: &super::Device, group: super::Bi
     if let Err(e) = freed {
         log::error!("freeing descriptor set {:?}: {e}", group.raw);
     }
-    shared.counters.bind_groups.sub();
 }
 
 impl super::BindGroup {

@@ -169,6 +169,10 @@ pub(crate) struct DescriptorAllocator {
     buckets: Slab<Bucket>,
     /// Bucket index by key; used only by `register_layout`.
     by_key: rustc_hash::FxHashMap<BucketKey, u32>,
+    /// Sets handed out by `allocate` and not yet given to `free`: the
+    /// device's live bind groups (counted here, under the lock allocation
+    /// takes anyway, rather than in an atomic counter of their own).
+    live: u64,
 }
 
 impl DescriptorAllocator {
@@ -289,6 +293,7 @@ impl DescriptorAllocator {
             // A cached set stays allocated from its pool, and a registered
             // layout's bucket is live: nothing else changes.
             (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
+            self.live += 1;
             return Ok(DescriptorSet {
                 raw: idle.raw,
                 layout: token,
@@ -303,6 +308,7 @@ impl DescriptorAllocator {
         };
         let (pool, raw) = bucket.allocate_new(device, set_layout)?;
         (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
+        self.live += 1;
         let pool_generation = bucket.pools.generation(pool).unwrap_or_default();
         Ok(DescriptorSet {
             raw,
@@ -330,6 +336,7 @@ impl DescriptorAllocator {
         device: &D,
         set: DescriptorSet,
     ) -> Result<(), DeviceError> {
+        self.live = self.live.saturating_sub(1);
         if let Some(entry) = self
             .layouts
             .get_mut(set.layout.index, set.layout.generation)
@@ -432,6 +439,12 @@ impl DescriptorAllocator {
             }
         }
         result
+    }
+
+    /// Sets handed out and not yet freed (every call to `free` counts, an
+    /// erroneous one too: the caller's object is gone either way).
+    pub(crate) fn live_sets(&self) -> u64 {
+        self.live
     }
 
     /// Counters per bucket and in total.

@@ -721,7 +721,12 @@ impl crate::Device for super::Device {
     }
 
     fn live_counts(&self) -> LiveCounts {
-        self.shared.counters.snapshot()
+        let mut counts = self.shared.counters.snapshot();
+        // Bind groups are counted by the descriptor allocator, under the
+        // lock their creation takes anyway (no atomic of their own).
+        let live = self.shared.descriptors.lock().live_sets();
+        counts.bind_groups = isize::try_from(live).unwrap_or(isize::MAX);
+        counts
     }
 
     fn shader_capabilities(&self) -> naga::valid::Capabilities {

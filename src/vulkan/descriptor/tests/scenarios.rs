@@ -113,6 +113,29 @@ fn pools_grow_geometrically() {
     assert_eq!((d.live_pools(), d.live_sets()), (0, 0));
 }
 
+/// `live_sets` (the device's live bind groups) counts sets handed out and
+/// not freed, from pools and from the cache alike.
+#[test]
+fn live_sets_count_what_is_handed_out() {
+    let d = MockDevice::default();
+    let mut a = DescriptorAllocator::default();
+    let layout = d.layout(key_a().counts);
+    let t = register(&mut a, &d, key_a()).expect("register");
+    let sets: Vec<_> = (0..40)
+        .map(|_| allocate(&mut a, &d, t, layout).expect("allocate"))
+        .collect();
+    assert_eq!(a.live_sets(), 40);
+    for set in sets {
+        free(&mut a, &d, set).expect("free");
+    }
+    assert_eq!(a.live_sets(), 0, "freed sets are cached, not live");
+    let again = allocate(&mut a, &d, t, layout).expect("a cache hit");
+    assert_eq!(a.live_sets(), 1);
+    free(&mut a, &d, again).expect("free");
+    assert_eq!(a.live_sets(), 0);
+    unregister(&mut a, &d, t).expect("unregister");
+}
+
 /// Registers two layouts of `key`, fills `n` sets with the first and
 /// unregisters it, so later frees go straight to the pools (no caching).
 fn uncached_sets(
