@@ -24,8 +24,15 @@ conformance_tests!(
     texture_atomic_pipelines,
     mappable_primary_buffers_take_any_usage,
     adapter_specific_format_features_make_textures,
-    extended_vertex_formats_need_their_feature,
 );
+
+/// The cases that open acceleration-structure devices: alone where the
+/// validation layer cannot take such devices made on several threads at
+/// once (`harness::ray_tracing_needs_isolation`).
+mod with_structures {
+    use super::extended_vertex_formats_need_their_feature;
+    ray_tracing_conformance_tests!(extended_vertex_formats_need_their_feature);
+}
 
 /// A device of the test's adapter opened with `features` (and `hal`);
 /// `None` where the adapter lacks one of them.

@@ -134,8 +134,12 @@ const LAST_THREAD_UNSAFE_LAYER: u32 = (1 << 22) | (3 << 12) | 239;
 ///
 /// * The 1.3.239 validation layer (and older) crashes when instances and
 ///   acceleration-structure devices are created on several threads at once
-///   (SIGSEGV on lavapipe, 2 runs in 40): alone while such a layer is loaded
-///   (its version from `Instance::validation_layer_version`).
+///   (SIGSEGV on lavapipe, 2 runs in 40; on the H200, 1 full run in 5 once
+///   two more tests opened such devices beside the others): alone while such
+///   a layer is loaded (its version from `Instance::validation_layer_version`).
+///   Every test that opens acceleration-structure devices runs this way,
+///   whatever its file (`lifecycle::with_structures`,
+///   `feature_cases::with_structures`).
 /// * Debian 13's loader 1.4.309 crashes in `vkSetDebugUtilsObjectNameEXT`
 ///   and `vkGetDeviceProcAddr` while other threads create devices: not
 ///   detected here; CI runs that leg with one test thread.

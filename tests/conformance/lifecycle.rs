@@ -21,7 +21,6 @@ use crate::helpers::{
 
 conformance_tests!(
     counters_return_to_zero,
-    every_advertised_feature_opens_a_device,
     open_with_missing_features,
     open_with_missing_capabilities,
     open_with_limit_above_the_adapter,
@@ -29,6 +28,14 @@ conformance_tests!(
     foreign_resources_on_the_dyn_path,
     noop_memory_budget,
 );
+
+/// Opens acceleration-structure devices (every hal feature alone): alone
+/// where the validation layer cannot take such devices made on several
+/// threads at once (`harness::ray_tracing_needs_isolation`).
+mod with_structures {
+    use super::every_advertised_feature_opens_a_device;
+    ray_tracing_conformance_tests!(every_advertised_feature_opens_a_device);
+}
 
 fn counters_return_to_zero<A: Api>(ctx: &Ctx<A>) -> TestResult {
     let desc = DeviceDescriptor {
