@@ -23,14 +23,23 @@
 //!   (`UNIFORM_BUFFER_BINDING_ARRAYS`) broke the rule and its pipeline's
 //!   layout did not match. The fix-up decorates each such struct `Block`.
 
-/// `OpExtension`, `OpCapability`, `OpTypeInt`, `OpConstant`,
-/// `OpControlBarrier`, `OpMemoryBarrier`.
+/// The opcodes the fix-ups read or write.
 const OP_EXTENSION: u32 = 10;
 const OP_CAPABILITY: u32 = 17;
 const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_ARRAY: u32 = 28;
+const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_TYPE_POINTER: u32 = 32;
 const OP_CONSTANT: u32 = 43;
+const OP_VARIABLE: u32 = 59;
+const OP_DECORATE: u32 = 71;
 const OP_CONTROL_BARRIER: u32 = 224;
 const OP_MEMORY_BARRIER: u32 = 225;
+/// The `Uniform` storage class; the `Block` and `BufferBlock` decorations.
+const UNIFORM: u32 = 2;
+const BLOCK: u32 = 2;
+const BUFFER_BLOCK: u32 = 3;
 
 /// Acquire, Release, AcquireRelease, SequentiallyConsistent.
 const ORDERING: u32 = 0x2 | 0x4 | 0x8 | 0x10;
@@ -49,17 +58,6 @@ pub(crate) fn apply(words: &mut Vec<u32>) {
     declare_capability_extensions(words);
     decorate_uniform_array_blocks(words);
 }
-
-const OP_TYPE_ARRAY: u32 = 28;
-const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
-const OP_TYPE_STRUCT: u32 = 30;
-const OP_TYPE_POINTER: u32 = 32;
-const OP_VARIABLE: u32 = 59;
-const OP_DECORATE: u32 = 71;
-/// `Uniform` storage class; `Block` and `BufferBlock` decorations.
-const UNIFORM: u32 = 2;
-const BLOCK: u32 = 2;
-const BUFFER_BLOCK: u32 = 3;
 
 /// Decorates `Block` the element struct of every array variable in uniform
 /// memory that lacks it (before the module's first type declaration, the
