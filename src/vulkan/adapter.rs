@@ -310,13 +310,11 @@ unsafe fn probe(
     unsafe { instance.get_physical_device_properties2(pd, &mut props2) };
 
     // Features: every struct of the chain whose extension exists.
-    let mut chain = Chain::default();
-    let mut features2 = chain.link(|name| has(name));
-    // SAFETY: as above.
-    unsafe { instance.get_physical_device_features2(pd, &mut features2) };
-    let core = features2.features;
-    chain.set_core(core);
-    let features = chain.bits();
+    let features = Chain::probe(
+        |name| has(name),
+        // SAFETY: as above.
+        |features2| unsafe { instance.get_physical_device_features2(pd, features2) },
+    );
     if !REQUIRED.iter().all(|&bit| features.has(bit)) {
         return Err(format!(
             "{name} lacks a Vulkan 1.3 baseline feature (synchronization2, dynamicRendering, \

@@ -281,8 +281,24 @@ impl Chain {
         f
     }
 
-    /// The bits set in the chain (after probing).
-    pub(super) fn bits(&mut self) -> Bits {
+    /// The bits an adapter has: `query` fills the chain
+    /// (`vkGetPhysicalDeviceFeatures2`), linked with the structs of the
+    /// extensions `has` says exist.
+    pub(super) fn probe(
+        has: impl Fn(&CStr) -> bool,
+        query: impl FnOnce(&mut vk::PhysicalDeviceFeatures2<'_>),
+    ) -> Bits {
+        let mut chain = Self::default();
+        let mut linked = chain.link(has);
+        query(&mut linked);
+        // The core struct is copied into `VkPhysicalDeviceFeatures2`, not
+        // linked: read it back.
+        chain.core = linked.features;
+        chain.bits()
+    }
+
+    /// The bits set in the chain.
+    fn bits(&mut self) -> Bits {
         let mut bits = Bits::default();
         for &bit in Bit::ALL {
             if *bit.field(self) == vk::TRUE {
@@ -301,12 +317,6 @@ impl Chain {
             }
         }
         chain
-    }
-
-    /// Reads the core features back after `link`'s struct was filled (the
-    /// core struct is copied into `VkPhysicalDeviceFeatures2`, not linked).
-    pub(super) fn set_core(&mut self, core: vk::PhysicalDeviceFeatures) {
-        self.core = core;
     }
 }
 
