@@ -68,6 +68,19 @@ impl Counts {
         ]
     }
 
+    /// The calls of one cycle of a sample that ran `cycles` (at least 1),
+    /// rounded up: a call made in any cycle shows.
+    pub fn per_cycle(&self, cycles: u32) -> Counts {
+        let c = u64::from(cycles.max(1));
+        Counts {
+            allocs: self.allocs.div_ceil(c),
+            frees: self.frees.div_ceil(c),
+            query_pools: self.query_pools.div_ceil(c),
+            query_pool_destroys: self.query_pool_destroys.div_ceil(c),
+            set_allocs: self.set_allocs.div_ceil(c),
+        }
+    }
+
     fn since(&self, earlier: &Counts) -> Counts {
         Counts {
             allocs: self.allocs - earlier.allocs,

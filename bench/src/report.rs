@@ -16,7 +16,7 @@ pub struct Row {
     pub samples: [Vec<Option<f64>>; 3],
     /// Why a side has no samples, where it failed.
     pub errors: [Option<String>; 3],
-    /// The counted Vulkan calls of each sample's timed region, by side (the
+    /// The counted Vulkan calls of each sample's timed region, per cycle, by side (the
     /// first row of a workload holds them).
     pub counts: [Vec<Counts>; 3],
     /// keel-hal's memory held from the driver after the workload's last
@@ -122,7 +122,7 @@ impl Report {
         }
         let _ = writeln!(
             out,
-            "\nVulkan calls per round, inside the timed region (median over rounds, range where they differ): {}",
+            "\nVulkan calls per cycle, inside the timed region (per cycle of each sample, rounded up; median over rounds, range where they differ): {}",
             Counts::NAMES.join(" · ")
         );
         let _ = writeln!(out);
