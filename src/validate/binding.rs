@@ -348,50 +348,70 @@ pub(crate) fn check_bind_group<A: Facts, S: AsRef<Slot>>(
     partially_bound: bool,
     entries: &[BindGroupEntry<'_, A>],
 ) -> Result<(), BindingError> {
-    check_bind_group_with::<A, S>(slots, partially_bound, entries, |_, _| {})
+    check_bind_group_with::<A, S>(slots, partially_bound, entries, |_, _, _| {})
 }
 
-/// [`check_bind_group`], handing each entry that passed to `each` with the
-/// index of its slot, so a backend builds its descriptors in the same pass
-/// (without looking the binding up again). `each` may have run for earlier
-/// entries when a later one fails: it must only record.
+/// [`check_bind_group`], handing each entry that passed to `each` with its
+/// slot and the slot's index, so a backend builds its descriptors in the
+/// same pass (without looking the binding up again). `each` may have run
+/// for earlier entries when a later one fails: it must only record.
+///
+/// Layouts of up to 64 bindings (all but the rarest) keep the bindings
+/// seen in one word; larger ones in a list.
 #[inline]
 pub(crate) fn check_bind_group_with<A: Facts, S: AsRef<Slot>>(
     slots: &[S],
     partially_bound: bool,
     entries: &[BindGroupEntry<'_, A>],
-    mut each: impl FnMut(usize, &BindGroupEntry<'_, A>),
+    each: impl FnMut(usize, &S, &BindGroupEntry<'_, A>),
 ) -> Result<(), BindingError> {
-    let mut seen = Seen::new(slots.len());
+    if slots.len() <= 64 {
+        check_entries::<A, S, u64>(slots, partially_bound, entries, 0, each)
+    } else {
+        let words = vec![0; slots.len().div_ceil(64)];
+        check_entries::<A, S, Vec<u64>>(slots, partially_bound, entries, words, each)
+    }
+}
+
+/// The loop of [`check_bind_group_with`], over a set of the slots seen.
+#[inline(always)]
+fn check_entries<A: Facts, S: AsRef<Slot>, Seen: SeenSlots>(
+    slots: &[S],
+    partially_bound: bool,
+    entries: &[BindGroupEntry<'_, A>],
+    mut seen: Seen,
+    mut each: impl FnMut(usize, &S, &BindGroupEntry<'_, A>),
+) -> Result<(), BindingError> {
     for entry in entries {
-        let index =
-            slot_index(slots, entry.binding).ok_or(BindingError::UnknownBinding(entry.binding))?;
-        if seen.insert(index) {
-            return Err(BindingError::DuplicateBinding(entry.binding));
-        }
-        let Some(slot) = slots.get(index) else {
+        let Some((index, slot)) = slot_of(slots, entry.binding) else {
             return Err(BindingError::UnknownBinding(entry.binding));
         };
+        if seen.mark(index) {
+            return Err(BindingError::DuplicateBinding(entry.binding));
+        }
         check_resource::<A>(slot.as_ref(), &entry.resource, partially_bound)?;
-        each(index, entry);
+        each(index, slot, entry);
     }
-    if let Some(missing) = seen.first_unset() {
+    if let Some(missing) = seen.first_unset(slots.len()) {
         let binding = slots.get(missing).map_or(0, |s| s.as_ref().binding);
         return Err(BindingError::MissingBinding(binding));
     }
     Ok(())
 }
 
-/// The index of `binding` in slots sorted by binding (without duplicates).
-/// Bindings numbered 0, 1, 2… (the common case) sit at their own number:
-/// one comparison, no search.
-#[inline]
-fn slot_index<S: AsRef<Slot>>(slots: &[S], binding: u32) -> Option<usize> {
+/// The slot of `binding` and its index, in slots sorted by binding
+/// (without duplicates). Bindings numbered 0, 1, 2… (the common case) sit
+/// at their own number: one comparison, no search.
+#[inline(always)]
+fn slot_of<S: AsRef<Slot>>(slots: &[S], binding: u32) -> Option<(usize, &S)> {
     match slots.get(binding as usize) {
-        Some(s) if s.as_ref().binding == binding => Some(binding as usize),
-        _ => slots
-            .binary_search_by_key(&binding, |s| s.as_ref().binding)
-            .ok(),
+        Some(s) if s.as_ref().binding == binding => Some((binding as usize, s)),
+        _ => {
+            let index = slots
+                .binary_search_by_key(&binding, |s| s.as_ref().binding)
+                .ok()?;
+            Some((index, slots.get(index)?))
+        }
     }
 }
 
@@ -779,60 +799,48 @@ fn view_error(slot: &Slot, view: ViewFacts) -> BindingError {
     )
 }
 
-/// A set of indices below a bound, as bits: in one word up to 64, on the
-/// heap past that.
-enum Seen {
-    Small { bits: u64, len: usize },
-    Large { words: Vec<u64>, len: usize },
+/// The slots a bind group's entries named so far, as bits: one word for
+/// up to 64 slots, a list of words past that.
+trait SeenSlots {
+    /// Marks slot `index` (below the slot count); true if it was marked.
+    fn mark(&mut self, index: usize) -> bool;
+    /// The first of `len` slots not named yet.
+    fn first_unset(&self, len: usize) -> Option<usize>;
 }
 
-impl Seen {
-    fn new(len: usize) -> Self {
-        if len <= 64 {
-            Self::Small { bits: 0, len }
-        } else {
-            Self::Large {
-                words: vec![0; len.div_ceil(64)],
-                len,
-            }
-        }
+impl SeenSlots for u64 {
+    #[inline(always)]
+    fn mark(&mut self, index: usize) -> bool {
+        let bit = 1u64.checked_shl(index as u32).unwrap_or(0);
+        let present = *self & bit != 0;
+        *self |= bit;
+        present
     }
 
-    /// Adds `index` (below the bound); true if it was already there.
-    #[inline]
-    fn insert(&mut self, index: usize) -> bool {
-        match self {
-            Self::Small { bits, .. } => {
-                let bit = 1u64.checked_shl(index as u32).unwrap_or(0);
-                let present = *bits & bit != 0;
-                *bits |= bit;
-                present
-            }
-            Self::Large { words, .. } => {
-                let Some(word) = words.get_mut(index / 64) else {
-                    return false;
-                };
-                let bit = 1u64 << (index % 64);
-                let present = *word & bit != 0;
-                *word |= bit;
-                present
-            }
-        }
+    #[inline(always)]
+    fn first_unset(&self, len: usize) -> Option<usize> {
+        let first = self.trailing_ones() as usize;
+        (first < len).then_some(first)
     }
+}
 
-    /// The first index below the bound not in the set.
-    fn first_unset(&self) -> Option<usize> {
-        let (first, len) = match self {
-            Self::Small { bits, len } => (bits.trailing_ones() as usize, *len),
-            Self::Large { words, len } => (
-                words
-                    .iter()
-                    .position(|w| *w != u64::MAX)
-                    .and_then(|i| words.get(i).map(|w| i * 64 + w.trailing_ones() as usize))
-                    .unwrap_or(usize::MAX),
-                *len,
-            ),
+impl SeenSlots for Vec<u64> {
+    fn mark(&mut self, index: usize) -> bool {
+        let Some(word) = self.get_mut(index / 64) else {
+            return false;
         };
+        let bit = 1u64 << (index % 64);
+        let present = *word & bit != 0;
+        *word |= bit;
+        present
+    }
+
+    fn first_unset(&self, len: usize) -> Option<usize> {
+        let first = self
+            .iter()
+            .position(|w| *w != u64::MAX)
+            .and_then(|i| self.get(i).map(|w| i * 64 + w.trailing_ones() as usize))
+            .unwrap_or(usize::MAX);
         (first < len).then_some(first)
     }
 }
@@ -843,31 +851,39 @@ mod tests {
 
     #[test]
     fn seen_finds_the_first_missing_index() {
-        let mut bits = Seen::new(130);
+        let mut bits = vec![0u64; 130usize.div_ceil(64)];
         for i in 0..130 {
             if i != 100 {
-                assert!(!bits.insert(i));
+                assert!(!bits.mark(i));
             }
         }
-        assert!(bits.insert(5));
-        assert_eq!(bits.first_unset(), Some(100));
-        bits.insert(100);
-        assert_eq!(bits.first_unset(), None);
-        let mut full_word = Seen::new(64);
+        assert!(bits.mark(5));
+        assert_eq!(bits.first_unset(130), Some(100));
+        bits.mark(100);
+        assert_eq!(bits.first_unset(130), None);
+        let mut full_word = 0u64;
         (0..64).for_each(|i| {
-            full_word.insert(i);
+            full_word.mark(i);
         });
-        assert_eq!(full_word.first_unset(), None);
-        assert_eq!(Seen::new(0).first_unset(), None);
-        assert_eq!(Seen::new(3).first_unset(), Some(0));
-        let mut small = Seen::new(64);
+        assert_eq!(full_word.first_unset(64), None);
+        assert_eq!(0u64.first_unset(0), None);
+        assert_eq!(0u64.first_unset(3), Some(0));
+        let mut small = 0u64;
         (0..64).filter(|&i| i != 37).for_each(|i| {
-            small.insert(i);
+            small.mark(i);
         });
-        assert_eq!(small.first_unset(), Some(37));
-        assert!(!small.insert(37));
-        assert!(small.insert(63));
-        assert_eq!(small.first_unset(), None);
+        assert_eq!(small.first_unset(64), Some(37));
+        assert!(!small.mark(37));
+        assert!(small.mark(63));
+        assert_eq!(small.first_unset(64), None);
+        // A word and a list of one word agree.
+        let mut list = vec![0u64];
+        let mut word = 0u64;
+        for i in [3, 0, 1] {
+            assert_eq!(list.mark(i), word.mark(i));
+        }
+        assert_eq!(list.first_unset(5), word.first_unset(5));
+        assert_eq!(word.first_unset(5), Some(2));
     }
 
     /// Each failing buffer range gets the error of the first check it

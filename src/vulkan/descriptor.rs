@@ -278,7 +278,42 @@ impl DescriptorAllocator {
     /// # Safety
     /// `device` is the allocator's device; `set_layout` is the live layout
     /// `token` was registered for.
+    #[inline]
     pub(crate) unsafe fn allocate<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+        token: LayoutToken,
+        set_layout: vk::DescriptorSetLayout,
+    ) -> Result<DescriptorSet, DeviceError> {
+        if let Some(entry) = self.layouts.get_mut(token.index, token.generation) {
+            if let Some(idle) = entry.idle.pop() {
+                // A cached set stays allocated from its pool, and a
+                // registered layout's bucket is live: nothing else changes.
+                entry.in_use = entry.in_use.saturating_add(1);
+                entry.peak = entry.peak.max(entry.in_use);
+                self.live += 1;
+                return Ok(DescriptorSet {
+                    raw: idle.raw,
+                    layout: token,
+                    bucket: entry.bucket,
+                    bucket_generation: entry.bucket_generation,
+                    pool: idle.pool,
+                    pool_generation: idle.pool_generation,
+                });
+            }
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.allocate_new(device, token, set_layout) }
+    }
+
+    /// [`Self::allocate`] when the layout has no cached set (or the token
+    /// is stale): a fresh set from the oldest pool with room. Kept out of
+    /// line, so the cache hit stays small.
+    ///
+    /// # Safety
+    /// As for [`Self::allocate`].
+    #[inline(never)]
+    unsafe fn allocate_new<D: DescriptorDevice>(
         &mut self,
         device: &D,
         token: LayoutToken,
@@ -288,26 +323,12 @@ impl DescriptorAllocator {
             return Err(DeviceError::Unexpected);
         };
         let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
-        let in_use = entry.in_use.saturating_add(1);
-        if let Some(idle) = entry.idle.pop() {
-            // A cached set stays allocated from its pool, and a registered
-            // layout's bucket is live: nothing else changes.
-            (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
-            self.live += 1;
-            return Ok(DescriptorSet {
-                raw: idle.raw,
-                layout: token,
-                bucket: bucket_index,
-                bucket_generation,
-                pool: idle.pool,
-                pool_generation: idle.pool_generation,
-            });
-        }
         let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
             return Err(DeviceError::Unexpected);
         };
         let (pool, raw) = bucket.allocate_new(device, set_layout)?;
-        (entry.in_use, entry.peak) = (in_use, entry.peak.max(in_use));
+        entry.in_use = entry.in_use.saturating_add(1);
+        entry.peak = entry.peak.max(entry.in_use);
         self.live += 1;
         let pool_generation = bucket.pools.generation(pool).unwrap_or_default();
         Ok(DescriptorSet {
@@ -331,7 +352,42 @@ impl DescriptorAllocator {
     /// # Safety
     /// `device` is the allocator's device; the GPU is done with the set
     /// (no pending command buffer uses it).
+    #[inline]
     pub(crate) unsafe fn free<D: DescriptorDevice>(
+        &mut self,
+        device: &D,
+        set: DescriptorSet,
+    ) -> Result<(), DeviceError> {
+        if let Some(entry) = self
+            .layouts
+            .get_mut(set.layout.index, set.layout.generation)
+        {
+            if entry.in_use != 0 && entry.idle.len() < idle_bound(entry.peak) {
+                // A cached set stays allocated from its pool (which a set
+                // allocated from it keeps alive), so no pool changes:
+                // `shrink`, which only destroys pools with nothing
+                // allocated, would find no victim it did not find before.
+                entry.in_use -= 1;
+                self.live = self.live.saturating_sub(1);
+                entry.idle.push(IdleSet {
+                    raw: set.raw,
+                    pool: set.pool,
+                    pool_generation: set.pool_generation,
+                });
+                return Ok(());
+            }
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.free_to_pool(device, set) }
+    }
+
+    /// [`Self::free`] when the set is not cached: a double free, a layout
+    /// that keeps enough, or one unregistered. Kept out of line.
+    ///
+    /// # Safety
+    /// As for [`Self::free`].
+    #[inline(never)]
+    unsafe fn free_to_pool<D: DescriptorDevice>(
         &mut self,
         device: &D,
         set: DescriptorSet,
@@ -346,18 +402,6 @@ impl DescriptorAllocator {
                 return Err(DeviceError::Unexpected);
             }
             entry.in_use -= 1;
-            if entry.idle.len() < idle_bound(entry.peak) {
-                // A cached set stays allocated from its pool (which a set
-                // allocated from it keeps alive), so no pool changes:
-                // `shrink`, which only destroys pools with nothing
-                // allocated, would find no victim it did not find before.
-                entry.idle.push(IdleSet {
-                    raw: set.raw,
-                    pool: set.pool,
-                    pool_generation: set.pool_generation,
-                });
-                return Ok(());
-            }
         }
         let Some(bucket) = self.buckets.get_mut(set.bucket, set.bucket_generation) else {
             return Ok(());
