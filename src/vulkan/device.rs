@@ -34,7 +34,7 @@ impl Drop for DeviceShared {
             self.compaction_pools
                 .get_mut()
                 .destroy_all(&self.raw, &self.counters.compaction_query_pools);
-            self.memory.destroy();
+            self.memory.destroy(self.counters.memory_allocations.read());
             self.raw.destroy_device(None);
         }
     }

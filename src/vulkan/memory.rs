@@ -70,7 +70,6 @@
 
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ash::vk;
@@ -151,11 +150,9 @@ pub(crate) struct MemoryAllocator {
     /// used, and again after a trim found it empty. Held for reading while
     /// a pool allocates, for writing while one is made or destroyed.
     pools: RwLock<Vec<Option<vk_mem::AllocatorPool>>>,
-    /// Destroyed buffers' memory kept for reuse (module docs).
-    retention: Mutex<Retention<Reusable>>,
-    /// The last read of which heaps are under pressure (retention's 90%
-    /// rule; re-read as `BudgetCache` documents).
-    budget: Mutex<BudgetCache>,
+    /// Destroyed buffers' memory kept for reuse (module docs), with the
+    /// budget reads that gate it: one lock per create or destroy.
+    retention: Mutex<Keeping>,
     /// The heap of each memory type.
     heap_of_type: Vec<u32>,
     /// The memory heaps.
@@ -168,10 +165,16 @@ pub(crate) struct MemoryAllocator {
     /// The instance, told where each object's memory is bound while
     /// validation is on (for its allow-list).
     instance: Arc<InstanceShared>,
-    /// VMA allocations of live resources: a device dropped while this is not
-    /// zero leaks its allocator rather than let VMA's assertion abort.
-    /// (Kept memory is not counted: the allocator frees it first.)
-    live: AtomicUsize,
+}
+
+/// Retention and the last read of the budgets, behind one lock.
+#[derive(Debug)]
+struct Keeping {
+    /// Destroyed buffers' memory kept for reuse.
+    kept: Retention<Reusable>,
+    /// The last read of which heaps are under pressure (retention's 90%
+    /// rule; re-read as `BudgetCache` documents).
+    budget: BudgetCache,
 }
 
 impl std::fmt::Debug for MemoryAllocator {
@@ -267,14 +270,15 @@ impl MemoryAllocator {
         Ok(Self {
             raw: ManuallyDrop::new(Arc::new(raw)),
             pools: RwLock::new((0..type_count).map(|_| None).collect()),
-            retention: Mutex::new(Retention::new(largest / 4)),
-            budget: Mutex::new(BudgetCache::default()),
+            retention: Mutex::new(Keeping {
+                kept: Retention::new(largest / 4),
+                budget: BudgetCache::default(),
+            }),
             heap_of_type,
             heaps,
             memory_budget,
             device: device.clone(),
             instance: instance.clone(),
-            live: AtomicUsize::new(0),
         })
     }
 
@@ -285,21 +289,23 @@ impl MemoryAllocator {
     /// process (before a panic that caused the drop can even be printed).
     /// Then the allocator is logged and leaked instead: its memory goes
     /// with the device, and the validation layer names the objects left.
-    /// Kept memory is freed first either way.
+    /// Kept memory is freed first either way. `live` is the device's count
+    /// of live memory allocations (`counters.memory_allocations`: VMA's and
+    /// external memory's; kept memory is not counted), which every create
+    /// and destroy of this allocator keeps.
     ///
     /// # Safety
     /// Called exactly once, as the last use of `self`, before the device is
     /// destroyed.
-    pub(crate) unsafe fn destroy(&mut self) {
-        let kept = self.retention.get_mut().drain();
+    pub(crate) unsafe fn destroy(&mut self, live: isize) {
+        let kept = self.retention.get_mut().kept.drain();
         // SAFETY: kept memory belongs to no live resource and no pending work.
         unsafe { self.release(kept) };
-        let live = self.live.load(Ordering::Acquire);
         if live != 0 {
             log::error!(
-                "device destroyed with {live} buffer(s) or texture(s) still alive: their \
-                 memory allocator is leaked, not destroyed (destroy every resource before \
-                 its device)"
+                "device destroyed with {live} buffer(s), texture(s) or memory block(s) still \
+                 alive: their memory allocator is leaked, not destroyed (destroy every \
+                 resource before its device)"
             );
             // The pools hold the allocator: leaking them leaks it.
             std::mem::forget(std::mem::take(self.pools.get_mut()));
@@ -312,9 +318,9 @@ impl MemoryAllocator {
         unsafe { ManuallyDrop::drop(&mut self.raw) };
     }
 
-    /// Counts a new VMA allocation and tells the instance where it is bound.
+    /// Tells the instance where a new VMA allocation is bound (validation
+    /// only; the caller's counter counts it).
     fn note_created(&self, object: u64, info: &vk_mem::AllocationInfo) {
-        self.live.fetch_add(1, Ordering::Relaxed);
         if self.instance.validation {
             let memory = ash::vk::Handle::as_raw(info.device_memory);
             self.instance
@@ -322,9 +328,8 @@ impl MemoryAllocator {
         }
     }
 
-    /// Counts a VMA allocation freed.
+    /// Tells the instance a VMA allocation was freed (validation only).
     fn note_destroyed(&self, object: u64) {
-        self.live.fetch_sub(1, Ordering::Relaxed);
         self.instance.note_binding(object, None);
     }
 
@@ -363,7 +368,7 @@ impl MemoryAllocator {
         let create = allocation_info(memory).ok_or(AllocError::NoSuitableMemory)?;
         let key = buffer_key(info, memory, min_alignment);
         if let Some(key) = key {
-            let kept = self.retention.lock().take(&key);
+            let kept = self.retention.lock().kept.take(&key);
             if let Some(kept) = kept {
                 // SAFETY: forwarded contract; `kept` was filed under `key`.
                 return unsafe { self.reuse(info, key, kept, memory, counter) };
@@ -540,9 +545,41 @@ impl MemoryAllocator {
 
     /// Offers memory to retention, freeing what it does not keep.
     fn keep(&self, key: BufferKey, kept: Kept<Reusable>, keep: bool) {
-        let released = self.retention.lock().offer(key, kept, keep);
+        let released = self.retention.lock().kept.offer(key, kept, keep);
         // SAFETY: kept memory belongs to no live resource and no pending work.
         unsafe { self.release(released) };
+    }
+
+    /// Offers a destroyed buffer's memory to retention unless its heap is
+    /// under pressure (the 90% rule, with the budgets read as
+    /// [`BudgetCache`] says), under one lock; frees what is not kept.
+    fn keep_unless_pressed(&self, key: BufferKey, kept: Kept<Reusable>) {
+        let heap = self.heap_of_type.get(kept.memory_type as usize).copied();
+        let released = {
+            let mut keeping = self.retention.lock();
+            let keep = heap.is_some_and(|heap| {
+                !keeping
+                    .budget
+                    .under_pressure(heap, kept.bytes, || self.pressured_heaps())
+            });
+            keeping.kept.offer(key, kept, keep)
+        };
+        // SAFETY: kept memory belongs to no live resource and no pending work.
+        unsafe { self.release(released) };
+    }
+
+    /// The heaps at 90% of their budget or more, one bit each (VMA's
+    /// budgets: `VK_EXT_memory_budget`'s where enabled).
+    fn pressured_heaps(&self) -> u32 {
+        match self.raw.get_heap_budgets() {
+            Ok(budgets) => budgets
+                .iter()
+                .take(32)
+                .enumerate()
+                .filter(|(_, b)| b.usage >= b.budget / 10 * 9)
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+            Err(_) => 0,
+        }
     }
 
     /// Frees memory retention let go.
@@ -562,26 +599,6 @@ impl MemoryAllocator {
                 },
             }
         }
-    }
-
-    /// Whether memory type `memory_type`'s heap is at 90% of its budget or
-    /// more (then freed memory is not kept), as of the last read of the
-    /// budgets (`BudgetCache`: at most every 32 frees or 16 MiB freed).
-    fn under_pressure(&self, memory_type: u32, bytes: u64) -> bool {
-        let Some(&heap) = self.heap_of_type.get(memory_type as usize) else {
-            return true;
-        };
-        self.budget
-            .lock()
-            .under_pressure(heap, bytes, || match self.raw.get_heap_budgets() {
-                Ok(budgets) => budgets
-                    .iter()
-                    .take(32)
-                    .enumerate()
-                    .filter(|(_, b)| b.usage >= b.budget / 10 * 9)
-                    .fold(0, |bits, (i, _)| bits | 1 << i),
-                Err(_) => 0,
-            })
     }
 
     /// Destroys a buffer; its memory is kept for the next buffer of the
@@ -609,7 +626,6 @@ impl MemoryAllocator {
                 } = vma;
                 match key {
                     Some(key) => {
-                        let keep = !self.under_pressure(memory_type, bytes);
                         let value = if dedicated {
                             Reusable::Buffer(buffer, allocation)
                         } else {
@@ -622,7 +638,7 @@ impl MemoryAllocator {
                             bytes,
                             memory_type,
                         };
-                        self.keep(key, kept, keep);
+                        self.keep_unless_pressed(key, kept);
                     }
                     // SAFETY: forwarded contract.
                     None => unsafe { self.raw.destroy_buffer(buffer, &mut allocation) },
@@ -703,8 +719,11 @@ impl MemoryAllocator {
     /// of blocks given back.
     pub(crate) fn trim(&self) -> u64 {
         let before = self.reserved_bytes();
-        self.budget.lock().invalidate();
-        let kept = self.retention.lock().drain();
+        let kept = {
+            let mut keeping = self.retention.lock();
+            keeping.budget.invalidate();
+            keeping.kept.drain()
+        };
         // SAFETY: kept memory belongs to no live resource and no pending work.
         unsafe { self.release(kept) };
         {
@@ -725,7 +744,7 @@ impl MemoryAllocator {
 
     /// Sets the retention limit, freeing what no longer fits under it.
     pub(crate) fn set_retention_limit(&self, limit: u64) {
-        let released = self.retention.lock().set_limit(limit);
+        let released = self.retention.lock().kept.set_limit(limit);
         // SAFETY: kept memory belongs to no live resource and no pending work.
         unsafe { self.release(released) };
     }
@@ -737,10 +756,10 @@ impl MemoryAllocator {
         let retention = self.retention.lock();
         let stats = self.raw.calculate_statistics().ok();
         let budgets = self.raw.get_heap_budgets().unwrap_or_default();
-        let retained = retention.bytes();
+        let retained = retention.kept.bytes();
         let mut report = crate::MemoryReport {
             retained_bytes: retained,
-            retention_limit: retention.limit(),
+            retention_limit: retention.kept.limit(),
             ..Default::default()
         };
         if let Some(stats) = &stats {
@@ -753,7 +772,7 @@ impl MemoryAllocator {
                 if s.blockCount == 0 && s.allocationCount == 0 {
                     continue;
                 }
-                let kept = retention.bytes_of_type(index);
+                let kept = retention.kept.bytes_of_type(index);
                 report.memory_types.push(crate::MemoryTypeReport {
                     index: index as u32,
                     heap,
