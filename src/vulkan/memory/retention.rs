@@ -119,12 +119,24 @@ impl<T> Retention<T> {
         self.entries
     }
 
+    /// Records in the eviction order, stale ones included.
+    #[cfg(test)]
+    fn records(&self) -> usize {
+        self.order.len()
+    }
+
     /// Takes the most recently kept memory filed under `key`, if any.
     pub(crate) fn take(&mut self, key: &BufferKey) -> Option<Kept<T>> {
         // An emptied list stays in the map: the next round of the same
         // churn refills it without allocating.
-        // Its record in `order` goes stale (see `order`).
-        let (_, kept) = self.by_key.get_mut(key)?.pop_back()?;
+        let (seq, kept) = self.by_key.get_mut(key)?.pop_back()?;
+        // Its record in `order` goes stale (see `order`), unless it is the
+        // newest record, as when the memory freed last is taken next (one
+        // buffer at a time, or a burst of one description): then it goes
+        // too, so churn leaves no stale records to sweep.
+        if self.order.back() == Some(&(seq, *key)) {
+            self.order.pop_back();
+        }
         self.entries -= 1;
         self.forget_bytes(&kept);
         Some(kept)
@@ -331,6 +343,33 @@ mod tests {
         }
         assert!(r.take(&key(256)).is_none());
         assert_eq!((r.bytes(), r.len(), r.bytes_of_type(1)), (0, 0, 0));
+    }
+
+    #[test]
+    fn taking_back_what_was_just_kept_leaves_no_stale_record() {
+        let mut r = Retention::new(1 << 20);
+        // One buffer at a time: each free is taken by the next create.
+        for i in 0..1000 {
+            assert!(r.offer(key(256), kept(i, 256), true).is_empty());
+            assert_eq!(r.take(&key(256)).map(|k| k.value), Some(i));
+        }
+        assert_eq!((r.len(), r.records()), (0, 0));
+        // A burst of one description, freed then made again.
+        for i in 0..100 {
+            assert!(r.offer(key(256), kept(i, 256), true).is_empty());
+        }
+        for _ in 0..100 {
+            assert!(r.take(&key(256)).is_some());
+        }
+        assert_eq!((r.len(), r.records()), (0, 0));
+        // Interleaved keys still leave stale records, swept as before;
+        // eviction skips them.
+        assert!(r.offer(key(256), kept(1, 256), true).is_empty());
+        assert!(r.offer(key(512), kept(2, 512), true).is_empty());
+        assert!(r.take(&key(256)).is_some());
+        assert_eq!((r.len(), r.records()), (1, 2));
+        assert_eq!(r.set_limit(0), vec![2]);
+        assert_eq!((r.len(), r.bytes()), (0, 0));
     }
 
     #[test]
