@@ -340,6 +340,83 @@ pub(super) unsafe fn query_sizes(
     }
 }
 
+/// The sizes the driver gave one encoder for the last shape of build it
+/// asked about, so a run of builds of one shape (a batch of like meshes,
+/// or a structure rebuilt every frame) asks the driver once.
+///
+/// `vkGetAccelerationStructureBuildSizesKHR` ignores the build's mode, its
+/// structures and every address but whether a transform is given (the
+/// command's description in the specification): its answer depends on the
+/// structure's type, the build flags and each geometry's type, flags,
+/// formats, stride, vertex and primitive counts and transform, which is
+/// what a shape ([`push_shape`]) holds.
+#[derive(Debug, Default)]
+pub(super) struct SizeMemo {
+    /// The shape last asked about.
+    shape: Vec<u64>,
+    /// The shape of the build at hand (kept for its capacity).
+    next: Vec<u64>,
+    /// The driver's answer for `shape`.
+    sizes: Option<AccelerationStructureBuildSizes>,
+}
+
+impl SizeMemo {
+    /// The sizes of a build of `entries` with `flags`: the last answer if
+    /// the shape is the one last asked about, else `query`'s (remembered).
+    pub(super) fn sizes<B: ?Sized>(
+        &mut self,
+        flags: vk::BuildAccelerationStructureFlagsKHR,
+        entries: &AccelerationStructureEntries<'_, B>,
+        query: impl FnOnce() -> AccelerationStructureBuildSizes,
+    ) -> AccelerationStructureBuildSizes {
+        self.next.clear();
+        push_shape(flags, entries, &mut self.next);
+        if let Some(sizes) = self.sizes.filter(|_| self.next == self.shape) {
+            return sizes;
+        }
+        let sizes = query();
+        std::mem::swap(&mut self.shape, &mut self.next);
+        self.sizes = Some(sizes);
+        sizes
+    }
+}
+
+/// Appends what the driver's size query reads of a build (see
+/// [`SizeMemo`]) to `out`, one word per field.
+fn push_shape<B: ?Sized>(
+    flags: vk::BuildAccelerationStructureFlagsKHR,
+    entries: &AccelerationStructureEntries<'_, B>,
+    out: &mut Vec<u64>,
+) {
+    out.push(u64::from(flags.as_raw()));
+    match entries {
+        AccelerationStructureEntries::Triangles(list) => {
+            for t in *list {
+                let index = t.indices.as_ref().map_or(0, |i| match i.format {
+                    wgt::IndexFormat::Uint16 => 1,
+                    wgt::IndexFormat::Uint32 => 2,
+                });
+                out.extend([
+                    0,
+                    u64::from(t.flags.bits()),
+                    map_vertex_format(t.vertex_format).as_raw() as u64,
+                    t.vertex_stride,
+                    u64::from(t.vertex_count),
+                    index,
+                    u64::from(t.transform.is_some()),
+                    u64::from(checks::triangle_count(t)),
+                ]);
+            }
+        }
+        AccelerationStructureEntries::Aabbs(list) => {
+            for a in *list {
+                out.extend([1, u64::from(a.flags.bits()), a.stride, u64::from(a.count)]);
+            }
+        }
+        AccelerationStructureEntries::Instances(i) => out.extend([2, u64::from(i.count)]),
+    }
+}
+
 /// Sizes of a structure and its scratch buffers for the given geometry.
 ///
 /// # Safety
@@ -585,7 +662,64 @@ impl super::Device {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{AccelerationStructureTriangles, TriangleIndices};
     use wgt::AccelerationStructureFlags as F;
+
+    fn triangles<'a>(
+        buffer: &'a u8,
+        offset: u64,
+        vertex_count: u32,
+    ) -> AccelerationStructureTriangles<'a, u8> {
+        AccelerationStructureTriangles {
+            vertex_buffer: Some(buffer),
+            vertex_offset: offset,
+            vertex_format: wgt::VertexFormat::Float32x3,
+            vertex_stride: 12,
+            vertex_count,
+            indices: Some(TriangleIndices {
+                buffer: Some(buffer),
+                offset,
+                format: wgt::IndexFormat::Uint32,
+                count: 3,
+            }),
+            transform: None,
+            flags: wgt::AccelerationStructureGeometryFlags::OPAQUE,
+        }
+    }
+
+    #[test]
+    fn builds_of_one_shape_ask_the_driver_once() {
+        let (a, b) = (0u8, 1u8);
+        let flags = vk::BuildAccelerationStructureFlagsKHR::ALLOW_COMPACTION;
+        let mut memo = SizeMemo::default();
+        let mut asked = 0;
+        let mut sizes =
+            |memo: &mut SizeMemo, flags, list: &[AccelerationStructureTriangles<'_, u8>]| {
+                memo.sizes(
+                    flags,
+                    &AccelerationStructureEntries::Triangles(list),
+                    || {
+                        asked += 1;
+                        AccelerationStructureBuildSizes {
+                            acceleration_structure_size: 256 * asked,
+                            ..Default::default()
+                        }
+                    },
+                )
+            };
+        let first = sizes(&mut memo, flags, &[triangles(&a, 0, 3)]);
+        // Other buffers and offsets: the same shape, the same answer.
+        assert_eq!(sizes(&mut memo, flags, &[triangles(&b, 64, 3)]), first);
+        // Another vertex count, other flags, another geometry count: asked.
+        let more = sizes(&mut memo, flags, &[triangles(&a, 0, 4)]);
+        assert_ne!(more, first);
+        let fast = vk::BuildAccelerationStructureFlagsKHR::PREFER_FAST_BUILD;
+        sizes(&mut memo, fast, &[triangles(&a, 0, 4)]);
+        sizes(&mut memo, fast, &[triangles(&a, 0, 4), triangles(&a, 0, 4)]);
+        // Back to the first shape: asked again (one answer is remembered).
+        sizes(&mut memo, flags, &[triangles(&a, 0, 3)]);
+        assert_eq!(asked, 5);
+    }
 
     #[test]
     fn build_flags_map_to_vulkan() {

@@ -5,7 +5,9 @@
 //! kinds, flags, geometry and its buffers, sizes against the driver's size
 //! query, scratch ranges, the flags of the last recorded build, copy and
 //! compacted-size rules), in the order noop makes them, and returns a
-//! typed error having recorded nothing. Builds convert
+//! typed error having recorded nothing. The driver's sizes for a build's
+//! geometry are asked once per shape in a row (`acceleration::SizeMemo`).
+//! Builds convert
 //! every descriptor's geometry into the vectors of [`AccelTemp`] (kept in
 //! the encoder's `Temp`, so they keep their capacity) and record one
 //! `vkCmdBuildAccelerationStructuresKHR` for all of them.
@@ -58,6 +60,8 @@ pub(crate) struct AccelTemp {
     infos: Vec<vk::AccelerationStructureBuildGeometryInfoKHR<'static>>,
     range_ptrs: Vec<*const vk::AccelerationStructureBuildRangeInfoKHR>,
     handles: Vec<vk::AccelerationStructureKHR>,
+    /// The driver's last build sizes, by the shape they were asked for.
+    sizes: acceleration::SizeMemo,
 }
 
 impl std::fmt::Debug for AccelTemp {
@@ -186,17 +190,20 @@ impl CommandEncoder {
                     &mut t.ranges,
                     &mut t.counts,
                 );
-                // SAFETY: the geometries were just converted for this device.
-                Ok(unsafe {
-                    query_sizes(
-                        shared,
-                        fns,
-                        kind,
-                        flags,
-                        &t.geometries[first..],
-                        &t.counts[first..],
-                    )
-                })
+                // A build of the shape last asked about has its sizes.
+                Ok(t.sizes.sizes(flags, desc.entries, || {
+                    // SAFETY: the geometries were just converted for this device.
+                    unsafe {
+                        query_sizes(
+                            shared,
+                            fns,
+                            kind,
+                            flags,
+                            &t.geometries[first..],
+                            &t.counts[first..],
+                        )
+                    }
+                }))
             })?;
             let (mode, src) = match (desc.mode, desc.source_acceleration_structure) {
                 (AccelerationStructureBuildMode::Update, Some(source)) => {
