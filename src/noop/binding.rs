@@ -42,6 +42,7 @@ impl validate::Facts for super::Api {
             usage: view.usage,
             layers: view.range.array_layer_count.unwrap_or(1),
             sample_type: view.sample_type,
+            key: view.key,
         }
     }
 

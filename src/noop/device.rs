@@ -683,12 +683,19 @@ fn resolve_view(
     let facts = texture.facts();
     // Noop makes cube-array views wherever a texture can be a cube.
     let view = crate::validate::view::check_view(&facts, desc, true)?;
+    let sample_type = crate::validate::view_sample_type(view.format, view.range.aspect, features);
     Ok(TextureView {
         bytes: Arc::clone(&texture.bytes),
         layout: *layout,
         format: view.format,
         dimension: view.dimension,
-        sample_type: crate::validate::view_sample_type(view.format, view.range.aspect, features),
+        sample_type,
+        key: crate::validate::binding::ViewKey::of(
+            texture.usage,
+            view.dimension,
+            layout.sample_count,
+            sample_type,
+        ),
         range: view.range,
         usage: texture.usage,
     })

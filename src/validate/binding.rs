@@ -238,6 +238,8 @@ pub(crate) enum Accept {
         dimension: wgt::TextureViewDimension,
         /// Multisampled views only (else single-sampled only).
         multisampled: bool,
+        /// The three above as a test of a view's [`ViewKey`].
+        rule: ViewRule,
     },
     /// A view with `STORAGE_BINDING`, of exactly this format.
     StorageTexture {
@@ -245,6 +247,9 @@ pub(crate) enum Accept {
         format: wgt::TextureFormat,
         /// The layout's view dimension.
         dimension: wgt::TextureViewDimension,
+        /// The usage, the dimension and a single sample as a test of a
+        /// view's [`ViewKey`] (the format is compared apart).
+        rule: ViewRule,
     },
     /// A top-level acceleration structure.
     Structure,
@@ -314,6 +319,7 @@ impl Slot {
                 sample_type,
                 dimension: view_dimension,
                 multisampled,
+                rule: ViewRule::sampled(sample_type, view_dimension, multisampled),
             },
             T::StorageTexture {
                 format,
@@ -322,6 +328,7 @@ impl Slot {
             } => Accept::StorageTexture {
                 format,
                 dimension: view_dimension,
+                rule: ViewRule::storage(view_dimension),
             },
             T::AccelerationStructure { .. } => Accept::Structure,
             T::ExternalTexture => Accept::External,
@@ -389,7 +396,13 @@ fn check_entries<A: Facts, S: AsRef<Slot>, Seen: SeenSlots>(
         if seen.mark(index) {
             return Err(BindingError::DuplicateBinding(entry.binding));
         }
-        check_resource::<A>(slot.as_ref(), &entry.resource, partially_bound)?;
+        if !fits::<A>(slot.as_ref(), &entry.resource, partially_bound) {
+            return Err(resource_error::<A>(
+                slot.as_ref(),
+                &entry.resource,
+                partially_bound,
+            ));
+        }
         each(index, slot, entry);
     }
     if let Some(missing) = seen.first_unset(slots.len()) {
@@ -471,88 +484,166 @@ fn wrong_type<A: Facts>(slot: &Slot, resource: &BindingResource<'_, A>) -> Bindi
     }
 }
 
-/// Checks that an array of `got` elements fits `slot` (exactly its length,
-/// or 1 to its length when partially bound).
-#[inline]
-fn check_count(slot: &Slot, got: usize, partially_bound: bool) -> Result<(), BindingError> {
-    let expected = slot.count.map_or(1, NonZeroU32::get);
-    let fits = if partially_bound {
-        (1..=expected as usize).contains(&got)
-    } else {
-        got == expected as usize
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(BindingError::WrongCount {
-            binding: slot.binding,
-            got,
-            expected,
-        })
+/// Whether one entry's resource passes every check of its slot (the
+/// module docs list them). Inlined into the one loop that calls it: it
+/// runs for every entry of every bind group, so it only answers yes or
+/// no; [`resource_error`] says why not. Arrays and acceleration structures
+/// are checked out of line ([`fits_rest`]).
+#[inline(always)]
+fn fits<A: Facts>(slot: &Slot, resource: &BindingResource<'_, A>, partially_bound: bool) -> bool {
+    use BindingResource as R;
+    let single = slot.count.is_none();
+    match (&slot.accept, resource) {
+        (Accept::Buffer(rule), R::Buffer(b)) => {
+            single && buffer_fits(*rule, A::buffer(b.buffer), b.offset, b.size)
+        }
+        (Accept::Sampler(ty), R::Sampler(s)) => single && sampler_fits(*ty, A::sampler(s)),
+        (Accept::Texture { .. } | Accept::StorageTexture { .. }, R::TextureView(v)) => {
+            single && view_fits(&slot.accept, A::view(v))
+        }
+        _ => fits_rest::<A>(slot, resource, partially_bound),
     }
 }
 
-/// Checks one entry's resource against its slot. Inlined into the one
-/// loop that calls it: it runs for every entry of every bind group.
-#[inline(always)]
-fn check_resource<A: Facts>(
+/// [`fits`] for arrays and acceleration structures (and any resource of
+/// the wrong kind), kept out of the common path.
+#[inline(never)]
+fn fits_rest<A: Facts>(
     slot: &Slot,
     resource: &BindingResource<'_, A>,
     partially_bound: bool,
-) -> Result<(), BindingError> {
+) -> bool {
+    use BindingResource as R;
+    let count = |got| slot.count.is_some() && count_fits(slot, got, partially_bound);
+    match (&slot.accept, resource) {
+        (Accept::Buffer(rule), R::BufferArray(list)) => {
+            count(list.len())
+                && list
+                    .iter()
+                    .all(|b| buffer_fits(*rule, A::buffer(b.buffer), b.offset, b.size))
+        }
+        (Accept::Sampler(ty), R::SamplerArray(list)) => {
+            count(list.len()) && list.iter().all(|s| sampler_fits(*ty, A::sampler(s)))
+        }
+        (Accept::Texture { .. } | Accept::StorageTexture { .. }, R::TextureViewArray(list)) => {
+            count(list.len()) && list.iter().all(|v| view_fits(&slot.accept, A::view(v)))
+        }
+        (Accept::Structure, R::AccelerationStructure(a)) => {
+            slot.count.is_none() && top_level::<A>(a)
+        }
+        (Accept::Structure, R::AccelerationStructureArray(list)) => {
+            count(list.len()) && list.iter().all(|a| top_level::<A>(a))
+        }
+        _ => false,
+    }
+}
+
+/// Whether an acceleration structure is a top-level one.
+fn top_level<A: Facts>(structure: &A::AccelerationStructure) -> bool {
+    A::structure_kind(structure) == crate::AccelerationStructureKind::TopLevel
+}
+
+/// Whether an array of `got` elements fits `slot`: exactly its length, or
+/// 1 to its length when partially bound.
+#[inline]
+fn count_fits(slot: &Slot, got: usize, partially_bound: bool) -> bool {
+    let expected = slot.count.map_or(1, NonZeroU32::get) as usize;
+    if partially_bound {
+        (1..=expected).contains(&got)
+    } else {
+        got == expected
+    }
+}
+
+/// Why a resource failed [`fits`]: the error of the first check it fails,
+/// in the module docs' order (for an array, its length, then its first
+/// element that does not fit).
+#[cold]
+#[inline(never)]
+fn resource_error<A: Facts>(
+    slot: &Slot,
+    resource: &BindingResource<'_, A>,
+    partially_bound: bool,
+) -> BindingError {
     use BindingResource as R;
     let binding = slot.binding;
     let array = slot.count.is_some();
-    let top_level = |a: &A::AccelerationStructure| match A::structure_kind(a) {
-        crate::AccelerationStructureKind::TopLevel => Ok(()),
-        crate::AccelerationStructureKind::BottomLevel => Err(wrong_type::<A>(slot, resource)),
+    let count = |got: usize| {
+        (!count_fits(slot, got, partially_bound)).then(|| BindingError::WrongCount {
+            binding,
+            got,
+            expected: slot.count.map_or(1, NonZeroU32::get),
+        })
     };
-    match (&slot.accept, resource) {
-        (Accept::Buffer(rule), R::Buffer(b)) if !array => {
-            check_buffer(binding, *rule, A::buffer(b.buffer), b.offset, b.size).map(drop)
+    let buffer = |b: &crate::BufferBinding<'_, A::Buffer>| {
+        let rule = *rule_of(slot)?;
+        let facts = A::buffer(b.buffer);
+        if buffer_fits(rule, facts, b.offset, b.size) {
+            return None;
         }
-        (Accept::Buffer(rule), R::BufferArray(list)) if array => {
-            check_count(slot, list.len(), partially_bound)?;
-            list.iter().try_for_each(|b| {
-                check_buffer(binding, *rule, A::buffer(b.buffer), b.offset, b.size).map(drop)
-            })
+        let size = binding_size(facts.size, b.offset, b.size);
+        Some(buffer_error(binding, rule, facts, b.offset, size))
+    };
+    let sampler = |s: &A::Sampler| match slot.accept {
+        Accept::Sampler(ty) if !sampler_fits(ty, A::sampler(s)) => {
+            Some(sampler_error(binding, ty, A::sampler(s)))
         }
-        (Accept::Sampler(ty), R::Sampler(s)) if !array => {
-            check_sampler(binding, *ty, A::sampler(s))
+        _ => None,
+    };
+    let view = |v: &A::TextureView| {
+        (!view_fits(&slot.accept, A::view(v))).then(|| view_error(slot, A::view(v)))
+    };
+    let structure = |a: &A::AccelerationStructure| {
+        (!top_level::<A>(a)).then(|| wrong_type::<A>(slot, resource))
+    };
+    let found = match (&slot.accept, resource) {
+        (Accept::Buffer(_), R::Buffer(b)) if !array => buffer(b),
+        (Accept::Buffer(_), R::BufferArray(list)) if array => {
+            count(list.len()).or_else(|| list.iter().find_map(buffer))
         }
-        (Accept::Sampler(ty), R::SamplerArray(list)) if array => {
-            check_count(slot, list.len(), partially_bound)?;
-            list.iter()
-                .try_for_each(|s| check_sampler(binding, *ty, A::sampler(s)))
+        (Accept::Sampler(_), R::Sampler(s)) if !array => sampler(s),
+        (Accept::Sampler(_), R::SamplerArray(list)) if array => {
+            count(list.len()).or_else(|| list.iter().find_map(|x| sampler(x)))
         }
         (Accept::Texture { .. } | Accept::StorageTexture { .. }, R::TextureView(v)) if !array => {
-            check_view(slot, A::view(v))
+            view(v)
         }
         (Accept::Texture { .. } | Accept::StorageTexture { .. }, R::TextureViewArray(list))
             if array =>
         {
-            check_count(slot, list.len(), partially_bound)?;
-            list.iter().try_for_each(|v| check_view(slot, A::view(v)))
+            count(list.len()).or_else(|| list.iter().find_map(|x| view(x)))
         }
-        (Accept::Structure, R::AccelerationStructure(a)) if !array => top_level(a),
+        (Accept::Structure, R::AccelerationStructure(a)) if !array => structure(a),
         (Accept::Structure, R::AccelerationStructureArray(list)) if array => {
-            check_count(slot, list.len(), partially_bound)?;
-            list.iter().try_for_each(|a| top_level(a))
+            count(list.len()).or_else(|| list.iter().find_map(|x| structure(x)))
         }
-        _ => Err(wrong_type::<A>(slot, resource)),
+        _ => Some(wrong_type::<A>(slot, resource)),
+    };
+    found.unwrap_or_else(|| {
+        // Unreachable: `fits` said no, so some check above fails.
+        log::error!("binding {binding}: a resource failed its checks for no reason found");
+        BindingError::Device(crate::DeviceError::Unexpected)
+    })
+}
+
+/// A buffer slot's rule.
+fn rule_of(slot: &Slot) -> Option<&BufferRule> {
+    match &slot.accept {
+        Accept::Buffer(rule) => Some(rule),
+        _ => None,
     }
 }
 
-/// Checks one buffer range of binding `binding` against its rule and its
-/// buffer; returns its length.
+/// Whether a buffer range fits its binding's rule and its buffer: not
+/// empty, inside the buffer, aligned, within the rule's lengths, and the
+/// buffer has the usage the rule needs.
 #[inline(always)]
-pub(crate) fn check_buffer(
-    binding: u32,
+pub(crate) fn buffer_fits(
     rule: BufferRule,
     buffer: BufferFacts,
     offset: u64,
     size: Option<NonZeroU64>,
-) -> Result<u64, BindingError> {
+) -> bool {
     let size = binding_size(buffer.size, offset, size);
     let (usage, _) = rule.usage();
     // Alignments are powers of two (Vulkan and WebGPU both require it);
@@ -562,20 +653,17 @@ pub(crate) fn check_buffer(
     } else {
         offset % rule.alignment != 0
     };
-    let fits = size != 0
+    size != 0
         && offset
             .checked_add(size)
             .is_some_and(|end| end <= buffer.size)
         && !misaligned
         && size <= rule.max
-        && size >= rule.min;
-    if fits && buffer.usage.contains(usage) {
-        return Ok(size);
-    }
-    Err(buffer_error(binding, rule, buffer, offset, size))
+        && size >= rule.min
+        && buffer.usage.contains(usage)
 }
 
-/// Why a buffer range failed [`check_buffer`], in the checks' order: an
+/// Why a buffer range failed [`buffer_fits`], in the checks' order: an
 /// empty range, one past the buffer's end, a misaligned offset, a range
 /// longer than the limit or shorter than `min_binding_size`, then a buffer
 /// without the usage.
@@ -628,28 +716,34 @@ fn buffer_error(
     }
 }
 
-/// Checks a sampler against a sampler binding: a comparison sampler for a
+/// Whether a sampler fits a sampler binding: a comparison sampler for a
 /// comparison binding and only there, no filtering one for a
 /// non-filtering binding.
-#[inline]
-fn check_sampler(
-    binding: u32,
-    ty: wgt::SamplerBindingType,
-    sampler: SamplerFacts,
-) -> Result<(), BindingError> {
-    use wgt::SamplerBindingType as S;
-    let expected = match ty {
-        S::Comparison if !sampler.comparison => "a comparison sampler",
-        S::Filtering if sampler.comparison => "a filtering or non-filtering sampler",
-        S::NonFiltering if sampler.comparison || sampler.filtering => "a non-filtering sampler",
-        _ => return Ok(()),
-    };
-    Err(sampler_error(binding, expected, sampler))
+#[inline(always)]
+fn sampler_fits(ty: wgt::SamplerBindingType, sampler: SamplerFacts) -> bool {
+    sampler_expected(ty, sampler).is_none()
 }
 
+/// The sampler kind a binding of type `ty` wanted, when `sampler` is not
+/// one.
+#[inline(always)]
+fn sampler_expected(ty: wgt::SamplerBindingType, sampler: SamplerFacts) -> Option<&'static str> {
+    use wgt::SamplerBindingType as S;
+    match ty {
+        S::Comparison if !sampler.comparison => Some("a comparison sampler"),
+        S::Filtering if sampler.comparison => Some("a filtering or non-filtering sampler"),
+        S::NonFiltering if sampler.comparison || sampler.filtering => {
+            Some("a non-filtering sampler")
+        }
+        _ => None,
+    }
+}
+
+/// Why a sampler failed [`sampler_fits`].
 #[cold]
 #[inline(never)]
-fn sampler_error(binding: u32, expected: &str, sampler: SamplerFacts) -> BindingError {
+fn sampler_error(binding: u32, ty: wgt::SamplerBindingType, sampler: SamplerFacts) -> BindingError {
+    let expected = sampler_expected(ty, sampler).unwrap_or("a sampler of the binding's kind");
     let got = match (sampler.comparison, sampler.filtering) {
         (true, _) => "a comparison sampler",
         (false, true) => "a filtering sampler",
@@ -678,41 +772,134 @@ fn sample_type_fits(expected: wgt::TextureSampleType, actual: wgt::TextureSample
     }
 }
 
-/// Checks a view against a sampled or storage texture slot: usage, aspect,
-/// sample type or format, dimension and sample count.
+/// Whether a view fits a sampled or storage texture slot: usage, aspect,
+/// sample type or format, dimension and sample count (the slot's
+/// [`ViewRule`] against the view's [`ViewKey`], and a storage slot's
+/// format).
 #[inline(always)]
-fn check_view(slot: &Slot, view: ViewFacts) -> Result<(), BindingError> {
-    let (usage, dimension, multisampled, fits) = match slot.accept {
-        Accept::Texture {
-            sample_type,
-            dimension,
-            multisampled,
-        } => (
-            wgt::TextureUsages::TEXTURE_BINDING,
-            dimension,
-            multisampled,
-            view.sample_type
-                .is_some_and(|actual| sample_type_fits(sample_type, actual)),
-        ),
-        Accept::StorageTexture { format, dimension } => (
-            wgt::TextureUsages::STORAGE_BINDING,
-            dimension,
-            false,
-            view.format == format,
-        ),
-        _ => return Err(view_error(slot, view)),
-    };
-    if view.usage.contains(usage)
-        && fits
-        && view.dimension == dimension
-        && multisampled == (view.sample_count > 1)
-    {
-        return Ok(());
+fn view_fits(accept: &Accept, view: ViewFacts) -> bool {
+    match *accept {
+        Accept::Texture { rule, .. } => rule.fits(view.key),
+        Accept::StorageTexture { rule, format, .. } => rule.fits(view.key) && view.format == format,
+        _ => false,
     }
-    Err(view_error(slot, view))
 }
 
-/// Why a view failed [`check_view`], in the checks' order: usage, aspect,
+/// What a view can be bound as, in bits, worked out once when the view is
+/// made ([`ViewKey::of`]): the binding usages it may serve, what its
+/// texels read as, its dimension and whether it is multisampled. A slot
+/// tests it with its [`ViewRule`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ViewKey(u32);
+
+/// [`ViewKey`] bits: the view may serve `TEXTURE_BINDING`.
+const KEY_SAMPLED: u32 = 1;
+/// [`ViewKey`] bits: the view may serve `STORAGE_BINDING`.
+const KEY_STORAGE: u32 = 1 << 1;
+/// [`ViewKey`] bits: its texture has more than one sample.
+const KEY_MULTISAMPLED: u32 = 1 << 2;
+/// [`ViewKey`] bits: every dimension bit ([`dimension_bit`]).
+const KEY_DIMENSIONS: u32 = 0x3f << 8;
+/// Every sample type a view may read as, each with its [`ViewKey`] bit.
+const SAMPLE_TYPES: [(wgt::TextureSampleType, u32); 5] = [
+    (wgt::TextureSampleType::Float { filterable: true }, 1 << 3),
+    (wgt::TextureSampleType::Float { filterable: false }, 1 << 4),
+    (wgt::TextureSampleType::Depth, 1 << 5),
+    (wgt::TextureSampleType::Uint, 1 << 6),
+    (wgt::TextureSampleType::Sint, 1 << 7),
+];
+
+/// A view dimension's [`ViewKey`] bit.
+fn dimension_bit(dimension: wgt::TextureViewDimension) -> u32 {
+    use wgt::TextureViewDimension as D;
+    let shift = match dimension {
+        D::D1 => 0,
+        D::D2 => 1,
+        D::D2Array => 2,
+        D::Cube => 3,
+        D::CubeArray => 4,
+        D::D3 => 5,
+    };
+    1 << (8 + shift)
+}
+
+impl ViewKey {
+    /// The key of a view that may serve `usage`, of `dimension`, on a
+    /// texture of `sample_count` samples, whose texels read as
+    /// `sample_type` (`None`: both aspects of a depth-stencil format, which
+    /// no sampled binding takes).
+    pub(crate) fn of(
+        usage: wgt::TextureUsages,
+        dimension: wgt::TextureViewDimension,
+        sample_count: u32,
+        sample_type: Option<wgt::TextureSampleType>,
+    ) -> Self {
+        let mut bits = dimension_bit(dimension);
+        if usage.contains(wgt::TextureUsages::TEXTURE_BINDING) {
+            bits |= KEY_SAMPLED;
+        }
+        if usage.contains(wgt::TextureUsages::STORAGE_BINDING) {
+            bits |= KEY_STORAGE;
+        }
+        if sample_count > 1 {
+            bits |= KEY_MULTISAMPLED;
+        }
+        for (ty, bit) in SAMPLE_TYPES {
+            if sample_type == Some(ty) {
+                bits |= bit;
+            }
+        }
+        Self(bits)
+    }
+}
+
+/// What a texture slot asks of a view's [`ViewKey`]: the bits under
+/// `mask` equal `need` (usage, dimension, sample count) and at least one
+/// bit of `any` is set (a fitting sample type; every key has one of a
+/// storage slot's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ViewRule {
+    mask: u32,
+    need: u32,
+    any: u32,
+}
+
+impl ViewRule {
+    /// A sampled-texture slot's rule ([`sample_type_fits`] for the sample
+    /// types).
+    fn sampled(
+        sample_type: wgt::TextureSampleType,
+        dimension: wgt::TextureViewDimension,
+        multisampled: bool,
+    ) -> Self {
+        let multisampled = if multisampled { KEY_MULTISAMPLED } else { 0 };
+        Self {
+            mask: KEY_SAMPLED | KEY_DIMENSIONS | KEY_MULTISAMPLED,
+            need: KEY_SAMPLED | dimension_bit(dimension) | multisampled,
+            any: SAMPLE_TYPES
+                .iter()
+                .filter(|(actual, _)| sample_type_fits(sample_type, *actual))
+                .fold(0, |any, (_, bit)| any | bit),
+        }
+    }
+
+    /// A storage-texture slot's rule: single-sampled views only.
+    fn storage(dimension: wgt::TextureViewDimension) -> Self {
+        Self {
+            mask: KEY_STORAGE | KEY_DIMENSIONS | KEY_MULTISAMPLED,
+            need: KEY_STORAGE | dimension_bit(dimension),
+            any: u32::MAX,
+        }
+    }
+
+    /// Whether a view of this key fits.
+    #[inline(always)]
+    fn fits(self, key: ViewKey) -> bool {
+        key.0 & self.mask == self.need && key.0 & self.any != 0
+    }
+}
+
+/// Why a view failed [`view_fits`], in the checks' order: usage, aspect,
 /// sample type or format, dimension, sample count.
 #[cold]
 #[inline(never)]
@@ -888,6 +1075,22 @@ mod tests {
 
     /// Each failing buffer range gets the error of the first check it
     /// fails, in the documented order.
+    /// A buffer range's length, or why it fails.
+    fn check_buffer(
+        binding: u32,
+        rule: BufferRule,
+        buffer: BufferFacts,
+        offset: u64,
+        size: Option<NonZeroU64>,
+    ) -> Result<u64, BindingError> {
+        let length = binding_size(buffer.size, offset, size);
+        if buffer_fits(rule, buffer, offset, size) {
+            Ok(length)
+        } else {
+            Err(buffer_error(binding, rule, buffer, offset, length))
+        }
+    }
+
     #[test]
     fn buffer_ranges_fail_in_order() {
         let rule = BufferRule {
@@ -924,6 +1127,68 @@ mod tests {
             reason(check_buffer(0, rule, storage_only, 0, size(64))),
             "usage UNIFORM"
         );
+    }
+
+    /// A view's key against a slot's rule gives what the rules spelled out
+    /// give, for every usage, dimension, sample count and sample type
+    /// against every sampled and storage slot.
+    #[test]
+    fn view_keys_fit_exactly_what_the_rules_allow() {
+        use wgt::TextureSampleType as T;
+        use wgt::TextureUsages as U;
+        use wgt::TextureViewDimension as D;
+        let dimensions = [D::D1, D::D2, D::D2Array, D::Cube, D::CubeArray, D::D3];
+        let types = [
+            T::Float { filterable: true },
+            T::Float { filterable: false },
+            T::Depth,
+            T::Uint,
+            T::Sint,
+        ];
+        let usages = [
+            U::empty(),
+            U::TEXTURE_BINDING,
+            U::STORAGE_BINDING,
+            U::TEXTURE_BINDING | U::STORAGE_BINDING,
+            U::COPY_SRC | U::RENDER_ATTACHMENT,
+        ];
+        let (mut fitted, mut refused) = (0, 0);
+        for usage in usages {
+            for dimension in dimensions {
+                for samples in [1, 4] {
+                    for actual in std::iter::once(None).chain(types.map(Some)) {
+                        let key = ViewKey::of(usage, dimension, samples, actual);
+                        for want in dimensions {
+                            for multisampled in [false, true] {
+                                for expected in types {
+                                    let rule = ViewRule::sampled(expected, want, multisampled);
+                                    let allowed = usage.contains(U::TEXTURE_BINDING)
+                                        && actual.is_some_and(|a| sample_type_fits(expected, a))
+                                        && dimension == want
+                                        && multisampled == (samples > 1);
+                                    assert_eq!(
+                                        rule.fits(key),
+                                        allowed,
+                                        "{usage:?} {dimension:?} x{samples} {actual:?} \
+                                         in {expected:?} {want:?} ms {multisampled}"
+                                    );
+                                    if allowed {
+                                        fitted += 1;
+                                    } else {
+                                        refused += 1;
+                                    }
+                                }
+                            }
+                            let allowed = usage.contains(U::STORAGE_BINDING)
+                                && dimension == want
+                                && samples == 1;
+                            assert_eq!(ViewRule::storage(want).fits(key), allowed);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(fitted > 0 && refused > fitted);
     }
 
     #[test]

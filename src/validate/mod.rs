@@ -98,6 +98,9 @@ pub(crate) struct ViewFacts {
     /// (`None`: a view of both aspects of a depth-stencil format). Worked
     /// out when the view is made ([`view_sample_type`]).
     pub(crate) sample_type: Option<wgt::TextureSampleType>,
+    /// What it can be bound as ([`binding::ViewKey::of`] of the above, worked
+    /// out when the view is made).
+    pub(crate) key: binding::ViewKey,
 }
 
 /// What a view of `format` showing `aspect` reads as in a shader on a

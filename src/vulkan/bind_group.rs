@@ -51,6 +51,7 @@ impl validate::Facts for super::Api {
             usage: view.usage,
             layers: view.range.array_layer_count.unwrap_or(1),
             sample_type: view.sample_type,
+            key: view.key,
         }
     }
 
@@ -100,6 +101,7 @@ pub(super) fn is_simple(slots: &[super::binding::LayoutSlot]) -> bool {
 ///
 /// # Safety
 /// The layout and every resource came from `device`; the resources outlive the group.
+#[inline(always)]
 pub(super) unsafe fn create_bind_group(
     device: &super::Device,
     desc: &BindGroupDescriptor<super::Api>,
@@ -130,6 +132,7 @@ union Info {
 /// # Safety
 /// As for [`create_bind_group`]; the layout is simple and the group has at
 /// most [`INLINE`] entries.
+#[inline(always)]
 unsafe fn create_simple(
     device: &super::Device,
     desc: &BindGroupDescriptor<super::Api>,
@@ -138,20 +141,16 @@ unsafe fn create_simple(
     let layout = desc.layout;
     let slots = &*layout.slots;
     // Slot `i`'s info at position `i`: the checks pass only when every
-    // slot has exactly one entry, so all `slots.len()` are written then.
+    // slot has exactly one entry, so all `slots.len()` are written then
+    // (bit `i` of `written` says so).
     let mut infos = [std::mem::MaybeUninit::<Info>::uninit(); INLINE];
-    let mut written = 0u32;
-    let mut unexpected = false;
+    let mut written = 0u64;
     validate::binding::check_bind_group_with::<super::Api, _>(
         slots,
         layout.update_after_bind,
         desc.entries,
         |index, slot, entry| {
-            let Some(cell) = infos.get_mut(index) else {
-                unexpected = true;
-                return;
-            };
-            cell.write(match &entry.resource {
+            let info = match &entry.resource {
                 BindingResource::Buffer(b) => Info {
                     buffer: buffer_info(b),
                 },
@@ -161,49 +160,52 @@ unsafe fn create_simple(
                 BindingResource::TextureView(v) => Info {
                     image: image_info(v, slot.image_layout),
                 },
-                // A simple layout has none of these, and the checks passed.
-                _ => {
-                    unexpected = true;
-                    return;
-                }
-            });
-            written |= 1 << index;
+                // A simple layout has none of these, and the checks
+                // passed: left unwritten, caught below.
+                _ => return,
+            };
+            if let Some(cell) = infos.get_mut(index) {
+                cell.write(info);
+                written |= 1 << index;
+            }
         },
     )?;
     // `slots.len() <= INLINE` (simple layout), so the mask fits.
-    let all = (1u64 << slots.len()) - 1;
-    if unexpected || u64::from(written) != all {
+    let count = slots.len().min(INLINE);
+    if written != (1u64 << count) - 1 || count != slots.len() {
         log::error!("bind group entries did not fit their simple layout");
         return Err(BindingError::Device(crate::DeviceError::Unexpected));
     }
     let set = allocate_set(shared, layout)?;
     let raw = set.raw();
-    let writes: ArrayVec<vk::WriteDescriptorSet, INLINE> = slots
-        .iter()
-        .zip(&infos)
-        .map(|(slot, info)| {
-            // The driver reads the pointer its descriptor type names and
-            // ignores the other (VkWriteDescriptorSet): both point at the
-            // info, which the checks wrote (`written` covers every slot).
-            let info = info.as_ptr();
-            let mut write = vk::WriteDescriptorSet::default()
-                .dst_set(raw)
-                .dst_binding(slot.slot.binding)
-                .descriptor_type(slot.ty);
-            write.descriptor_count = 1;
-            write.p_buffer_info = info.cast();
-            write.p_image_info = info.cast();
-            write
-        })
-        .collect();
+    let mut writes = [std::mem::MaybeUninit::<vk::WriteDescriptorSet>::uninit(); INLINE];
+    for ((write, slot), info) in writes.iter_mut().zip(slots).zip(&infos) {
+        // The driver reads the pointer its descriptor type names and
+        // ignores the other (VkWriteDescriptorSet): both point at the
+        // info, which the checks wrote (`written` covers every slot).
+        let info = info.as_ptr();
+        let mut made = vk::WriteDescriptorSet::default()
+            .dst_set(raw)
+            .dst_binding(slot.slot.binding)
+            .descriptor_type(slot.ty);
+        made.descriptor_count = 1;
+        made.p_buffer_info = info.cast();
+        made.p_image_info = info.cast();
+        write.write(made);
+    }
+    // SAFETY: the loop above wrote the first `count` writes (one per slot,
+    // `count` = the slot count <= INLINE); a `MaybeUninit<T>` has `T`'s
+    // layout.
+    let writes: &[vk::WriteDescriptorSet] =
+        unsafe { std::slice::from_raw_parts(writes.as_ptr().cast(), count) };
     // SAFETY: every write names a binding of the set's layout with its type
     // and one descriptor; its info lives until the call returns and names
     // live resources of this device (caller's contract), checked against
     // the layout above (kind, usage, view shape and format, ranges). The
     // set is not in use by the GPU (new, or recycled from a destroyed
     // bind group).
-    unsafe { shared.raw.update_descriptor_sets(&writes, &[]) };
-    Ok(finish(shared, desc, raw, set))
+    unsafe { shared.raw.update_descriptor_sets(writes, &[]) };
+    Ok(finish(shared, desc, set))
 }
 
 /// A descriptor set for a group of `layout`, from the device's allocator
@@ -225,18 +227,17 @@ fn allocate_set(
 }
 
 /// Names a written group's set and wraps it (the allocator counted it).
+#[inline(always)]
 fn finish(
     shared: &super::DeviceShared,
     desc: &BindGroupDescriptor<super::Api>,
-    raw: vk::DescriptorSet,
     set: super::descriptor::DescriptorSet,
 ) -> super::BindGroup {
     if let Some(label) = desc.label {
-        // SAFETY: `raw` is live.
-        unsafe { set_object_name(shared, raw, label) };
+        // SAFETY: the set is live.
+        unsafe { set_object_name(shared, set.raw(), label) };
     }
     super::BindGroup {
-        raw,
         set,
         dynamic_count: desc.layout.dynamic_count,
     }
@@ -401,7 +402,7 @@ unsafe fn create_general(
     // layout above (kind, usage, view shape and format, ranges). The set is
     // not in use by the GPU (new, or recycled from a destroyed bind group).
     unsafe { shared.raw.update_descriptor_sets(writes.as_slice(), &[]) };
-    Ok(finish(shared, desc, raw, set))
+    Ok(finish(shared, desc, set))
 }
 
 /// A sampled or storage image descriptor.
@@ -425,13 +426,14 @@ fn buffer_info(b: &BufferBinding<'_, super::Buffer>) -> vk::DescriptorBufferInfo
 ///
 /// # Safety
 /// The group came from `device`; no pending GPU work uses it.
+#[inline(always)]
 pub(super) unsafe fn destroy_bind_group(device: &super::Device, group: super::BindGroup) {
     let shared = &*device.shared;
     // SAFETY: the set came from this device's allocator; the caller
     // guarantees the GPU is done with it.
     let freed = unsafe { shared.descriptors.lock().free(&shared.raw, group.set) };
     if let Err(e) = freed {
-        log::error!("freeing descriptor set {:?}: {e}", group.raw);
+        log::error!("freeing descriptor set: {e}");
     }
 }
 

@@ -96,8 +96,15 @@ pub(crate) struct DescriptorSet {
 
 impl DescriptorSet {
     /// The raw set. The allocator still owns it.
+    #[inline(always)]
     pub(crate) fn raw(&self) -> vk::DescriptorSet {
         self.raw
+    }
+
+    /// The raw set as a one-element slice (for `vkCmdBindDescriptorSets`).
+    #[inline(always)]
+    pub(crate) fn raw_slice(&self) -> &[vk::DescriptorSet] {
+        std::slice::from_ref(&self.raw)
     }
 }
 

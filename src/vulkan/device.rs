@@ -307,6 +307,8 @@ impl crate::Device for super::Device {
                 // SAFETY: `raw` is live.
                 unsafe { set_object_name(shared, raw, label) };
             }
+            let sample_type =
+                crate::validate::view_sample_type(view_format, view.range.aspect, shared.features);
             Ok(super::TextureView {
                 raw,
                 format: view_format,
@@ -314,10 +316,12 @@ impl crate::Device for super::Device {
                 dimension,
                 sample_count: texture.sample_count,
                 usage: view_usages,
-                sample_type: crate::validate::view_sample_type(
-                    view_format,
-                    view.range.aspect,
-                    shared.features,
+                sample_type,
+                key: crate::validate::binding::ViewKey::of(
+                    view_usages,
+                    dimension,
+                    texture.sample_count,
+                    sample_type,
                 ),
             })
         })

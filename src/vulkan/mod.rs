@@ -256,6 +256,8 @@ pub struct TextureView {
     pub(crate) usage: wgt::TextureUsages,
     /// What its texels read as in a shader (bind groups check it).
     pub(crate) sample_type: Option<wgt::TextureSampleType>,
+    /// What it can be bound as (bind groups test it).
+    pub(crate) key: crate::validate::binding::ViewKey,
 }
 
 /// A Vulkan sampler.
@@ -303,8 +305,7 @@ pub struct BindGroupLayout {
 /// A Vulkan descriptor set from the device's descriptor allocator.
 #[derive(Debug)]
 pub struct BindGroup {
-    pub(crate) raw: vk::DescriptorSet,
-    /// The allocation, given back to the allocator on destroy.
+    /// The allocation (its raw set is the group's), given back to the allocator on destroy.
     pub(crate) set: descriptor::DescriptorSet,
     /// Bindings with a dynamic offset (one offset each in `set_bind_group`).
     pub(crate) dynamic_count: u32,
@@ -461,7 +462,6 @@ raw_access!(
     QuerySet => vk::QueryPool,
     Fence => vk::Semaphore,
     BindGroupLayout => vk::DescriptorSetLayout,
-    BindGroup => vk::DescriptorSet,
     PipelineLayout => vk::PipelineLayout,
     RenderPipeline => vk::Pipeline,
     ComputePipeline => vk::Pipeline,
@@ -470,6 +470,13 @@ raw_access!(
     Queue => vk::Queue,
     AccelerationStructure => vk::AccelerationStructureKHR,
 );
+
+impl BindGroup {
+    /// The raw Vulkan handle. The hal still owns it: do not destroy it.
+    pub fn raw(&self) -> vk::DescriptorSet {
+        self.set.raw()
+    }
+}
 
 impl Texture {
     /// The texture's format.

@@ -501,7 +501,7 @@ impl CommandEncoder {
                 bind_point,
                 layout.raw,
                 index,
-                std::slice::from_ref(&group.raw),
+                group.set.raw_slice(),
                 dynamic_offsets,
             )
         };
