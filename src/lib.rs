@@ -122,6 +122,7 @@ mod resource;
 // Used by the backends' shader modules.
 #[cfg_attr(not(test), allow(dead_code))]
 mod shader;
+mod spin_lock;
 mod surface;
 mod validate;
 #[cfg(feature = "vulkan")]

@@ -221,7 +221,6 @@ fn allocate_set(
     unsafe {
         shared
             .descriptors
-            .lock()
             .allocate(&shared.raw, layout.token, layout.raw)
     }
 }
@@ -387,7 +386,7 @@ unsafe fn create_general(
             log::error!("bind group write {} out of its scratch lists", p.binding);
             // SAFETY: the set came from this allocator and was never written
             // or used since.
-            let freed = unsafe { shared.descriptors.lock().free(&shared.raw, set) };
+            let freed = unsafe { shared.descriptors.free(&shared.raw, set) };
             if let Err(e) = freed {
                 log::error!("freeing descriptor set {raw:?}: {e}");
             }
@@ -431,7 +430,7 @@ pub(super) unsafe fn destroy_bind_group(device: &super::Device, group: super::Bi
     let shared = &*device.shared;
     // SAFETY: the set came from this device's allocator; the caller
     // guarantees the GPU is done with it.
-    let freed = unsafe { shared.descriptors.lock().free(&shared.raw, group.set) };
+    let freed = unsafe { shared.descriptors.free(&shared.raw, group.set) };
     if let Err(e) = freed {
         log::error!("freeing descriptor set: {e}");
     }

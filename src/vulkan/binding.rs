@@ -122,7 +122,7 @@ pub(super) unsafe fn create_bind_group_layout(
     let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }.map_err(map_err)?;
     // SAFETY: `key` was computed from this layout's entries and flag; the
     // allocator is this device's.
-    let registered = unsafe { shared.descriptors.lock().register_layout(&shared.raw, key) };
+    let registered = unsafe { shared.descriptors.register_layout(&shared.raw, key) };
     let token = match registered {
         Ok(token) => token,
         Err(e) => {
@@ -257,7 +257,6 @@ pub(super) unsafe fn destroy_bind_group_layout(
     let unregistered = unsafe {
         shared
             .descriptors
-            .lock()
             .unregister_layout(&shared.raw, layout.token)
     };
     if let Err(e) = unregistered {
@@ -368,8 +367,7 @@ impl super::Device {
     /// No recording in progress and no pending GPU work uses a destroyed bind
     /// group (the destroy contract already says so).
     pub unsafe fn trim_descriptor_caches(&self) -> Result<(), crate::DeviceError> {
-        let mut descriptors = self.shared.descriptors.lock();
         // SAFETY: the allocator's device is this one; forwarded contract.
-        unsafe { descriptors.trim(&self.shared.raw) }
+        unsafe { self.shared.descriptors.trim(&self.shared.raw) }
     }
 }

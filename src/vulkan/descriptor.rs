@@ -32,6 +32,22 @@
 //! Steady-state `allocate`/`free` do no heap allocation and no hashing: tokens
 //! and sets carry slab indices with generations, checked on every use.
 //!
+//! # Locking
+//!
+//! The allocator is shared by the device's threads and locks itself, with
+//! two locks taken in one order (pools, then layouts):
+//!
+//! - **layouts** ([`crate::spin_lock::SpinLock`]): every layout's entry
+//!   (its bucket, its cached sets, its counts) and the live-set count. A
+//!   cache hit (`allocate` popping a cached set, `free` pushing one) takes
+//!   only this lock, for a pop or a push: one atomic read-modify-write and
+//!   one store. It is never held across a driver call or while taking the
+//!   other lock.
+//! - **pools** (`parking_lot::Mutex`): the buckets and their pools. Misses,
+//!   frees past the cache, layout registration and `trim` take it, and
+//!   hold it across the driver calls they make; they take the layouts lock
+//!   inside it, briefly, to read or update entries.
+//!
 //! The Vulkan calls go through [`DescriptorDevice`], implemented for
 //! `ash::Device` and, in tests, by a mock that simulates pools.
 //!
@@ -50,6 +66,7 @@ mod slots;
 
 use ash::vk;
 
+use crate::spin_lock::SpinLock;
 use crate::DeviceError;
 use bucket::Bucket;
 // `DescriptorCounts` is wired in by bind groups; until then only the tests use it.
@@ -129,6 +146,67 @@ struct LayoutEntry {
     in_use: u32,
     /// The most sets of this layout in use at once since the last trim.
     peak: u32,
+    /// How many freed sets it keeps: [`idle_bound`] of `peak`.
+    keep: usize,
+}
+
+impl LayoutEntry {
+    /// A new entry in its bucket at `position`.
+    fn new(bucket: u32, bucket_generation: u32, position: u32) -> Self {
+        Self {
+            bucket,
+            bucket_generation,
+            position,
+            idle: Vec::new(),
+            in_use: 0,
+            peak: 0,
+            keep: idle_bound(0),
+        }
+    }
+
+    /// Counts one more set in use (and a new peak, if it is one).
+    #[inline(always)]
+    fn count_use(&mut self) {
+        self.in_use = self.in_use.saturating_add(1);
+        if self.in_use > self.peak {
+            self.peak = self.in_use;
+            self.keep = idle_bound(self.peak);
+        }
+    }
+
+    /// Lowers the peak to the sets in use now (`trim`).
+    fn reset_peak(&mut self) {
+        self.peak = self.in_use;
+        self.keep = idle_bound(self.peak);
+    }
+}
+
+/// Every registered layout's entry and the live-set count: what a cache
+/// hit reads and writes, behind the allocator's spin lock.
+#[derive(Debug, Default)]
+pub(super) struct Layouts {
+    entries: Slab<LayoutEntry>,
+    /// Sets handed out by `allocate` and not yet given to `free`: the
+    /// device's live bind groups.
+    live: u64,
+}
+
+impl Layouts {
+    /// Drops the cached sets of pool `pool` from layout `layout`'s idle
+    /// list (the pool is being destroyed).
+    fn evict_pool(&mut self, layout: u32, pool: u32) {
+        if let Some(entry) = self.entries.get_current_mut(layout) {
+            entry.idle.retain(|s| s.pool != pool);
+        }
+    }
+}
+
+/// The buckets and their pools, behind the allocator's mutex.
+#[derive(Default)]
+struct Pools {
+    buckets: Slab<Bucket>,
+    /// Bucket index by key; used only by `register_layout`.
+    by_key: rustc_hash::FxHashMap<BucketKey, u32>,
 }
 
 /// Counters of one bucket.
@@ -163,8 +241,8 @@ pub(crate) struct DescriptorStats {
     pub(crate) cached: u64,
 }
 
-/// Descriptor pools and sets of one device (see the module docs). Not
-/// internally synchronised: the device keeps it behind a lock.
+/// Descriptor pools and sets of one device (see the module docs). It
+/// locks itself (module docs, "Locking").
 ///
 /// Every method takes the device: pass the same one each time. Before the
 /// device is destroyed, unregister every layout or call
@@ -172,14 +250,8 @@ pub(crate) struct DescriptorStats {
 /// pools leaks them (and logs it).
 #[derive(Default)]
 pub(crate) struct DescriptorAllocator {
-    layouts: Slab<LayoutEntry>,
-    buckets: Slab<Bucket>,
-    /// Bucket index by key; used only by `register_layout`.
-    by_key: rustc_hash::FxHashMap<BucketKey, u32>,
-    /// Sets handed out by `allocate` and not yet given to `free`: the
-    /// device's live bind groups (counted here, under the lock allocation
-    /// takes anyway, rather than in an atomic counter of their own).
-    live: u64,
+    pools: parking_lot::Mutex<Pools>,
+    layouts: SpinLock<Layouts>,
 }
 
 impl DescriptorAllocator {
@@ -194,34 +266,34 @@ impl DescriptorAllocator {
     /// `device` is the allocator's device. `key` matches the layout's
     /// bindings and its update-after-bind flag.
     pub(crate) unsafe fn register_layout<D: DescriptorDevice>(
-        &mut self,
+        &self,
         device: &D,
         key: BucketKey,
     ) -> Result<LayoutToken, DeviceError> {
-        let bucket_index = match self.by_key.get(&key) {
+        let mut pools = self.pools.lock();
+        let pools = &mut *pools;
+        let bucket_index = match pools.by_key.get(&key) {
             Some(&index) => index,
             None => {
                 let mut bucket = Bucket::new(key);
                 bucket.create_pool(device)?;
-                let (index, _) = self.buckets.insert(bucket);
-                self.by_key.insert(key, index);
+                let (index, _) = pools.buckets.insert(bucket);
+                pools.by_key.insert(key, index);
                 index
             }
         };
-        let Some(generation) = self.buckets.generation(bucket_index) else {
+        let Some(generation) = pools.buckets.generation(bucket_index) else {
             return Err(DeviceError::Unexpected);
         };
-        let Some(bucket) = self.buckets.get_mut(bucket_index, generation) else {
+        let Some(bucket) = pools.buckets.get_mut(bucket_index, generation) else {
             return Err(DeviceError::Unexpected);
         };
-        let (index, layout_generation) = self.layouts.insert(LayoutEntry {
-            bucket: bucket_index,
-            bucket_generation: generation,
-            position: bucket.layouts.len() as u32,
-            idle: Vec::new(),
-            in_use: 0,
-            peak: 0,
-        });
+        let position = bucket.layouts.len() as u32;
+        let (index, layout_generation) = self.layouts.lock().entries.insert(LayoutEntry::new(
+            bucket_index,
+            generation,
+            position,
+        ));
         bucket.layouts.push(index);
         Ok(LayoutToken {
             index,
@@ -241,28 +313,37 @@ impl DescriptorAllocator {
     /// `device` is the allocator's device. If this is the last layout of its
     /// bucket, no set allocated for the bucket is in use by the GPU.
     pub(crate) unsafe fn unregister_layout<D: DescriptorDevice>(
-        &mut self,
+        &self,
         device: &D,
         token: LayoutToken,
     ) -> Result<(), DeviceError> {
-        let Some(entry) = self.layouts.remove(token.index, token.generation) else {
-            return Err(DeviceError::Unexpected);
-        };
-        let Some(bucket) = self.buckets.get_mut(entry.bucket, entry.bucket_generation) else {
-            return Err(DeviceError::Unexpected);
-        };
-        let pos = entry.position as usize;
-        if pos < bucket.layouts.len() {
-            bucket.layouts.swap_remove(pos);
-            if let Some(&moved) = bucket.layouts.get(pos) {
-                if let Some(other) = self.layouts.get_current_mut(moved) {
-                    other.position = pos as u32;
+        let mut pools = self.pools.lock();
+        let pools = &mut *pools;
+        let entry = {
+            let mut layouts = self.layouts.lock();
+            let Some(entry) = layouts.entries.remove(token.index, token.generation) else {
+                return Err(DeviceError::Unexpected);
+            };
+            let Some(bucket) = pools.buckets.get_mut(entry.bucket, entry.bucket_generation) else {
+                return Err(DeviceError::Unexpected);
+            };
+            let pos = entry.position as usize;
+            if pos < bucket.layouts.len() {
+                bucket.layouts.swap_remove(pos);
+                if let Some(&moved) = bucket.layouts.get(pos) {
+                    if let Some(other) = layouts.entries.get_current_mut(moved) {
+                        other.position = pos as u32;
+                    }
                 }
             }
-        }
+            entry
+        };
+        let Some(bucket) = pools.buckets.get_mut(entry.bucket, entry.bucket_generation) else {
+            return Err(DeviceError::Unexpected);
+        };
         if bucket.layouts.is_empty() {
-            if let Some(bucket) = self.buckets.remove(entry.bucket, entry.bucket_generation) {
-                self.by_key.remove(&bucket.key);
+            if let Some(bucket) = pools.buckets.remove(entry.bucket, entry.bucket_generation) {
+                pools.by_key.remove(&bucket.key);
                 bucket.destroy(device);
             }
             return Ok(());
@@ -273,40 +354,44 @@ impl DescriptorAllocator {
                 result = Err(err);
             }
         }
-        bucket.shrink(device, &mut self.layouts);
+        bucket.shrink(device, &self.layouts);
         result
     }
 
     /// Allocates a set for a registered layout: a cached set of this layout
-    /// when there is one (no Vulkan call), else a fresh one from the oldest
-    /// pool with room. Either way the caller writes every binding
-    /// (`vkUpdateDescriptorSets`) before use: a cached set holds old contents.
+    /// when there is one (no Vulkan call, and only the layouts lock), else
+    /// a fresh one from the oldest pool with room. Either way the caller
+    /// writes every binding (`vkUpdateDescriptorSets`) before use: a cached
+    /// set holds old contents.
     ///
     /// # Safety
     /// `device` is the allocator's device; `set_layout` is the live layout
     /// `token` was registered for.
     #[inline]
     pub(crate) unsafe fn allocate<D: DescriptorDevice>(
-        &mut self,
+        &self,
         device: &D,
         token: LayoutToken,
         set_layout: vk::DescriptorSetLayout,
     ) -> Result<DescriptorSet, DeviceError> {
-        if let Some(entry) = self.layouts.get_mut(token.index, token.generation) {
-            if let Some(idle) = entry.idle.pop() {
-                // A cached set stays allocated from its pool, and a
-                // registered layout's bucket is live: nothing else changes.
-                entry.in_use = entry.in_use.saturating_add(1);
-                entry.peak = entry.peak.max(entry.in_use);
-                self.live += 1;
-                return Ok(DescriptorSet {
-                    raw: idle.raw,
-                    layout: token,
-                    bucket: entry.bucket,
-                    bucket_generation: entry.bucket_generation,
-                    pool: idle.pool,
-                    pool_generation: idle.pool_generation,
-                });
+        {
+            let mut layouts = self.layouts.lock();
+            let layouts = &mut *layouts;
+            if let Some(entry) = layouts.entries.get_mut(token.index, token.generation) {
+                if let Some(idle) = entry.idle.pop() {
+                    // A cached set stays allocated from its pool, and a
+                    // registered layout's bucket is live: nothing else changes.
+                    entry.count_use();
+                    layouts.live += 1;
+                    return Ok(DescriptorSet {
+                        raw: idle.raw,
+                        layout: token,
+                        bucket: entry.bucket,
+                        bucket_generation: entry.bucket_generation,
+                        pool: idle.pool,
+                        pool_generation: idle.pool_generation,
+                    });
+                }
             }
         }
         // SAFETY: forwarded contract.
@@ -321,23 +406,31 @@ impl DescriptorAllocator {
     /// As for [`Self::allocate`].
     #[inline(never)]
     unsafe fn allocate_new<D: DescriptorDevice>(
-        &mut self,
+        &self,
         device: &D,
         token: LayoutToken,
         set_layout: vk::DescriptorSetLayout,
     ) -> Result<DescriptorSet, DeviceError> {
-        let Some(entry) = self.layouts.get_mut(token.index, token.generation) else {
-            return Err(DeviceError::Unexpected);
+        let mut pools = self.pools.lock();
+        // The entry stays while the pools lock is held: only
+        // `unregister_layout` and `destroy_all` remove entries, under it.
+        let (bucket_index, bucket_generation) = {
+            let layouts = self.layouts.lock();
+            let Some(entry) = layouts.entries.get(token.index, token.generation) else {
+                return Err(DeviceError::Unexpected);
+            };
+            (entry.bucket, entry.bucket_generation)
         };
-        let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
-        let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
+        let Some(bucket) = pools.buckets.get_mut(bucket_index, bucket_generation) else {
             return Err(DeviceError::Unexpected);
         };
         let (pool, raw) = bucket.allocate_new(device, set_layout)?;
-        entry.in_use = entry.in_use.saturating_add(1);
-        entry.peak = entry.peak.max(entry.in_use);
-        self.live += 1;
         let pool_generation = bucket.pools.generation(pool).unwrap_or_default();
+        let mut layouts = self.layouts.lock();
+        if let Some(entry) = layouts.entries.get_mut(token.index, token.generation) {
+            entry.count_use();
+        }
+        layouts.live += 1;
         Ok(DescriptorSet {
             raw,
             layout: token,
@@ -351,7 +444,7 @@ impl DescriptorAllocator {
     /// Frees a set. While its layout is registered and keeps fewer idle
     /// sets than its bound (its peak, clamped to
     /// [`MIN_IDLE_SETS_PER_LAYOUT`]..=[`MAX_IDLE_SETS_PER_LAYOUT`]), the
-    /// set is cached for reuse;
+    /// set is cached for reuse (only the layouts lock);
     /// otherwise it goes back to its pool (`vkFreeDescriptorSets`; a failure
     /// is [`DeviceError::Lost`], with the set forgotten all the same). A set
     /// whose bucket is gone died with its pools: nothing to do.
@@ -361,27 +454,32 @@ impl DescriptorAllocator {
     /// (no pending command buffer uses it).
     #[inline]
     pub(crate) unsafe fn free<D: DescriptorDevice>(
-        &mut self,
+        &self,
         device: &D,
         set: DescriptorSet,
     ) -> Result<(), DeviceError> {
-        if let Some(entry) = self
-            .layouts
-            .get_mut(set.layout.index, set.layout.generation)
         {
-            if entry.in_use != 0 && entry.idle.len() < idle_bound(entry.peak) {
-                // A cached set stays allocated from its pool (which a set
-                // allocated from it keeps alive), so no pool changes:
-                // `shrink`, which only destroys pools with nothing
-                // allocated, would find no victim it did not find before.
-                entry.in_use -= 1;
-                self.live = self.live.saturating_sub(1);
-                entry.idle.push(IdleSet {
-                    raw: set.raw,
-                    pool: set.pool,
-                    pool_generation: set.pool_generation,
-                });
-                return Ok(());
+            let mut layouts = self.layouts.lock();
+            let layouts = &mut *layouts;
+            if let Some(entry) = layouts
+                .entries
+                .get_mut(set.layout.index, set.layout.generation)
+            {
+                if entry.in_use != 0 && entry.idle.len() < entry.keep {
+                    // A cached set stays allocated from its pool (which a
+                    // set allocated from it keeps alive), so no pool
+                    // changes: `shrink`, which only destroys pools with
+                    // nothing allocated, would find no victim it did not
+                    // find before.
+                    entry.in_use -= 1;
+                    layouts.live = layouts.live.saturating_sub(1);
+                    entry.idle.push(IdleSet {
+                        raw: set.raw,
+                        pool: set.pool,
+                        pool_generation: set.pool_generation,
+                    });
+                    return Ok(());
+                }
             }
         }
         // SAFETY: forwarded contract.
@@ -395,22 +493,27 @@ impl DescriptorAllocator {
     /// As for [`Self::free`].
     #[inline(never)]
     unsafe fn free_to_pool<D: DescriptorDevice>(
-        &mut self,
+        &self,
         device: &D,
         set: DescriptorSet,
     ) -> Result<(), DeviceError> {
-        self.live = self.live.saturating_sub(1);
-        if let Some(entry) = self
-            .layouts
-            .get_mut(set.layout.index, set.layout.generation)
+        let mut pools = self.pools.lock();
         {
-            if entry.in_use == 0 {
-                log::error!("descriptor set {:?} freed twice", set.raw);
-                return Err(DeviceError::Unexpected);
+            let mut layouts = self.layouts.lock();
+            layouts.live = layouts.live.saturating_sub(1);
+            if let Some(entry) = layouts
+                .entries
+                .get_mut(set.layout.index, set.layout.generation)
+            {
+                if entry.in_use == 0 {
+                    drop(layouts);
+                    log::error!("descriptor set {:?} freed twice", set.raw);
+                    return Err(DeviceError::Unexpected);
+                }
+                entry.in_use -= 1;
             }
-            entry.in_use -= 1;
         }
-        let Some(bucket) = self.buckets.get_mut(set.bucket, set.bucket_generation) else {
+        let Some(bucket) = pools.buckets.get_mut(set.bucket, set.bucket_generation) else {
             return Ok(());
         };
         // A pool goes only once nothing is allocated from it, so a set
@@ -421,7 +524,7 @@ impl DescriptorAllocator {
         }
         let result = bucket.return_set(device, set.pool, set.raw);
         if !bucket.idle_pools.is_empty() {
-            bucket.shrink(device, &mut self.layouts);
+            bucket.shrink(device, &self.layouts);
         }
         result
     }
@@ -434,17 +537,19 @@ impl DescriptorAllocator {
     pub(crate) unsafe fn destroy_all<D: DescriptorDevice>(&mut self, device: &D) {
         // Remove slot by slot so generations advance and old tokens and sets
         // stay stale.
-        let layouts: Vec<(u32, u32)> = self.layouts.iter().map(|(i, g, _)| (i, g)).collect();
+        let entries = &mut self.layouts.get_mut().entries;
+        let layouts: Vec<(u32, u32)> = entries.iter().map(|(i, g, _)| (i, g)).collect();
         for (index, generation) in layouts {
-            self.layouts.remove(index, generation);
+            entries.remove(index, generation);
         }
-        let buckets: Vec<(u32, u32)> = self.buckets.iter().map(|(i, g, _)| (i, g)).collect();
+        let pools = self.pools.get_mut();
+        let buckets: Vec<(u32, u32)> = pools.buckets.iter().map(|(i, g, _)| (i, g)).collect();
         for (index, generation) in buckets {
-            if let Some(bucket) = self.buckets.remove(index, generation) {
+            if let Some(bucket) = pools.buckets.remove(index, generation) {
                 bucket.destroy(device);
             }
         }
-        self.by_key.clear();
+        pools.by_key.clear();
     }
 
     /// Returns every cached idle set to its pool, lowers each layout's peak
@@ -453,39 +558,40 @@ impl DescriptorAllocator {
     ///
     /// # Safety
     /// `device` is the allocator's device.
-    pub(crate) unsafe fn trim<D: DescriptorDevice>(
-        &mut self,
-        device: &D,
-    ) -> Result<(), DeviceError> {
+    pub(crate) unsafe fn trim<D: DescriptorDevice>(&self, device: &D) -> Result<(), DeviceError> {
+        let mut pools = self.pools.lock();
         let mut result = Ok(());
-        let layouts: Vec<(u32, u32)> = self.layouts.iter().map(|(i, g, _)| (i, g)).collect();
-        for (index, generation) in layouts {
-            let Some(entry) = self.layouts.get_mut(index, generation) else {
-                continue;
-            };
-            let idle = std::mem::take(&mut entry.idle);
-            entry.peak = entry.in_use;
-            let (bucket_index, bucket_generation) = (entry.bucket, entry.bucket_generation);
-            let Some(bucket) = self.buckets.get_mut(bucket_index, bucket_generation) else {
+        // Each layout's cached sets, taken under the layouts lock and
+        // returned to their pools after it.
+        let taken: Vec<(u32, u32, Vec<IdleSet>)> = {
+            let mut layouts = self.layouts.lock();
+            layouts
+                .entries
+                .iter_mut()
+                .map(|entry| {
+                    entry.reset_peak();
+                    let idle = std::mem::take(&mut entry.idle);
+                    (entry.bucket, entry.bucket_generation, idle)
+                })
+                .collect()
+        };
+        for (bucket_index, bucket_generation, idle) in taken {
+            let Some(bucket) = pools.buckets.get_mut(bucket_index, bucket_generation) else {
                 continue;
             };
             for set in idle {
-                if bucket
-                    .pools
-                    .get_mut(set.pool, set.pool_generation)
-                    .is_some()
-                {
+                if bucket.pools.contains(set.pool, set.pool_generation) {
                     if let Err(err) = bucket.return_set(device, set.pool, set.raw) {
                         result = Err(err);
                     }
                 }
             }
         }
-        let buckets: Vec<(u32, u32)> = self.buckets.iter().map(|(i, g, _)| (i, g)).collect();
+        let buckets: Vec<(u32, u32)> = pools.buckets.iter().map(|(i, g, _)| (i, g)).collect();
         for (index, generation) in buckets {
-            if let Some(bucket) = self.buckets.get_mut(index, generation) {
+            if let Some(bucket) = pools.buckets.get_mut(index, generation) {
                 if !bucket.idle_pools.is_empty() {
-                    bucket.shrink(device, &mut self.layouts);
+                    bucket.shrink(device, &self.layouts);
                 }
             }
         }
@@ -495,20 +601,22 @@ impl DescriptorAllocator {
     /// Sets handed out and not yet freed (every call to `free` counts, an
     /// erroneous one too: the caller's object is gone either way).
     pub(crate) fn live_sets(&self) -> u64 {
-        self.live
+        self.layouts.lock().live
     }
 
     /// Counters per bucket and in total.
     pub(crate) fn stats(&self) -> DescriptorStats {
+        let pools = self.pools.lock();
+        let layouts = self.layouts.lock();
         let mut stats = DescriptorStats::default();
-        for (_, _, bucket) in self.buckets.iter() {
+        for (_, _, bucket) in pools.buckets.iter() {
             let pools = bucket.order.len() as u32;
             // Counted here rather than kept: allocation and freeing touch
             // only the layout's entry.
             let cached: u64 = bucket
                 .layouts
                 .iter()
-                .filter_map(|&l| self.layouts.get_current(l))
+                .filter_map(|&l| layouts.entries.get_current(l))
                 .map(|e| e.idle.len() as u64)
                 .sum();
             let in_use = bucket.allocated.saturating_sub(cached);
@@ -526,6 +634,16 @@ impl DescriptorAllocator {
             });
         }
         stats
+    }
+
+    /// The peak of a registered layout (tests).
+    #[cfg(test)]
+    fn peak(&self, token: LayoutToken) -> Option<u32> {
+        let layouts = self.layouts.lock();
+        layouts
+            .entries
+            .get(token.index, token.generation)
+            .map(|e| e.peak)
     }
 }
 

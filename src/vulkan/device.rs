@@ -30,7 +30,7 @@ impl Drop for DeviceShared {
         // (contract of `Device`). Descriptor pools of layouts the caller
         // leaked, then VMA's blocks, go before the device.
         unsafe {
-            self.descriptors.get_mut().destroy_all(&self.raw);
+            self.descriptors.destroy_all(&self.raw);
             self.compaction_pools
                 .get_mut()
                 .destroy_all(&self.raw, &self.counters.compaction_query_pools);
@@ -728,7 +728,7 @@ impl crate::Device for super::Device {
         let mut counts = self.shared.counters.snapshot();
         // Bind groups are counted by the descriptor allocator, under the
         // lock their creation takes anyway (no atomic of their own).
-        let live = self.shared.descriptors.lock().live_sets();
+        let live = self.shared.descriptors.live_sets();
         counts.bind_groups = isize::try_from(live).unwrap_or(isize::MAX);
         counts
     }

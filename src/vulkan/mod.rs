@@ -159,7 +159,7 @@ pub(crate) struct DeviceShared {
     pub(crate) external: external::ExternalFns,
     /// Descriptor pools and sets for bind groups. Every layout is
     /// unregistered before the device goes (contract of `Device`).
-    pub(crate) descriptors: parking_lot::Mutex<descriptor::DescriptorAllocator>,
+    pub(crate) descriptors: descriptor::DescriptorAllocator,
     /// `VK_KHR_acceleration_structure` functions, when the device enabled it.
     pub(crate) accel: Option<acceleration::AccelerationFns>,
     /// `VK_EXT_mesh_shader` functions, when the device enabled it.

@@ -5,7 +5,8 @@ use ash::vk;
 
 use super::raw::{map_create_err, DescriptorDevice};
 use super::slots::{RankSet, Slab};
-use super::{BucketKey, LayoutEntry, POOL_MAX_SETS, POOL_MIN_SETS};
+use super::{BucketKey, Layouts, POOL_MAX_SETS, POOL_MIN_SETS};
+use crate::spin_lock::SpinLock;
 use crate::DeviceError;
 
 /// No position (pool not idle).
@@ -187,7 +188,7 @@ impl Bucket {
         };
         if pool.allocated == 0 {
             // No set of it is cached, so no layout's idle list needs looking at.
-            self.destroy_pool(device, id, &mut Slab::default());
+            self.destroy_pool(device, id, &SpinLock::new(Layouts::default()));
         } else {
             pool.exhausted = true;
             let rank = pool.rank;
@@ -256,11 +257,7 @@ impl Bucket {
     /// Destroys idle pools while the bucket keeps at least a quarter of its
     /// capacity free in other pools. Cached sets of a destroyed pool leave
     /// their layouts' idle lists (they die with the pool).
-    pub(super) fn shrink<D: DescriptorDevice>(
-        &mut self,
-        device: &D,
-        layouts: &mut Slab<LayoutEntry>,
-    ) {
+    pub(super) fn shrink<D: DescriptorDevice>(&mut self, device: &D, layouts: &SpinLock<Layouts>) {
         loop {
             let free_total = self.capacity.saturating_sub(self.allocated);
             let victim = self.idle_pools.iter().copied().find(|&id| {
@@ -289,7 +286,7 @@ impl Bucket {
         &mut self,
         device: &D,
         id: u32,
-        layouts: &mut Slab<LayoutEntry>,
+        layouts: &SpinLock<Layouts>,
     ) {
         let Some(generation) = self.pools.generation(id) else {
             return;
@@ -298,10 +295,9 @@ impl Bucket {
             return;
         };
         if pool.allocated > 0 {
+            let mut layouts = layouts.lock();
             for &layout in &self.layouts {
-                if let Some(entry) = layouts.get_current_mut(layout) {
-                    entry.idle.retain(|s| s.pool != id);
-                }
+                layouts.evict_pool(layout, id);
             }
             self.allocated = self.allocated.saturating_sub(u64::from(pool.allocated));
         }

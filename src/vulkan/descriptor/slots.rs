@@ -39,6 +39,18 @@ impl<T> Slab<T> {
         (self.slots.len() as u32 - 1, 0)
     }
 
+    /// The value at `index` if it is of this generation.
+    #[inline(always)]
+    pub(super) fn get(&self, index: u32, generation: u32) -> Option<&T> {
+        let slot = self.slots.get(index as usize)?;
+        if slot.generation != generation {
+            return None;
+        }
+        slot.value.as_ref()
+    }
+
+    /// The value at `index` if it is of this generation, to change.
+    #[inline(always)]
     pub(super) fn get_mut(&mut self, index: u32, generation: u32) -> Option<&mut T> {
         let slot = self.slots.get_mut(index as usize)?;
         if slot.generation != generation {
@@ -80,6 +92,11 @@ impl<T> Slab<T> {
         slot.generation = slot.generation.wrapping_add(1);
         self.vacant.push(index);
         Some(value)
+    }
+
+    /// Every live value, to change.
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().filter_map(|slot| slot.value.as_mut())
     }
 
     /// Live values with their index and generation.

@@ -187,6 +187,8 @@ fn idle_pool_waits_for_a_quarter_free_elsewhere() {
     let mut by_pool: Vec<Vec<DescriptorSet>> = Vec::new();
     for set in sets {
         let rank = a
+            .pools
+            .lock()
             .buckets
             .iter()
             .next()
@@ -306,7 +308,7 @@ fn a_layout_keeps_its_peak_burst_until_trimmed() {
         calls = now;
         assert_eq!(bucket(&a, key_b()).cached, BURST as u64);
     }
-    let peak = |a: &DescriptorAllocator| a.layouts.get_current(t.index).map(|e| e.peak);
+    let peak = |a: &DescriptorAllocator| a.peak(t);
     assert_eq!(peak(&a), Some(BURST as u32));
     // Trimming with two sets in use returns the rest and lowers the peak to two.
     let held: Vec<_> = (0..2)
