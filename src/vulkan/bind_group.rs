@@ -217,11 +217,12 @@ fn allocate_set(
     layout: &super::BindGroupLayout,
 ) -> Result<super::descriptor::DescriptorSet, crate::DeviceError> {
     // SAFETY: the layout is live (the caller's bind group descriptor names
-    // it) and registered with this device's allocator.
+    // it) and its key was worked out from its entries; its token is only
+    // set through this device's allocator, which registers it now if no
+    // bind group did before.
     unsafe {
-        shared
-            .descriptors
-            .allocate(&shared.raw, layout.token, layout.raw)
+        let token = shared.descriptors.token_for(&layout.token, layout.key)?;
+        shared.descriptors.allocate(&shared.raw, token, layout.raw)
     }
 }
 
@@ -450,10 +451,12 @@ pub(super) enum Inline<T, const N: usize> {
 }
 
 impl<T, const N: usize> Inline<T, N> {
+    #[inline]
     pub(super) fn new() -> Self {
         Self::Stack(ArrayVec::new())
     }
 
+    #[inline]
     pub(super) fn push(&mut self, value: T) {
         match self {
             Self::Stack(items) => {
@@ -468,6 +471,7 @@ impl<T, const N: usize> Inline<T, N> {
         }
     }
 
+    #[inline]
     pub(super) fn as_slice(&self) -> &[T] {
         match self {
             Self::Stack(items) => items,
@@ -475,6 +479,7 @@ impl<T, const N: usize> Inline<T, N> {
         }
     }
 
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.as_slice().len()
     }

@@ -120,18 +120,6 @@ pub(super) unsafe fn create_bind_group_layout(
     // SAFETY: every binding was checked against the device's features; the
     // binding-flags array, when chained, has one element per binding.
     let raw = unsafe { shared.raw.create_descriptor_set_layout(&info, None) }.map_err(map_err)?;
-    // SAFETY: `key` was computed from this layout's entries and flag; the
-    // allocator is this device's.
-    let registered = unsafe { shared.descriptors.register_layout(&shared.raw, key) };
-    let token = match registered {
-        Ok(token) => token,
-        Err(e) => {
-            // Nothing was registered: the layout goes directly.
-            // SAFETY: `raw` was just created and is used by nothing.
-            unsafe { shared.raw.destroy_descriptor_set_layout(raw, None) };
-            return Err(e.into());
-        }
-    };
     shared.counters.bind_group_layouts.add();
     if let Some(label) = desc.label {
         // SAFETY: `raw` is live.
@@ -144,7 +132,9 @@ pub(super) unsafe fn create_bind_group_layout(
         slots: slots.into(),
         dynamic_count,
         update_after_bind,
-        token,
+        // Registered with the descriptor allocator by its first bind group.
+        key,
+        token: Default::default(),
     })
 }
 
@@ -240,9 +230,10 @@ fn update_after_bind_enabled(shared: &DeviceShared, ty: vk::DescriptorType) -> b
     shared.enabled.has(bit)
 }
 
-/// Destroys a bind group layout: unregisters it from the allocator (its
-/// cached sets go back to their pools; the bucket's last layout takes the
-/// pools with it), then destroys the `VkDescriptorSetLayout`.
+/// Destroys a bind group layout: unregisters it from the allocator if a
+/// bind group registered it (its cached sets go back to their pools; the
+/// bucket's last layout takes the pools with it), then destroys the
+/// `VkDescriptorSetLayout`.
 ///
 /// # Safety
 /// The layout came from `device`; its bind groups are destroyed and the GPU
@@ -252,15 +243,13 @@ pub(super) unsafe fn destroy_bind_group_layout(
     layout: super::BindGroupLayout,
 ) {
     let shared = &*device.shared;
-    // SAFETY: the token is this device's; the caller guarantees no set of
-    // the layout is in use by the GPU.
-    let unregistered = unsafe {
-        shared
-            .descriptors
-            .unregister_layout(&shared.raw, layout.token)
-    };
-    if let Err(e) = unregistered {
-        log::error!("unregistering descriptor set layout {:?}: {e}", layout.raw);
+    if let Some(token) = layout.token.get() {
+        // SAFETY: the token is this device's; the caller guarantees no set
+        // of the layout is in use by the GPU.
+        let unregistered = unsafe { shared.descriptors.unregister_layout(&shared.raw, token) };
+        if let Err(e) = unregistered {
+            log::error!("unregistering descriptor set layout {:?}: {e}", layout.raw);
+        }
     }
     // SAFETY: the caller guarantees nothing uses the layout any more.
     unsafe { shared.raw.destroy_descriptor_set_layout(layout.raw, None) };

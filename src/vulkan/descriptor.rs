@@ -6,8 +6,9 @@
 //! - A **bucket** holds the pools for every bind-group layout with the same
 //!   [`BucketKey`] (per-type descriptor counts plus update-after-bind). A
 //!   layout joins its bucket with [`DescriptorAllocator::register_layout`]
-//!   and gets a [`LayoutToken`]; the first layout of a bucket creates its
-//!   first pool, the last one to leave destroys all of them.
+//!   and gets a [`LayoutToken`]; the bucket's first set allocation creates
+//!   its first pool (a layout never used costs no pool), and the last
+//!   layout to leave destroys all of them.
 //! - **Pools** grow geometrically: each new pool holds as many sets as the
 //!   whole bucket already does, clamped to [`POOL_MIN_SETS`]..=[`POOL_MAX_SETS`].
 //! - **Allocation** takes the *oldest* pool with room (old pools are the
@@ -97,6 +98,34 @@ fn idle_bound(peak: u32) -> usize {
 pub(crate) struct LayoutToken {
     index: u32,
     generation: u32,
+}
+
+/// A layout's registration, made when its first set is allocated
+/// ([`DescriptorAllocator::token_for`]): a layout that never gets a bind
+/// group costs the allocator nothing. One word, read without a lock once
+/// set.
+#[derive(Debug, Default)]
+pub(crate) struct LazyToken(std::sync::atomic::AtomicU64);
+
+impl LazyToken {
+    /// The token, once registered.
+    #[inline(always)]
+    pub(crate) fn get(&self) -> Option<LayoutToken> {
+        let packed = self.0.load(std::sync::atomic::Ordering::Acquire);
+        // Index + 1 in the low half: 0 is "not registered".
+        let index = (packed as u32).checked_sub(1)?;
+        Some(LayoutToken {
+            index,
+            generation: (packed >> 32) as u32,
+        })
+    }
+
+    /// Records the token (`token.index` is below `u32::MAX`: the slab
+    /// holds fewer entries than that).
+    fn set(&self, token: LayoutToken) {
+        let packed = u64::from(token.generation) << 32 | u64::from(token.index.wrapping_add(1));
+        self.0.store(packed, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// A descriptor set handed out by [`DescriptorAllocator::allocate`]. Give it
@@ -255,29 +284,35 @@ pub(crate) struct DescriptorAllocator {
 }
 
 impl DescriptorAllocator {
-    /// Registers a layout with this key. The first layout of a bucket creates
-    /// the bucket's first pool.
+    /// Registers a layout with this key (tests; a bind group layout
+    /// registers through [`Self::token_for`] when its first set is
+    /// allocated). The first layout of a bucket creates the bucket, without
+    /// a pool: the bucket's first set allocation makes its first pool. No
+    /// Vulkan call.
     ///
     /// On error nothing stays registered: the caller destroys its
     /// `VkDescriptorSetLayout` directly and must not call
     /// [`Self::unregister_layout`].
     ///
     /// # Safety
-    /// `device` is the allocator's device. `key` matches the layout's
-    /// bindings and its update-after-bind flag.
-    pub(crate) unsafe fn register_layout<D: DescriptorDevice>(
+    /// `key` matches the layout's bindings and its update-after-bind flag.
+    #[cfg(test)]
+    pub(crate) unsafe fn register_layout(
         &self,
-        device: &D,
         key: BucketKey,
     ) -> Result<LayoutToken, DeviceError> {
-        let mut pools = self.pools.lock();
-        let pools = &mut *pools;
+        self.register_in(&mut self.pools.lock(), key)
+    }
+
+    /// [`Self::register_layout`] under the pools lock.
+    fn register_in(&self, pools: &mut Pools, key: BucketKey) -> Result<LayoutToken, DeviceError> {
         let bucket_index = match pools.by_key.get(&key) {
             Some(&index) => index,
             None => {
-                let mut bucket = Bucket::new(key);
-                bucket.create_pool(device)?;
-                let (index, _) = pools.buckets.insert(bucket);
+                // No pool yet: the first set allocated makes the first one
+                // (`Bucket::allocate_new`), so a layout that never gets a
+                // bind group costs no pool.
+                let (index, _) = pools.buckets.insert(Bucket::new(key));
                 pools.by_key.insert(key, index);
                 index
             }
@@ -299,6 +334,48 @@ impl DescriptorAllocator {
             index,
             generation: layout_generation,
         })
+    }
+
+    /// The token of a layout of this key, registering it first if `lazy`
+    /// holds none yet (then under the pools lock, so two threads making a
+    /// layout's first bind groups register it once). Inlined: after the
+    /// first call this is one load.
+    ///
+    /// # Safety
+    /// As for [`Self::register_layout`]; `lazy` is the layout's own, read
+    /// only through this allocator.
+    #[inline(always)]
+    pub(crate) unsafe fn token_for(
+        &self,
+        lazy: &LazyToken,
+        key: BucketKey,
+    ) -> Result<LayoutToken, DeviceError> {
+        match lazy.get() {
+            Some(token) => Ok(token),
+            // SAFETY: forwarded contract.
+            None => unsafe { self.register_lazily(lazy, key) },
+        }
+    }
+
+    /// [`Self::token_for`] for a layout not registered yet.
+    ///
+    /// # Safety
+    /// As for [`Self::token_for`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn register_lazily(
+        &self,
+        lazy: &LazyToken,
+        key: BucketKey,
+    ) -> Result<LayoutToken, DeviceError> {
+        let mut pools = self.pools.lock();
+        // Another thread may have registered it while this one waited.
+        if let Some(token) = lazy.get() {
+            return Ok(token);
+        }
+        let token = self.register_in(&mut pools, key)?;
+        lazy.set(token);
+        Ok(token)
     }
 
     /// Unregisters a layout. Its cached sets go back to their pools; if it

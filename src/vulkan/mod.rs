@@ -298,8 +298,11 @@ pub struct BindGroupLayout {
     /// Its groups are written from fixed stack lists, one descriptor per
     /// entry (see `bind_group.rs`).
     pub(crate) simple: bool,
-    /// Its registration with the descriptor allocator.
-    pub(crate) token: descriptor::LayoutToken,
+    /// Its descriptor counts: the allocator's bucket for its sets.
+    pub(crate) key: descriptor::BucketKey,
+    /// Its registration with the descriptor allocator, made by its first
+    /// bind group.
+    pub(crate) token: descriptor::LazyToken,
 }
 
 /// A Vulkan descriptor set from the device's descriptor allocator.

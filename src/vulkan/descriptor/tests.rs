@@ -189,13 +189,9 @@ impl DescriptorDevice for MockDevice {
 // Thin wrappers: one SAFETY argument for all tests. The mock has no GPU, and
 // every test passes the layout each token was registered for.
 
-fn register(
-    a: &mut DescriptorAllocator,
-    d: &MockDevice,
-    key: BucketKey,
-) -> Result<LayoutToken, DeviceError> {
+fn register(a: &mut DescriptorAllocator, key: BucketKey) -> Result<LayoutToken, DeviceError> {
     // SAFETY: see above.
-    unsafe { a.register_layout(d, key) }
+    unsafe { a.register_layout(key) }
 }
 
 fn unregister(

@@ -88,7 +88,7 @@ fn churn_on_the_driver_without_validation_errors() {
                 update_after_bind: false,
             };
             // SAFETY: `key` matches the layout just created.
-            let token = unsafe { a.register_layout(device, key) }.expect("register");
+            let token = unsafe { a.register_layout(key) }.expect("register");
             layouts.push((raw, token));
         }
     }
@@ -168,10 +168,7 @@ fn threads_share_the_allocator_and_the_cache() {
         .map(|_| {
             let raw = set_layout(device, &bindings);
             // SAFETY: `key` matches the layout just created.
-            (
-                raw,
-                unsafe { a.register_layout(device, key) }.expect("register"),
-            )
+            (raw, unsafe { a.register_layout(key) }.expect("register"))
         })
         .collect();
     let held = parking_lot::Mutex::new(std::collections::HashSet::new());

@@ -92,8 +92,8 @@ fn pools_grow_geometrically() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let layout = d.layout(key_a().counts);
-    let t = register(&mut a, &d, key_a()).expect("register");
-    assert_eq!(d.pool_sizes(), [16]);
+    let t = register(&mut a, key_a()).expect("register");
+    assert!(d.pool_sizes().is_empty(), "registration makes no pool");
     let mut sets = Vec::new();
     for _ in 0..(16 + 16 + 32 + 64 + 128 + 256 + 512 + 1024 + 1024 + 1) {
         sets.push(allocate(&mut a, &d, t, layout).expect("allocate"));
@@ -120,7 +120,7 @@ fn live_sets_count_what_is_handed_out() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let layout = d.layout(key_a().counts);
-    let t = register(&mut a, &d, key_a()).expect("register");
+    let t = register(&mut a, key_a()).expect("register");
     let sets: Vec<_> = (0..40)
         .map(|_| allocate(&mut a, &d, t, layout).expect("allocate"))
         .collect();
@@ -145,8 +145,8 @@ fn uncached_sets(
     n: usize,
 ) -> (LayoutToken, Vec<DescriptorSet>) {
     let layout = d.layout(key.counts);
-    let keeper = register(a, d, key).expect("register");
-    let t = register(a, d, key).expect("register");
+    let keeper = register(a, key).expect("register");
+    let t = register(a, key).expect("register");
     let sets = (0..n)
         .map(|_| allocate(a, d, t, layout).expect("allocate"))
         .collect();
@@ -232,8 +232,8 @@ fn freed_sets_are_cached_per_layout_and_bounded() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let layout = d.layout(key_b().counts);
-    let t = register(&mut a, &d, key_b()).expect("register");
-    let keeper = register(&mut a, &d, key_b()).expect("register");
+    let t = register(&mut a, key_b()).expect("register");
+    let keeper = register(&mut a, key_b()).expect("register");
     // Interleave with sets of another layout, so no pool goes idle (and
     // shrinking stays out of this test).
     let mut sets = Vec::new();
@@ -285,7 +285,7 @@ fn a_layout_keeps_its_peak_burst_until_trimmed() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let layout = d.layout(key_b().counts);
-    let t = register(&mut a, &d, key_b()).expect("register");
+    let t = register(&mut a, key_b()).expect("register");
     const BURST: usize = MIN_IDLE_SETS_PER_LAYOUT * 3;
     let mut calls = (0, 0);
     for round in 0..3 {
@@ -338,9 +338,13 @@ fn unregistering_returns_cached_sets_or_drops_the_bucket() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let layout = d.layout(key_a().counts);
-    let t1 = register(&mut a, &d, key_a()).expect("register");
-    let t2 = register(&mut a, &d, key_a()).expect("register");
-    assert_eq!(d.live_pools(), 1, "layouts of one key share a bucket");
+    let t1 = register(&mut a, key_a()).expect("register");
+    let t2 = register(&mut a, key_a()).expect("register");
+    assert_eq!(
+        bucket(&a, key_a()).layouts,
+        2,
+        "layouts of one key share a bucket"
+    );
     let sets: Vec<_> = (0..10)
         .map(|_| allocate(&mut a, &d, t1, layout).expect("allocate"))
         .collect();
@@ -366,26 +370,36 @@ fn unregistering_returns_cached_sets_or_drops_the_bucket() {
     assert_eq!(a.stats(), DescriptorStats::default());
 }
 
+/// Registration makes no pool: the first allocation does, and when the
+/// driver refuses it the allocation fails (the layout stays registered and
+/// the next allocation tries again).
 #[test]
-fn failed_first_pool_registers_nothing() {
+fn failed_first_pool_fails_the_allocation_not_the_layout() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
+    let layout = d.layout(key_a().counts);
+    let t = register(&mut a, key_a()).expect("registration makes no Vulkan call");
+    assert_eq!((d.live_pools(), bucket(&a, key_a()).pools), (0, 0));
     d.state
         .borrow_mut()
         .fail_create
         .push_back(vk::Result::ERROR_OUT_OF_DEVICE_MEMORY);
-    assert_eq!(register(&mut a, &d, key_a()), Err(DeviceError::OutOfMemory));
+    assert_eq!(
+        allocate(&mut a, &d, t, layout).err(),
+        Some(DeviceError::OutOfMemory)
+    );
     d.state
         .borrow_mut()
         .fail_create
         .push_back(vk::Result::ERROR_FRAGMENTATION);
-    assert_eq!(register(&mut a, &d, key_a()), Err(DeviceError::OutOfMemory));
-    assert_eq!(a.stats(), DescriptorStats::default());
+    assert_eq!(
+        allocate(&mut a, &d, t, layout).err(),
+        Some(DeviceError::OutOfMemory)
+    );
     assert_eq!(d.live_pools(), 0);
-    let layout = d.layout(key_a().counts);
-    let t = register(&mut a, &d, key_a()).expect("the next registration works");
-    let set = allocate(&mut a, &d, t, layout).expect("allocate");
-    assert_eq!(bucket(&a, key_a()).layouts, 1);
+    assert_eq!((bucket(&a, key_a()).layouts, a.live_sets()), (1, 0));
+    let set = allocate(&mut a, &d, t, layout).expect("the next allocation works");
+    assert_eq!(d.live_pools(), 1);
     free(&mut a, &d, set).expect("free");
     unregister(&mut a, &d, t).expect("unregister");
     assert_eq!((d.live_pools(), d.live_sets()), (0, 0));
@@ -437,7 +451,7 @@ fn other_allocation_and_growth_failures_are_errors() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let layout = d.layout(key_a().counts);
-    let t = register(&mut a, &d, key_a()).expect("register");
+    let t = register(&mut a, key_a()).expect("register");
     d.state
         .borrow_mut()
         .fail_allocate
@@ -479,7 +493,7 @@ fn failed_free_reports_lost() {
     assert_eq!(a.stats().in_use, 1);
     // Cached sets that fail to go back on unregister: Lost, but unregistered.
     let layout = d.layout(key_a().counts);
-    let t = register(&mut a, &d, key_a()).expect("register");
+    let t = register(&mut a, key_a()).expect("register");
     let s = allocate(&mut a, &d, t, layout).expect("allocate");
     free(&mut a, &d, s).expect("cached");
     d.state
@@ -498,8 +512,8 @@ fn destroy_all_releases_everything_and_stales_handles() {
     let d = MockDevice::default();
     let mut a = DescriptorAllocator::default();
     let (la, lb) = (d.layout(key_a().counts), d.layout(key_b().counts));
-    let ta = register(&mut a, &d, key_a()).expect("register");
-    let tb = register(&mut a, &d, key_b()).expect("register");
+    let ta = register(&mut a, key_a()).expect("register");
+    let tb = register(&mut a, key_b()).expect("register");
     let sa = allocate(&mut a, &d, ta, la).expect("allocate");
     let sb = allocate(&mut a, &d, tb, lb).expect("allocate");
     assert_ne!(sa.raw(), sb.raw());
@@ -509,13 +523,44 @@ fn destroy_all_releases_everything_and_stales_handles() {
     assert_eq!((d.live_pools(), d.live_sets()), (0, 0));
     assert_eq!(a.stats(), DescriptorStats::default());
     // Old tokens and sets are stale, even once slots are reused.
-    let tc = register(&mut a, &d, key_a()).expect("register");
+    let tc = register(&mut a, key_a()).expect("register");
     assert_eq!(
         allocate(&mut a, &d, ta, la).err(),
         Some(DeviceError::Unexpected)
     );
     free(&mut a, &d, sa).expect("a dead set frees as a no-op");
-    assert_eq!(bucket(&a, key_a()).pools, 1);
+    // Registration makes no pool.
+    assert_eq!(bucket(&a, key_a()).pools, 0);
     unregister(&mut a, &d, tc).expect("unregister");
     assert_eq!(d.live_pools(), 0);
+}
+
+/// A layout joins the allocator when its first set is allocated, once, even
+/// when threads race to allocate its first sets.
+#[test]
+fn a_layout_registers_with_its_first_set_once() {
+    let a = DescriptorAllocator::default();
+    let lazy = LazyToken::default();
+    assert_eq!((lazy.get(), a.stats().buckets.len()), (None, 0));
+    // SAFETY: `key_a` is the layout's key; `lazy` is only used here.
+    let t = unsafe { a.token_for(&lazy, key_a()) }.expect("register");
+    assert_eq!(lazy.get(), Some(t));
+    // SAFETY: as above.
+    assert_eq!(unsafe { a.token_for(&lazy, key_a()) }, Ok(t));
+    assert_eq!(bucket(&a, key_a()).layouts, 1);
+    let raced = LazyToken::default();
+    let tokens: Vec<_> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                // SAFETY: as above, for `key_b`.
+                scope.spawn(|| unsafe { a.token_for(&raced, key_b()) }.expect("register"))
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a thread panicked"))
+            .collect()
+    });
+    assert!(tokens.iter().all(|&t| Some(t) == raced.get()));
+    assert_eq!(bucket(&a, key_b()).layouts, 1);
 }

@@ -15,7 +15,7 @@ fn churn_keeps_pools_few_and_shrinks_back() {
     let layouts: Vec<_> = keys.iter().map(|k| d.layout(k.counts)).collect();
     let tokens: Vec<_> = keys
         .iter()
-        .map(|&k| register(&mut a, &d, k).expect("register"))
+        .map(|&k| register(&mut a, k).expect("register"))
         .collect();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut live: Vec<DescriptorSet> = Vec::new();
@@ -83,7 +83,7 @@ fn model_based_sequences() {
             match rng.below(12) {
                 0 | 1 if registered.len() < 8 => {
                     let k = rng.below(keys.len());
-                    let t = register(&mut a, &d, keys[k]).expect("register");
+                    let t = register(&mut a, keys[k]).expect("register");
                     registered.push((t, d.layout(keys[k].counts), k));
                 }
                 2 if !registered.is_empty() => {
@@ -146,7 +146,8 @@ fn check_model(
         match stats.buckets.iter().find(|b| b.key == *key) {
             Some(b) => {
                 assert_eq!((b.layouts, b.in_use), (layouts, in_use));
-                assert!(b.pools >= 1);
+                // Sets in use keep a pool (registration alone makes none).
+                assert!(b.pools >= 1 || in_use == 0);
                 assert!(b.cached <= MAX_IDLE_SETS_PER_LAYOUT as u64 * u64::from(layouts));
             }
             None => assert_eq!((layouts, in_use), (0, 0)),
@@ -171,7 +172,7 @@ fn steady_state_makes_no_heap_allocation() {
     let layouts = [1u64, 2, 3].map(vk::DescriptorSetLayout::from_raw);
     let tokens = keys.map(|k| {
         // SAFETY: the null device has no GPU and checks nothing.
-        unsafe { a.register_layout(&d, k) }.expect("register")
+        unsafe { a.register_layout(k) }.expect("register")
     });
     let mut live: Vec<DescriptorSet> = Vec::with_capacity(2048);
     let mut rng = Rng(7);
