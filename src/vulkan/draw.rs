@@ -129,6 +129,7 @@ impl CommandEncoder {
                 .cmd_bind_pipeline(raw, vk::PipelineBindPoint::GRAPHICS, pipeline.raw)
         };
         self.temp.pass.geometry = Some(pipeline.geometry);
+        self.temp.pass.refresh();
     }
 
     /// Whether a count draw (`what`) of `arg_size`-byte arguments at
@@ -160,9 +161,21 @@ impl CommandEncoder {
     }
 
     /// The command buffer for a vertex draw (`what`): inside a render pass,
-    /// no mesh pipeline bound; logs otherwise.
-    #[inline]
+    /// no mesh pipeline bound (one flag, `PassState::vertex_draws`); logs
+    /// otherwise.
+    #[inline(always)]
     fn vertex_draw(&self, what: &str) -> Option<vk::CommandBuffer> {
+        match self.active {
+            Some(raw) if self.temp.pass.vertex_draws => Some(raw),
+            _ => self.vertex_draw_refused(what),
+        }
+    }
+
+    /// [`Self::vertex_draw`] when the flag says no: the reason, logged (or
+    /// the command buffer, should the checks spelled out pass).
+    #[cold]
+    #[inline(never)]
+    fn vertex_draw_refused(&self, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.in_pass(true, what)?;
         if let Some(why) = crate::validate::draw::vertex_draw_problem(self.temp.pass.geometry) {
             log::error!("keel-hal: {what}: {why}; skipped");

@@ -61,6 +61,19 @@ pub(super) struct PassState {
     /// a pass or in a skipped render pass), worked out when `kind` is set
     /// ([`bind_point`]) so the per-command check is one comparison.
     pub(super) bind_point: Option<vk::PipelineBindPoint>,
+    /// A vertex draw may be recorded: a render pass that began rendering,
+    /// no mesh pipeline bound. Worked out whenever `kind` or `geometry`
+    /// changes ([`PassState::refresh`]), so a draw checks one flag.
+    pub(super) vertex_draws: bool,
+}
+
+impl PassState {
+    /// Works out the flags derived from `kind` and `geometry` again.
+    pub(super) fn refresh(&mut self) {
+        self.bind_point = bind_point(self.kind);
+        self.vertex_draws = self.kind == (PassKind::Render { rendering: true })
+            && crate::validate::draw::vertex_draw_problem(self.geometry).is_none();
+    }
 }
 
 /// Where bind groups bind in a pass of `kind` (`None`: nowhere).
@@ -285,8 +298,10 @@ impl CommandEncoder {
             max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
             view_mask: 0,
             geometry: None,
-            bind_point: bind_point(kind),
+            bind_point: None,
+            vertex_draws: false,
         };
+        self.temp.pass.refresh();
         Some(raw)
     }
 
@@ -370,7 +385,7 @@ impl CommandEncoder {
         }
         self.open_pass_label(raw, desc.label);
         self.temp.pass.kind = PassKind::Render { rendering: true };
-        self.temp.pass.bind_point = bind_point(self.temp.pass.kind);
+        self.temp.pass.refresh();
         let full = Rect {
             x: 0.0,
             y: 0.0,
