@@ -363,15 +363,37 @@ pub(crate) fn check_bind_group<A: Facts, S: AsRef<Slot>>(
 /// same pass (without looking the binding up again). `each` may have run
 /// for earlier entries when a later one fails: it must only record.
 ///
-/// Layouts of up to 64 bindings (all but the rarest) keep the bindings
+/// Entries given in the layout's binding order, one per binding (the
+/// common case, checked first with one comparison per entry) take a loop
+/// that needs no lookup and no record of the bindings seen: entry `i`
+/// names slot `i`, so none is unknown, named twice or missing. Otherwise
+/// layouts of up to 64 bindings (all but the rarest) keep the bindings
 /// seen in one word; larger ones in a list.
 #[inline]
 pub(crate) fn check_bind_group_with<A: Facts, S: AsRef<Slot>>(
     slots: &[S],
     partially_bound: bool,
     entries: &[BindGroupEntry<'_, A>],
-    each: impl FnMut(usize, &S, &BindGroupEntry<'_, A>),
+    mut each: impl FnMut(usize, &S, &BindGroupEntry<'_, A>),
 ) -> Result<(), BindingError> {
+    let in_order = entries.len() == slots.len()
+        && entries
+            .iter()
+            .zip(slots)
+            .all(|(entry, slot)| entry.binding == slot.as_ref().binding);
+    if in_order {
+        for (index, (entry, slot)) in entries.iter().zip(slots).enumerate() {
+            if !fits::<A>(slot.as_ref(), &entry.resource, partially_bound) {
+                return Err(resource_error::<A>(
+                    slot.as_ref(),
+                    &entry.resource,
+                    partially_bound,
+                ));
+            }
+            each(index, slot, entry);
+        }
+        return Ok(());
+    }
     if slots.len() <= 64 {
         check_entries::<A, S, u64>(slots, partially_bound, entries, 0, each)
     } else {

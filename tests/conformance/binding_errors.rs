@@ -21,6 +21,7 @@ conformance_tests!(
     group_with_an_unknown_binding,
     group_with_the_wrong_resource_type,
     group_buffer_range_past_the_end,
+    group_entries_in_any_order_check_alike,
     pipeline_layout_past_the_limits,
 );
 
@@ -211,6 +212,89 @@ fn group_buffer_range_past_the_end<A: Api>(ctx: &Ctx<A>) -> TestResult {
         );
     }
     Ok(Outcome::Pass)
+}
+
+/// Entries in the layout's binding order (checked without a lookup) and in
+/// another order (looked up) check alike: both orders make the group, and
+/// the same mistake is the same error in either order.
+fn group_entries_in_any_order_check_alike<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let layout_entries = [
+        entry(0, STAGES, uniform()),
+        entry(
+            1,
+            STAGES,
+            wgt::BindingType::Sampler(wgt::SamplerBindingType::Filtering),
+        ),
+    ];
+    let mut errors = Vec::new();
+    for reversed in [false, true] {
+        // 64 bytes from offset 224 run past the 256-byte buffer's end.
+        let e = expect_group_error(ctx, &layout_entries, |buffer, sampler| {
+            buffer_and_sampler::<A>(buffer, sampler, 224, reversed)
+        })?;
+        errors.push(e);
+    }
+    check!(
+        matches!(
+            errors[0],
+            BindingError::InvalidBufferRange { binding: 0, .. }
+        ),
+        "in order: {:?}",
+        errors[0]
+    );
+    check_eq!(&errors[1], &errors[0], "the same mistake, reversed");
+    // SAFETY: every object is destroyed below; nothing is submitted.
+    let made = unsafe {
+        let layout = layout(ctx, &layout_entries)?;
+        let buffer = create_buffer(ctx, 256, wgt::BufferUsages::UNIFORM, Memory::Device)?;
+        let sampler = ctx.device.create_sampler(&SamplerDescriptor::default())?;
+        let mut made = Vec::new();
+        for reversed in [false, true] {
+            let entries = buffer_and_sampler::<A>(&buffer, &sampler, 0, reversed);
+            let desc = BindGroupDescriptor {
+                label: None,
+                layout: &layout,
+                entries: &entries,
+            };
+            match ctx.device.create_bind_group(&desc) {
+                Ok(group) => {
+                    ctx.device.destroy_bind_group(group);
+                    made.push(Ok(()));
+                }
+                Err(e) => made.push(Err(e)),
+            }
+        }
+        ctx.device.destroy_sampler(sampler);
+        ctx.device.destroy_buffer(buffer);
+        ctx.device.destroy_bind_group_layout(layout);
+        made
+    };
+    check_eq!(made, vec![Ok(()), Ok(())], "in order, then reversed");
+    Ok(Outcome::Pass)
+}
+
+/// Binding 0: 64 bytes of `buffer` from `offset`; binding 1: `sampler`; in
+/// binding order, or reversed.
+fn buffer_and_sampler<'r, A: Api>(
+    buffer: &'r A::Buffer,
+    sampler: &'r A::Sampler,
+    offset: u64,
+    reversed: bool,
+) -> Vec<BindGroupEntry<'r, A>> {
+    let mut list = vec![
+        BindGroupEntry {
+            binding: 0,
+            resource: BindingResource::Buffer(buffer_entry(buffer, offset, Some(64))),
+        },
+        BindGroupEntry {
+            binding: 1,
+            resource: BindingResource::Sampler(sampler),
+        },
+    ];
+    if reversed {
+        list.reverse();
+    }
+    list
 }
 
 /// More bind groups than `max_bind_groups`, and push-constant ranges past
