@@ -383,13 +383,7 @@ pub(crate) fn check_bind_group_with<A: Facts, S: AsRef<Slot>>(
             .all(|(entry, slot)| entry.binding == slot.as_ref().binding);
     if in_order {
         for (index, (entry, slot)) in entries.iter().zip(slots).enumerate() {
-            if !fits::<A>(slot.as_ref(), &entry.resource, partially_bound) {
-                return Err(resource_error::<A>(
-                    slot.as_ref(),
-                    &entry.resource,
-                    partially_bound,
-                ));
-            }
+            check_resource::<A>(slot.as_ref(), &entry.resource, partially_bound)?;
             each(index, slot, entry);
         }
         return Ok(());
@@ -418,13 +412,7 @@ fn check_entries<A: Facts, S: AsRef<Slot>, Seen: SeenSlots>(
         if seen.mark(index) {
             return Err(BindingError::DuplicateBinding(entry.binding));
         }
-        if !fits::<A>(slot.as_ref(), &entry.resource, partially_bound) {
-            return Err(resource_error::<A>(
-                slot.as_ref(),
-                &entry.resource,
-                partially_bound,
-            ));
-        }
+        check_resource::<A>(slot.as_ref(), &entry.resource, partially_bound)?;
         each(index, slot, entry);
     }
     if let Some(missing) = seen.first_unset(slots.len()) {
@@ -524,6 +512,21 @@ fn fits<A: Facts>(slot: &Slot, resource: &BindingResource<'_, A>, partially_boun
             single && view_fits(&slot.accept, A::view(v))
         }
         _ => fits_rest::<A>(slot, resource, partially_bound),
+    }
+}
+
+/// One entry's resource against its slot: [`fits`], and when it does not,
+/// the error [`resource_error`] builds (out of line).
+#[inline(always)]
+fn check_resource<A: Facts>(
+    slot: &Slot,
+    resource: &BindingResource<'_, A>,
+    partially_bound: bool,
+) -> Result<(), BindingError> {
+    if fits::<A>(slot, resource, partially_bound) {
+        Ok(())
+    } else {
+        Err(resource_error::<A>(slot, resource, partially_bound))
     }
 }
 

@@ -28,8 +28,12 @@ fn set_layout(
     unsafe { device.create_descriptor_set_layout(&info, None) }.expect("set layout")
 }
 
-#[test]
-fn churn_on_the_driver_without_validation_errors() {
+/// An instance with validation and a device on its first adapter, or
+/// `None` (printed as a skip) where there is none.
+fn open_validated() -> Option<(
+    crate::vulkan::Instance,
+    crate::OpenDevice<crate::vulkan::Api>,
+)> {
     let desc = InstanceDescriptor {
         flags: InstanceFlags::VALIDATION,
         ..Default::default()
@@ -39,13 +43,13 @@ fn churn_on_the_driver_without_validation_errors() {
         Ok(instance) => instance,
         Err(err) => {
             println!("skipped: no Vulkan instance with validation ({err})");
-            return;
+            return None;
         }
     };
     // SAFETY: the instance is live.
     let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
         println!("skipped: no Vulkan adapter");
-        return;
+        return None;
     };
     // SAFETY: default descriptor, adapter of this instance.
     let open = unsafe { exposed.adapter.open(&Default::default()) }.expect("open device");
@@ -53,6 +57,32 @@ fn churn_on_the_driver_without_validation_errors() {
         instance.validation_enabled() || std::env::var_os("KEEL_ALLOW_NO_VALIDATION").is_some(),
         "validation layer missing (KEEL_ALLOW_NO_VALIDATION=1 runs without it)"
     );
+    Some((instance, open))
+}
+
+/// Unregisters and destroys `layouts`, which leaves no pool.
+fn unregister_all(
+    a: &DescriptorAllocator,
+    device: &ash::Device,
+    layouts: Vec<(
+        vk::DescriptorSetLayout,
+        crate::vulkan::descriptor::LayoutToken,
+    )>,
+) {
+    for (raw, token) in layouts {
+        // SAFETY: no set is in use by the GPU.
+        unsafe { a.unregister_layout(device, token) }.expect("unregister");
+        // SAFETY: the layout is ours and unregistered.
+        unsafe { device.destroy_descriptor_set_layout(raw, None) };
+    }
+    assert_eq!(a.stats().pools, 0);
+}
+
+#[test]
+fn churn_on_the_driver_without_validation_errors() {
+    let Some((instance, open)) = open_validated() else {
+        return;
+    };
     let device = &open.device.shared.raw;
 
     let shapes = [
@@ -118,13 +148,7 @@ fn churn_on_the_driver_without_validation_errors() {
     unsafe { a.trim(device) }.expect("trim");
     let stats = a.stats();
     assert_eq!((stats.pools, stats.cached), (3, 0), "{stats:?}");
-    for (raw, token) in layouts {
-        // SAFETY: no set is in use by the GPU.
-        unsafe { a.unregister_layout(device, token) }.expect("unregister");
-        // SAFETY: the layout is ours and unregistered.
-        unsafe { device.destroy_descriptor_set_layout(raw, None) };
-    }
-    assert_eq!(a.stats().pools, 0);
+    unregister_all(&a, device, layouts);
     drop(open);
     assert_eq!(instance.validation_error_count(), 0, "see the log above");
 }
@@ -135,25 +159,9 @@ fn churn_on_the_driver_without_validation_errors() {
 /// of a pool (validation's thread-safety checks are on).
 #[test]
 fn threads_share_the_allocator_and_the_cache() {
-    let desc = InstanceDescriptor {
-        flags: InstanceFlags::VALIDATION,
-        ..Default::default()
-    };
-    // SAFETY: the system's Vulkan loader is trusted to be conforming.
-    let instance = match unsafe { crate::vulkan::Instance::init(&desc) } {
-        Ok(instance) => instance,
-        Err(err) => {
-            println!("skipped: no Vulkan instance with validation ({err})");
-            return;
-        }
-    };
-    // SAFETY: the instance is live.
-    let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
-        println!("skipped: no Vulkan adapter");
+    let Some((instance, open)) = open_validated() else {
         return;
     };
-    // SAFETY: default descriptor, adapter of this instance.
-    let open = unsafe { exposed.adapter.open(&Default::default()) }.expect("open device");
     let device = &open.device.shared.raw;
     let bindings = [(vk::DescriptorType::UNIFORM_BUFFER, 1)];
     let key = BucketKey {
@@ -216,13 +224,7 @@ fn threads_share_the_allocator_and_the_cache() {
     // SAFETY: as above.
     unsafe { a.trim(device) }.expect("trim");
     assert_eq!(a.stats().cached, 0);
-    for (raw, token) in layouts {
-        // SAFETY: no set is in use by the GPU.
-        unsafe { a.unregister_layout(device, token) }.expect("unregister");
-        // SAFETY: the layout is ours and unregistered.
-        unsafe { device.destroy_descriptor_set_layout(raw, None) };
-    }
-    assert_eq!(a.stats().pools, 0);
+    unregister_all(&a, device, layouts);
     drop(open);
     assert_eq!(instance.validation_error_count(), 0, "see the log above");
 }
