@@ -101,6 +101,15 @@ impl CommandEncoder {
         self.active
     }
 
+    /// Ends the recording state, whatever ends it (end, discard, reset, a
+    /// new begin): no command buffer and no pass, so the pass state's
+    /// command buffers (`PassState::bind` and the rest) never outlive
+    /// their recording.
+    fn end_recording(&mut self) -> Option<vk::CommandBuffer> {
+        self.temp.pass = PassState::default();
+        self.active.take()
+    }
+
     /// The command buffer being recorded, if any: an escape hatch for
     /// recording raw Vulkan commands between hal calls (docs/design.md §11.7).
     ///
@@ -149,7 +158,7 @@ impl crate::CommandEncoder for CommandEncoder {
         self.device.lost.check::<DeviceError>()?;
         // A recording thread calls the driver (`workarounds.rs`).
         self.device.physical.workarounds.enter_driver();
-        if self.active.take().is_some() {
+        if self.end_recording().is_some() {
             // It waits, like every buffer not on `free`, for the next pool reset.
             log::error!("keel-hal: begin_encoding during a recording; the old one is discarded");
         }
@@ -170,7 +179,6 @@ impl crate::CommandEncoder for CommandEncoder {
         }
         self.active = Some(raw);
         self.temp.encoding_label_open = false;
-        self.temp.pass = PassState::default();
         if let (Some(debug_utils), Some(label)) = (&self.device.debug_utils, label) {
             with_c_label(&mut self.temp.label, label, |name| {
                 let info = vk::DebugUtilsLabelEXT::default().label_name(name);
@@ -187,7 +195,7 @@ impl crate::CommandEncoder for CommandEncoder {
         self.temp.encoding_label_open = false;
         if self.recording().is_some() {
             // Reset with the pool, and reused, at the next `reset_all`.
-            self.active = None;
+            self.end_recording();
         }
     }
 
@@ -195,7 +203,7 @@ impl crate::CommandEncoder for CommandEncoder {
         // A lost device stays lost: the recording is dropped, to be reset
         // with the pool.
         if let Err(lost) = self.device.lost.check() {
-            self.active = None;
+            self.end_recording();
             self.temp.encoding_label_open = false;
             return Err(lost);
         }
@@ -204,7 +212,7 @@ impl crate::CommandEncoder for CommandEncoder {
                 "end_encoding without begin_encoding",
             ));
         };
-        self.active = None;
+        self.end_recording();
         if std::mem::take(&mut self.temp.encoding_label_open) {
             if let Some(debug_utils) = &self.device.debug_utils {
                 // SAFETY: `raw` is recording, and the region `begin_encoding`
@@ -243,7 +251,7 @@ impl crate::CommandEncoder for CommandEncoder {
                 foreign.raw
             );
         }
-        if self.active.take().is_some() {
+        if self.end_recording().is_some() {
             log::error!("keel-hal: reset_all during a recording; the recording is discarded");
             self.temp.encoding_label_open = false;
         }

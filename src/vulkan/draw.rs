@@ -23,8 +23,10 @@ const DISPATCH_ARGS: u64 = 12;
 /// path is only the test).
 #[cold]
 #[inline(never)]
-fn too_many_workgroups(count: [u32; 3], max: u32) {
-    log::error!("keel-hal: dispatch of {count:?} workgroups exceeds {max} per dimension; skipped");
+fn too_many_workgroups(x: u32, y: u32, z: u32, max: u32) {
+    log::error!(
+        "keel-hal: dispatch of [{x}, {y}, {z}] workgroups exceeds {max} per dimension; skipped"
+    );
 }
 
 fn scissor(rect: &Rect<u32>) -> vk::Rect2D {
@@ -161,13 +163,13 @@ impl CommandEncoder {
     }
 
     /// The command buffer for a vertex draw (`what`): inside a render pass,
-    /// no mesh pipeline bound (one flag, `PassState::vertex_draws`); logs
+    /// no mesh pipeline bound (one tag, `PassState::vertex_draw`); logs
     /// otherwise.
     #[inline(always)]
     fn vertex_draw(&self, what: &str) -> Option<vk::CommandBuffer> {
-        match self.active {
-            Some(raw) if self.temp.pass.vertex_draws => Some(raw),
-            _ => self.vertex_draw_refused(what),
+        match self.temp.pass.vertex_draw {
+            Some(raw) => Some(raw),
+            None => self.vertex_draw_refused(what),
         }
     }
 
@@ -182,6 +184,16 @@ impl CommandEncoder {
             return None;
         }
         Some(raw)
+    }
+
+    /// Logs why `dispatch` records nothing: no recording, or no compute
+    /// pass (out of line).
+    #[cold]
+    #[inline(never)]
+    fn dispatch_refused(&self) {
+        // With `PassState::dispatch` unset this finds the reason and logs
+        // it; the command buffer it could answer is not used.
+        let _ = self.in_pass(false, "dispatch");
     }
 
     /// The command buffer and mesh functions for a mesh draw (`what`, with
@@ -619,13 +631,17 @@ impl CommandEncoder {
     /// As the trait method.
     #[inline]
     pub(super) unsafe fn pass_dispatch(&mut self, count: [u32; 3]) {
-        let Some(raw) = self.in_pass(false, "dispatch") else {
+        // Set only inside a compute pass of the recording in progress.
+        let Some(raw) = self.temp.pass.dispatch else {
+            self.dispatch_refused();
             return;
         };
         let max = self.temp.pass.max_workgroups;
         let [x, y, z] = count;
         if x.max(y).max(z) > max {
-            too_many_workgroups(count, max);
+            // Counts as scalars: the array is not spilled to the stack on
+            // the path that passes.
+            too_many_workgroups(x, y, z, max);
             return;
         }
         // SAFETY: inside a compute pass with the pipeline and its bind

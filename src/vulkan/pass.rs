@@ -57,22 +57,33 @@ pub(super) struct PassState {
     /// Where the bound render pipeline's geometry comes from (`None`:
     /// none bound yet in this pass): vertex and mesh draws check it.
     pub(super) geometry: Option<crate::validate::draw::Geometry>,
-    /// Where `set_bind_group` binds in this pass (`None`: nowhere, outside
-    /// a pass or in a skipped render pass), worked out when `kind` is set
-    /// ([`bind_point`]) so the per-command check is one comparison.
-    pub(super) bind_point: Option<vk::PipelineBindPoint>,
-    /// A vertex draw may be recorded: a render pass that began rendering,
-    /// no mesh pipeline bound. Worked out whenever `kind` or `geometry`
-    /// changes ([`PassState::refresh`]), so a draw checks one flag.
-    pub(super) vertex_draws: bool,
+    /// The command buffer the pass records into (null outside a pass). A
+    /// pass lives inside one recording: every way a recording ends resets
+    /// the pass state (`CommandEncoder::end_recording`).
+    pub(super) raw: vk::CommandBuffer,
+    /// Where `set_bind_group` binds in this pass and into which command
+    /// buffer (`None`: nowhere, outside a pass or in a skipped render pass),
+    /// worked out when `kind` is set ([`bind_point`]) so the per-command
+    /// check is one comparison that also yields the command buffer.
+    pub(super) bind: Option<(vk::CommandBuffer, vk::PipelineBindPoint)>,
+    /// The command buffer, when a vertex draw may be recorded: a render
+    /// pass that began rendering, no mesh pipeline bound. Worked out
+    /// whenever `kind` or `geometry` changes ([`PassState::refresh`]), so a
+    /// draw checks one tag.
+    pub(super) vertex_draw: Option<vk::CommandBuffer>,
+    /// The command buffer, inside a compute pass: a dispatch checks one tag.
+    pub(super) dispatch: Option<vk::CommandBuffer>,
 }
 
 impl PassState {
-    /// Works out the flags derived from `kind` and `geometry` again.
+    /// Works out the fields derived from `kind`, `geometry` and `raw` again.
     pub(super) fn refresh(&mut self) {
-        self.bind_point = bind_point(self.kind);
-        self.vertex_draws = self.kind == (PassKind::Render { rendering: true })
-            && crate::validate::draw::vertex_draw_problem(self.geometry).is_none();
+        let raw = self.raw;
+        self.bind = bind_point(self.kind).map(|point| (raw, point));
+        self.vertex_draw = (self.kind == (PassKind::Render { rendering: true })
+            && crate::validate::draw::vertex_draw_problem(self.geometry).is_none())
+        .then_some(raw);
+        self.dispatch = (self.kind == PassKind::Compute).then_some(raw);
     }
 }
 
@@ -209,6 +220,18 @@ fn outside_any_pass(what: &str) {
     log::error!("keel-hal: {what} outside a pass; skipped");
 }
 
+impl CommandEncoder {
+    /// Logs why `set_bind_group` binds nowhere: no recording, or no pass
+    /// (out of line).
+    #[cold]
+    #[inline(never)]
+    fn bind_refused(&self) {
+        if self.recording().is_some() {
+            outside_any_pass("set_bind_group");
+        }
+    }
+}
+
 /// Logs a `set_bind_group` that does not fit its layout (out of line).
 #[cold]
 #[inline(never)]
@@ -298,8 +321,10 @@ impl CommandEncoder {
             max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
             view_mask: 0,
             geometry: None,
-            bind_point: None,
-            vertex_draws: false,
+            raw,
+            bind: None,
+            vertex_draw: None,
+            dispatch: None,
         };
         self.temp.pass.refresh();
         Some(raw)
@@ -491,13 +516,15 @@ impl CommandEncoder {
         group: &BindGroup,
         dynamic_offsets: &[wgt::DynamicOffset],
     ) {
-        let Some(raw) = self.recording() else { return };
-        let Some(bind_point) = self.temp.pass.bind_point else {
-            outside_any_pass("set_bind_group");
+        // Set only inside a pass of the recording in progress, so this is
+        // also the "recording" check.
+        let Some((raw, bind_point)) = self.temp.pass.bind else {
+            self.bind_refused();
             return;
         };
-        if index as usize >= layout.groups.len()
-            || dynamic_offsets.len() != group.dynamic_count as usize
+        // Both tests, one branch: a call that fits takes neither.
+        if (index as usize >= layout.groups.len())
+            | (dynamic_offsets.len() != group.dynamic_count as usize)
         {
             bind_group_mismatch(
                 index,

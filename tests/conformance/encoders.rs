@@ -1,9 +1,11 @@
-//! Command encoders: reuse across cycles, discarded recordings, debug markers.
+//! Command encoders: reuse across cycles, discarded recordings, passes
+//! left open when a recording ends, debug markers.
 
 use std::any::Any;
 
 use keel_hal::{
-    Api, BufferCopy, BufferUses, CommandEncoder, CommandEncoderDescriptor, Device, Queue,
+    Api, BufferCopy, BufferUses, CommandEncoder, CommandEncoderDescriptor, ComputePassDescriptor,
+    Device, Queue,
 };
 
 use crate::harness::{Ctx, Failure, Outcome, TestResult};
@@ -15,6 +17,7 @@ use crate::helpers::{
 conformance_tests!(
     encoder_reused_for_three_cycles,
     discarded_recording_leaves_no_trace,
+    a_pass_ends_with_its_recording,
     debug_markers_are_accepted,
 );
 
@@ -168,6 +171,42 @@ fn discarded_recording_leaves_no_trace<A: Api>(ctx: &Ctx<A>) -> TestResult {
             &kept,
             "range the submitted recording wrote",
         )?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A pass left open when its recording ends (`end_encoding`,
+/// `discard_encoding`) ends with it: a pass command recorded after that is
+/// skipped (and logged), never sent to the ended command buffer, which the
+/// validation layer would report; the encoder records normally afterwards.
+fn a_pass_ends_with_its_recording<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    // SAFETY: the encoder comes from ctx.device and is destroyed after the
+    // wait. The dispatches and pass ends after a recording ended break the
+    // "recording" contract on purpose: every backend logs and skips them.
+    unsafe {
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&CommandEncoderDescriptor::default())?;
+        let result = (|| -> Result<(), Failure> {
+            encoder.begin_encoding(None)?;
+            encoder.begin_compute_pass(&ComputePassDescriptor::default());
+            let ended = encoder.end_encoding()?;
+            encoder.dispatch([1, 1, 1]);
+            encoder.end_compute_pass();
+
+            encoder.begin_encoding(None)?;
+            encoder.begin_compute_pass(&ComputePassDescriptor::default());
+            encoder.discard_encoding();
+            encoder.dispatch([1, 1, 1]);
+            encoder.end_compute_pass();
+
+            encoder.reset_all([ended]);
+            // A new recording starts outside any pass: its stray dispatch is
+            // skipped too, and the submission is clean.
+            submit_with(ctx, &mut encoder, |enc| enc.dispatch([1, 1, 1]))
+        })();
+        ctx.device.destroy_command_encoder(encoder);
+        result?;
     }
     Ok(Outcome::Pass)
 }
