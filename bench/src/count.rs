@@ -91,7 +91,8 @@ impl Counts {
         }
     }
 
-    fn add(&mut self, other: &Counts) {
+    /// Adds `other`'s calls to these.
+    pub fn add(&mut self, other: &Counts) {
         self.allocs += other.allocs;
         self.frees += other.frees;
         self.query_pools += other.query_pools;

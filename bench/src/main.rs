@@ -3,11 +3,12 @@
 //! ```text
 //! cargo run --release -p bench -- [--rounds N] [--smoke] [--json PATH] [--only TEXT]
 //! ```
-//! Each workload runs on every side, interleaved (keel-hal, wgpu-hal, raw,
-//! rotated each round) for N rounds after one warm-up sample per side that
-//! is not counted. A counted sample repeats the workload's cycle until 2 ms
-//! have passed (`BENCH_MIN_SAMPLE_MS`) and reports the mean. Most workloads report ns per op; the compaction cycle
-//! reports several numbers, one row each. Every sample also reports the
+//! Each workload runs on every side for N rounds after one warm-up cycle
+//! per side that is not counted. In a round the sides take turns one cycle
+//! at a time (keel-hal, wgpu-hal, raw, in one of the six orders in turn) until
+//! each has run for 20 ms (`BENCH_MIN_SAMPLE_MS`; `round.rs`); a side's
+//! sample is the mean over its cycles. Most workloads report ns per op; the
+//! compaction cycle reports several numbers, one row each. Every sample also reports the
 //! Vulkan calls its timed region made (`count.rs`: `vkAllocateMemory`,
 //! `vkFreeMemory`, `vkCreateQueryPool`, `vkDestroyQueryPool`,
 //! `vkAllocateDescriptorSets`), counted the same way on every side.
@@ -23,6 +24,7 @@ mod keel_accel;
 mod keel_external;
 mod raw;
 mod report;
+mod round;
 mod stats;
 mod wgpu_hal;
 mod wgpu_hal_accel;
@@ -113,50 +115,19 @@ fn main() {
     }
 }
 
-/// A sample runs its workload's cycle again until it has taken this long
-/// (short cycles, such as 1,000 bind groups at 40 ns each, are otherwise
-/// at the mercy of one interrupt), up to [`MAX_CYCLES`] times.
-/// `BENCH_MIN_SAMPLE_MS` overrides it (0: one cycle per sample, as a
-/// profiler wants).
-const MIN_SAMPLE_MS: u64 = 2;
-/// The most cycles one sample runs.
-const MAX_CYCLES: u32 = 64;
-
-/// One counted sample: the workload's cycle run back to back until
-/// the minimum sample time has passed (at least once), its numbers the mean over
-/// the cycles; returns them and the cycle count. A cycle that fails or has
-/// no numbers ends the sample with that answer.
-fn batched_sample(
-    side: &mut dyn Side,
-    work: &workload::Workload,
-) -> (Result<Option<Vec<f64>>, String>, u32) {
-    let min = std::time::Duration::from_millis(
-        std::env::var("BENCH_MIN_SAMPLE_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(MIN_SAMPLE_MS),
-    );
-    let start = std::time::Instant::now();
-    let mut sums: Vec<f64> = Vec::new();
-    let mut cycles = 0;
-    while cycles < MAX_CYCLES && (cycles == 0 || start.elapsed() < min) {
-        match side.sample_metrics(work) {
-            Ok(Some(values)) if cycles == 0 || values.len() == sums.len() => {
-                if cycles == 0 {
-                    sums = values;
-                } else {
-                    sums.iter_mut().zip(values).for_each(|(s, v)| *s += v);
-                }
-                cycles += 1;
-            }
-            // A different count of numbers: the caller reports it.
-            Ok(Some(values)) => return (Ok(Some(values)), cycles.max(1)),
-            other => return (other, cycles.max(1)),
-        }
-    }
-    let n = f64::from(cycles);
-    (Ok(Some(sums.into_iter().map(|s| s / n).collect())), cycles)
-}
+/// The sides' turns in a round, one per round in turn: all six orders, so
+/// over six rounds each side goes first, last, and right after each other
+/// side equally often (a cycle's cost can depend on what the cycle before
+/// it left behind, such as the heap on lavapipe, where the driver's command
+/// memory comes from the process's `malloc`).
+const ORDERS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [0, 2, 1],
+    [2, 1, 0],
+    [1, 0, 2],
+];
 
 /// The sides in column order; a side that cannot start is reported and left out.
 fn open_sides(raw: raw::Raw) -> [Option<Box<dyn Side>>; 3] {
@@ -234,27 +205,31 @@ fn run(args: &Args) -> Result<(), String> {
                 keel_memory: None,
             })
             .collect();
-        // Warm-up (not counted), then rounds with the side order rotated.
-        for round in 0..=args.rounds {
-            for k in 0..3 {
-                let i = (k + round) % 3;
-                let Some(side) = sides[i].as_mut().filter(|_| group[0].errors[i].is_none()) else {
+        // Warm-up (not counted): one cycle per side, one side after the
+        // other. Then the rounds, the side order rotated each round and the
+        // sides' cycles interleaved within it (`round.rs`).
+        for (side, error) in sides.iter_mut().zip(&mut group[0].errors) {
+            if let Some(Err(e)) = side.as_mut().map(|s| s.sample_metrics(&work)) {
+                *error = Some(e);
+            }
+        }
+        count::take_timed();
+        for round in 1..=args.rounds {
+            let order: Vec<usize> = ORDERS[round % ORDERS.len()]
+                .into_iter()
+                .filter(|&i| group[0].errors[i].is_none())
+                .collect();
+            let samples = round::interleaved(&mut sides, &order, &work);
+            for i in order {
+                let Some(sample) = &samples[i] else {
                     continue;
                 };
-                count::take_timed();
-                let (result, cycles) = if round == 0 {
-                    (side.sample_metrics(&work), 1)
-                } else {
-                    batched_sample(side.as_mut(), &work)
-                };
-                let calls = count::take_timed().per_cycle(cycles);
-                match result {
-                    Ok(_) if round == 0 => {}
+                match &sample.result {
                     Ok(Some(values)) if values.len() == metrics.len() => {
                         for (row, v) in group.iter_mut().zip(values) {
-                            row.samples[i].push(Some(v));
+                            row.samples[i].push(Some(*v));
                         }
-                        group[0].counts[i].push(calls);
+                        group[0].counts[i].push(sample.calls);
                     }
                     Ok(Some(values)) => {
                         group[0].errors[i] = Some(format!(
@@ -264,7 +239,7 @@ fn run(args: &Args) -> Result<(), String> {
                         ))
                     }
                     Ok(None) => group.iter_mut().for_each(|row| row.samples[i].push(None)),
-                    Err(e) => group[0].errors[i] = Some(e),
+                    Err(e) => group[0].errors[i] = Some(e.clone()),
                 }
             }
         }

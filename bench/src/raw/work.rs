@@ -457,9 +457,6 @@ impl Raw {
         self.ensure_kept_sets(ENCODE_GROUPS)?;
         let (d, cb) = (&self.device, self.command_buffer);
         let sets = &self.kept_sets[..ENCODE_GROUPS];
-        // SAFETY: the buffer is not pending (never submitted); resetting the pool recycles it.
-        unsafe { d.reset_command_pool(self.command_pool, vk::CommandPoolResetFlags::empty()) }
-            .map_err(vk_err("reset pool"))?;
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         let extent = vk::Extent2D {
@@ -526,6 +523,15 @@ impl Raw {
             d.end_command_buffer(cb)
                 .map_err(vk_err("vkEndCommandBuffer"))?;
         }
-        Ok(start.stop().as_nanos() as f64 / commands as f64)
+        let ns = start.stop().as_nanos() as f64 / commands as f64;
+        // After the timing, as keel-hal's and wgpu-hal's `reset_all`: every
+        // side gives its command memory back at the end of its own cycle,
+        // so no side records while holding the last one's (the driver's
+        // command memory comes from the process heap on lavapipe).
+        // SAFETY: the buffer is not pending (never submitted); resetting the
+        // pool recycles it.
+        unsafe { d.reset_command_pool(self.command_pool, vk::CommandPoolResetFlags::empty()) }
+            .map_err(vk_err("reset pool"))?;
+        Ok(ns)
     }
 }
