@@ -5,13 +5,14 @@
 //! ```
 //! Each workload runs on every side for N rounds after one warm-up cycle
 //! per side that is not counted. In a round the sides take turns one cycle
-//! at a time (keel-hal, wgpu-hal, raw, in one of the six orders in turn) until
-//! each has run for 20 ms (`BENCH_MIN_SAMPLE_MS`; `round.rs`); a side's
-//! sample is the mean over its cycles. Most workloads report ns per op; the
-//! compaction cycle reports several numbers, one row each. Every sample also reports the
-//! Vulkan calls its timed region made (`count.rs`: `vkAllocateMemory`,
-//! `vkFreeMemory`, `vkCreateQueryPool`, `vkDestroyQueryPool`,
-//! `vkAllocateDescriptorSets`), counted the same way on every side.
+//! at a time (keel-hal, wgpu-hal, raw, in one of the six orders in turn)
+//! until each has run for 20 ms (`BENCH_MIN_SAMPLE_MS`; `round.rs`); a
+//! side's sample is the mean over its cycles. Most workloads report ns per
+//! op; the compaction cycle reports several numbers, one row each. Every
+//! sample also reports the Vulkan calls its timed regions made (`count.rs`:
+//! `vkAllocateMemory`, `vkFreeMemory`, `vkCreateQueryPool`,
+//! `vkDestroyQueryPool`, `vkAllocateDescriptorSets`), counted the same way
+//! on every side.
 //! `BENCH_ADAPTER` picks the adapter by a name substring; the raw side
 //! chooses it and the others open the adapter of that name.
 
@@ -206,8 +207,8 @@ fn run(args: &Args) -> Result<(), String> {
             })
             .collect();
         // Warm-up (not counted): one cycle per side, one side after the
-        // other. Then the rounds, the side order rotated each round and the
-        // sides' cycles interleaved within it (`round.rs`).
+        // other. Then the rounds, each in the next of the six turn orders,
+        // the sides' cycles interleaved within it (`round.rs`).
         for (side, error) in sides.iter_mut().zip(&mut group[0].errors) {
             if let Some(Err(e)) = side.as_mut().map(|s| s.sample_metrics(&work)) {
                 *error = Some(e);

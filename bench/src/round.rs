@@ -2,7 +2,7 @@
 //! interleaved.
 //!
 //! A sample is the mean of a side's cycles in the round. The sides take
-//! turns one cycle at a time (in the round's rotated order) until each has
+//! turns one cycle at a time (in the round's turn order) until each has
 //! run for at least the minimum sample time, or [`MAX_CYCLES`] cycles, so
 //! the cycles of keel-hal, wgpu-hal and raw of one round ran side by side
 //! in the same few milliseconds. A machine whose speed drifts over tens of
@@ -26,7 +26,7 @@ const MIN_SAMPLE_MS: u64 = 20;
 const MAX_CYCLES: u32 = 256;
 
 /// The minimum sample time: [`MIN_SAMPLE_MS`] or `BENCH_MIN_SAMPLE_MS`.
-pub fn min_sample() -> Duration {
+fn min_sample() -> Duration {
     Duration::from_millis(
         std::env::var("BENCH_MIN_SAMPLE_MS")
             .ok()
