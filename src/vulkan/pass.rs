@@ -220,18 +220,6 @@ fn outside_any_pass(what: &str) {
     log::error!("keel-hal: {what} outside a pass; skipped");
 }
 
-impl CommandEncoder {
-    /// Logs why `set_bind_group` binds nowhere: no recording, or no pass
-    /// (out of line).
-    #[cold]
-    #[inline(never)]
-    fn bind_refused(&self) {
-        if self.recording().is_some() {
-            outside_any_pass("set_bind_group");
-        }
-    }
-}
-
 /// Logs a `set_bind_group` that does not fit its layout (out of line).
 #[cold]
 #[inline(never)]
@@ -258,6 +246,16 @@ impl CommandEncoder {
             return None;
         }
         Some(raw)
+    }
+
+    /// Logs why `set_bind_group` binds nowhere: no recording, or no pass
+    /// (out of line).
+    #[cold]
+    #[inline(never)]
+    fn bind_refused(&self) {
+        if self.recording().is_some() {
+            outside_any_pass("set_bind_group");
+        }
     }
 
     /// The command buffer for a barrier (`what`): recording, outside a
