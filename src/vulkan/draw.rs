@@ -131,7 +131,7 @@ impl CommandEncoder {
                 .cmd_bind_pipeline(raw, vk::PipelineBindPoint::GRAPHICS, pipeline.raw)
         };
         self.temp.pass.geometry = Some(pipeline.geometry);
-        self.temp.pass.refresh();
+        self.temp.pass.refresh(raw);
     }
 
     /// Whether a count draw (`what`) of `arg_size`-byte arguments at

@@ -57,10 +57,6 @@ pub(super) struct PassState {
     /// Where the bound render pipeline's geometry comes from (`None`:
     /// none bound yet in this pass): vertex and mesh draws check it.
     pub(super) geometry: Option<crate::validate::draw::Geometry>,
-    /// The command buffer the pass records into (null outside a pass). A
-    /// pass lives inside one recording: every way a recording ends resets
-    /// the pass state (`CommandEncoder::end_recording`).
-    pub(super) raw: vk::CommandBuffer,
     /// Where `set_bind_group` binds in this pass and into which command
     /// buffer (`None`: nowhere, outside a pass or in a skipped render pass),
     /// worked out when `kind` is set ([`bind_point`]) so the per-command
@@ -76,9 +72,11 @@ pub(super) struct PassState {
 }
 
 impl PassState {
-    /// Works out the fields derived from `kind`, `geometry` and `raw` again.
-    pub(super) fn refresh(&mut self) {
-        let raw = self.raw;
+    /// Works out the fields derived from `kind` and `geometry` again, with
+    /// `raw`, the command buffer the pass records into. A pass lives inside
+    /// one recording: every way a recording ends resets the pass state
+    /// (`CommandEncoder::end_recording`), so these never outlive it.
+    pub(super) fn refresh(&mut self, raw: vk::CommandBuffer) {
         self.bind = bind_point(self.kind).map(|point| (raw, point));
         self.vertex_draw = (self.kind == (PassKind::Render { rendering: true })
             && crate::validate::draw::vertex_draw_problem(self.geometry).is_none())
@@ -319,12 +317,11 @@ impl CommandEncoder {
             max_workgroups: self.device.limits.max_compute_workgroups_per_dimension,
             view_mask: 0,
             geometry: None,
-            raw,
             bind: None,
             vertex_draw: None,
             dispatch: None,
         };
-        self.temp.pass.refresh();
+        self.temp.pass.refresh(raw);
         Some(raw)
     }
 
@@ -408,7 +405,7 @@ impl CommandEncoder {
         }
         self.open_pass_label(raw, desc.label);
         self.temp.pass.kind = PassKind::Render { rendering: true };
-        self.temp.pass.refresh();
+        self.temp.pass.refresh(raw);
         let full = Rect {
             x: 0.0,
             y: 0.0,
