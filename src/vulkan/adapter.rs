@@ -479,6 +479,16 @@ impl crate::Adapter for Adapter {
 
         // Nothing fallible may run between here and `DeviceShared` except
         // the allocator, whose failure destroys the device.
+        let debug_utils = match &instance.debug_utils {
+            Some(_)
+                if instance
+                    .flags
+                    .intersects(crate::InstanceFlags::DEBUG | crate::InstanceFlags::VALIDATION) =>
+            {
+                Some(ash::ext::debug_utils::Device::new(&instance.raw, &raw))
+            }
+            _ => None,
+        };
         let api_version = instance.api_version.min(self.info.properties.api_version);
         // SAFETY: `raw` is a live device of this physical device and instance.
         let memory = match unsafe {
@@ -489,6 +499,7 @@ impl crate::Adapter for Adapter {
                 api_version,
                 request.bits.has(Bit::BufferDeviceAddress),
                 memory_budget,
+                debug_utils.clone(),
             )
         } {
             Ok(memory) => memory,
@@ -499,16 +510,6 @@ impl crate::Adapter for Adapter {
                 unsafe { raw.destroy_device(None) };
                 return Err(OpenError::Device(super::map_err(e)));
             }
-        };
-        let debug_utils = match &instance.debug_utils {
-            Some(_)
-                if instance
-                    .flags
-                    .intersects(crate::InstanceFlags::DEBUG | crate::InstanceFlags::VALIDATION) =>
-            {
-                Some(ash::ext::debug_utils::Device::new(&instance.raw, &raw))
-            }
-            _ => None,
         };
         // SAFETY: the family was created with one queue.
         let queue = unsafe { raw.get_device_queue(self.info.queue_family_index, 0) };

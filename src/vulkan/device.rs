@@ -45,9 +45,21 @@ impl Drop for DeviceShared {
 /// # Safety
 /// `handle` is a live object of this device.
 pub(super) unsafe fn set_object_name<H: vk::Handle>(shared: &DeviceShared, handle: H, label: &str) {
-    let Some(du) = &shared.debug_utils else {
-        return;
-    };
+    if let Some(du) = &shared.debug_utils {
+        // SAFETY: forwarded contract.
+        unsafe { name_object(du, handle, label) };
+    }
+}
+
+/// Attaches a debug name to an object (an empty `label` removes its name).
+///
+/// # Safety
+/// `handle` is a live object of the device `du` was loaded for.
+pub(super) unsafe fn name_object<H: vk::Handle>(
+    du: &ash::ext::debug_utils::Device,
+    handle: H,
+    label: &str,
+) {
     // A label with a NUL byte is cut there rather than rejected.
     let text = label.split('\0').next().unwrap_or_default();
     let Ok(name) = CString::new(text) else {

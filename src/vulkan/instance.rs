@@ -794,6 +794,7 @@ impl InstanceShared {
     /// Notes where a buffer's or image's memory is bound (`Some`), or that
     /// the object is about to be destroyed (`None`), for the allow-list's
     /// [`Scope::ImageWithABufferAfter`]. Nothing is kept without validation.
+    #[inline]
     pub(crate) fn note_binding(&self, object: u64, binding: Option<Binding>) {
         if !self.validation {
             return;

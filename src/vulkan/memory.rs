@@ -30,22 +30,25 @@
 //! round: 1 `vkAllocateMemory` + `vkFreeMemory` a round for 1,000 buffers of
 //! 64 KiB, 17 for 1,000 of 4 MiB (256 MiB blocks). Two things change that:
 //!
-//! * **Retention** (`memory/retention.rs`): the memory of a destroyed
-//!   `Device`, `Upload` or `Readback` buffer is not freed but filed under
-//!   its description (kind, create flags, usage, size, placement
-//!   alignment). The next buffer of the same description gets a new
-//!   `VkBuffer` bound to it (`vmaBindBufferMemory`): no allocation, no
-//!   block search. The Vulkan specification guarantees that identical
+//! * **Retention** (`memory/retention.rs`): a destroyed `Device`, `Upload`
+//!   or `Readback` buffer is not destroyed but filed, `VkBuffer` and memory
+//!   together, under its description (kind, create flags, usage, size,
+//!   placement alignment). The next buffer of the same description *is*
+//!   that buffer: no `vkCreateBuffer`, no bind, no allocation, no block
+//!   search. The Vulkan specification guarantees that identical
 //!   `VkBufferCreateInfo`s have identical memory requirements (see
-//!   `BufferKey`). Memory VMA made dedicated (the driver requires or prefers
-//!   it, or the buffer is over half a block: VMA's heuristic, 128 MiB on
-//!   heaps over 1 GiB) is tied to its buffer by
-//!   `VkMemoryDedicatedAllocateInfo`, so it is kept *with* its `VkBuffer`,
-//!   which the next buffer of that description reuses as is. That is the
-//!   large-buffer policy: near the block size, one dedicated allocation
-//!   per buffer (no half-empty blocks), kept and reused whole.
-//!   Kept memory is held in the blocks it lives in, so steady churn makes
-//!   no `vkAllocateMemory` and no `vkFreeMemory` at all.
+//!   `BufferKey`), so a kept buffer is as good as a new one made from the
+//!   same create info; its contents are whatever was last written, as
+//!   with any reused memory. (Memory VMA made dedicated — the driver
+//!   requires or prefers it, or the buffer is over half a block: VMA's
+//!   heuristic, 128 MiB on heaps over 1 GiB — is tied to its buffer by
+//!   `VkMemoryDedicatedAllocateInfo` anyway.) That is also the large-buffer
+//!   policy: near the block size, one dedicated allocation per buffer (no
+//!   half-empty blocks), kept and reused whole. Kept buffers hold their
+//!   memory in the blocks it lives in, so steady churn makes no
+//!   `vkAllocateMemory`, `vkFreeMemory`, `vkCreateBuffer` or
+//!   `vkDestroyBuffer` at all. A kept buffer's debug name is cleared when
+//!   it is reused without a label (`device.rs`).
 //! * **Pools**: buffers are allocated from one VMA custom pool per memory
 //!   type (VMA-managed block sizes, dedicated allocations allowed; made on
 //!   first use), falling back to VMA's default pools (which may pick
@@ -59,7 +62,7 @@
 //! description. Nothing is kept while the buffer's heap is at 90% of its
 //! budget or more (`VK_EXT_memory_budget` where the device has it, else
 //! VMA's estimate: 80% of the heap), as of the last read of the budgets:
-//! they are read again every 32 frees or 16 MiB freed, on every free while
+//! they are read again every 32 frees or 256 MiB freed, on every free while
 //! a heap was under pressure, and after a trim (`BudgetCache` in
 //! `memory/retention.rs`). `Device::trim_memory` frees everything
 //! kept and destroys every pool left empty, so what stays reserved is the
@@ -106,11 +109,9 @@ impl From<vk::Result> for AllocError {
 #[derive(Debug)]
 pub(crate) struct VmaMemory {
     allocation: vk_mem::Allocation,
-    /// The buffer's description, where its memory may be kept for reuse
-    /// (`None`: textures, and buffers with a `pNext` chain).
+    /// The buffer's description, where it may be kept for reuse (`None`:
+    /// textures, and buffers with a `pNext` chain).
     key: Option<BufferKey>,
-    /// Dedicated memory, tied to its buffer: kept together with it.
-    dedicated: bool,
     /// The allocation's size.
     bytes: u64,
     /// The memory type it lives in.
@@ -131,14 +132,12 @@ pub(crate) enum Block {
     External(super::external::ExternalBlock),
 }
 
-/// What retention keeps of a destroyed buffer.
+/// What retention keeps of a destroyed buffer: the buffer itself, still
+/// bound to its memory, reused as is by the next buffer of its description.
 #[derive(Debug)]
-enum Reusable {
-    /// Memory inside a block: bound to a new `VkBuffer` on reuse.
-    Allocation(vk_mem::Allocation),
-    /// Dedicated memory with the buffer it was made for (and may only be
-    /// bound to): reused together.
-    Buffer(vk::Buffer, vk_mem::Allocation),
+struct Reusable {
+    buffer: vk::Buffer,
+    allocation: vk_mem::Allocation,
 }
 
 /// The device's VMA allocator.
@@ -160,11 +159,13 @@ pub(crate) struct MemoryAllocator {
     /// Whether `VK_EXT_memory_budget` is enabled (VMA reads real budgets).
     memory_budget: bool,
     /// The device's function table, to destroy resources whose memory is
-    /// not VMA's (`Block::External`) and to create buffers for kept memory.
+    /// not VMA's (`Block::External`).
     device: ash::Device,
     /// The instance, told where each object's memory is bound while
     /// validation is on (for its allow-list).
     instance: Arc<InstanceShared>,
+    /// Debug names, where on: a kept buffer loses its name when reused.
+    debug_utils: Option<ash::ext::debug_utils::Device>,
 }
 
 /// Retention and the last read of the budgets, behind one lock.
@@ -238,7 +239,7 @@ impl MemoryAllocator {
     /// `bufferDeviceAddress` enabled if `buffer_device_address` and
     /// `VK_EXT_memory_budget` enabled if `memory_budget`; all three outlive
     /// the allocator; `api_version` ≤ both the instance's and the device's
-    /// API version.
+    /// API version; `debug_utils`, if any, was loaded for `device`.
     pub(crate) unsafe fn new(
         instance: &Arc<InstanceShared>,
         device: &ash::Device,
@@ -246,6 +247,7 @@ impl MemoryAllocator {
         api_version: u32,
         buffer_device_address: bool,
         memory_budget: bool,
+        debug_utils: Option<ash::ext::debug_utils::Device>,
     ) -> Result<Self, vk::Result> {
         let mut info = vk_mem::AllocatorCreateInfo::new(&instance.raw, device, physical_device);
         info.vulkan_api_version = api_version;
@@ -279,6 +281,7 @@ impl MemoryAllocator {
             memory_budget,
             device: device.clone(),
             instance: instance.clone(),
+            debug_utils,
         })
     }
 
@@ -333,10 +336,10 @@ impl MemoryAllocator {
         self.instance.note_binding(object, None);
     }
 
-    /// Creates a buffer with memory of `memory`'s kind bound to it: kept
-    /// memory of the same description if there is some, else new memory.
-    /// Mapped kinds come back with their persistent mapping. On failure
-    /// nothing is left behind (kept memory goes back to be kept).
+    /// Creates a buffer with memory of `memory`'s kind bound to it: a kept
+    /// buffer of the same description if there is one, else a new buffer
+    /// on new memory. Mapped kinds come back with their persistent mapping.
+    /// On failure nothing is left behind.
     ///
     /// # Safety
     /// `info` is a valid buffer description for this device.
@@ -365,15 +368,15 @@ impl MemoryAllocator {
         min_alignment: u64,
         counter: &Counter,
     ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
-        let create = allocation_info(memory).ok_or(AllocError::NoSuitableMemory)?;
         let key = buffer_key(info, memory, min_alignment);
         if let Some(key) = key {
             let kept = self.retention.lock().kept.take(&key);
             if let Some(kept) = kept {
-                // SAFETY: forwarded contract; `kept` was filed under `key`.
-                return unsafe { self.reuse(info, key, kept, memory, counter) };
+                // SAFETY: `kept` was filed under `key`.
+                return unsafe { self.reuse(key, kept, memory, counter) };
             }
         }
+        let create = allocation_info(memory).ok_or(AllocError::NoSuitableMemory)?;
         // SAFETY: forwarded contract.
         let (buffer, mut allocation) =
             unsafe { self.allocate_buffer(info, &create, min_alignment) }?;
@@ -397,7 +400,6 @@ impl MemoryAllocator {
         let block = Block::Vma(VmaMemory {
             allocation,
             key,
-            dedicated: details.dedicated_memory,
             bytes: info.size,
             memory_type: info.memory_type,
         });
@@ -469,88 +471,58 @@ impl MemoryAllocator {
         }
     }
 
-    /// A buffer on kept memory. On failure the memory is kept again.
+    /// A kept buffer, reused as is: made with this very description, so as
+    /// good as new (module docs).
     ///
     /// # Safety
-    /// `info` is a valid buffer description for this device, described by `key`.
+    /// `kept` was filed under `key`.
     unsafe fn reuse(
         &self,
-        info: &vk::BufferCreateInfo<'_>,
         key: BufferKey,
         kept: Kept<Reusable>,
         memory: Memory,
         counter: &Counter,
     ) -> Result<(vk::Buffer, Block, Option<NonNull<u8>>), AllocError> {
         let Kept {
-            value,
+            value: Reusable { buffer, allocation },
             bytes,
             memory_type,
         } = kept;
-        let (buffer, allocation, dedicated) = match value {
-            // Made with this very description: as good as new.
-            Reusable::Buffer(buffer, allocation) => (buffer, allocation, true),
-            Reusable::Allocation(allocation) => {
-                let keep_again = |allocation| Kept {
-                    value: Reusable::Allocation(allocation),
-                    bytes,
-                    memory_type,
-                };
-                // SAFETY: forwarded contract.
-                let buffer = match unsafe { self.device.create_buffer(info, None) } {
-                    Ok(buffer) => buffer,
-                    Err(e) => {
-                        self.keep(key, keep_again(allocation), true);
-                        return Err(e.into());
+        let mut mapped = None;
+        if memory.is_mappable() || self.instance.validation {
+            let details = self.raw.get_allocation_info(&allocation);
+            if memory.is_mappable() {
+                // Kept allocations stay persistently mapped.
+                match NonNull::new(details.mapped_data.cast::<u8>()) {
+                    Some(p) => mapped = Some(p),
+                    None => {
+                        log::error!("VMA kept a mapped allocation without a pointer");
+                        let mut allocation = allocation;
+                        // SAFETY: ours, not used by the GPU.
+                        unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
+                        return Err(AllocError::Device(DeviceError::Unexpected));
                     }
-                };
-                // SAFETY: the allocation met the requirements of a buffer
-                // with an identical create info, so it meets this one's
-                // (see `BufferKey`); nothing else is bound to it.
-                if let Err(e) = unsafe { self.raw.bind_buffer_memory(&allocation, buffer) } {
-                    // SAFETY: just created, never used.
-                    unsafe { self.device.destroy_buffer(buffer, None) };
-                    self.keep(key, keep_again(allocation), true);
-                    return Err(e.into());
-                }
-                (buffer, allocation, false)
-            }
-        };
-        let details = self.raw.get_allocation_info(&allocation);
-        let mapped = if memory.is_mappable() {
-            // Kept allocations stay persistently mapped.
-            match NonNull::new(details.mapped_data.cast::<u8>()) {
-                Some(p) => Some(p),
-                None => {
-                    log::error!("VMA kept a mapped allocation without a pointer");
-                    let mut allocation = allocation;
-                    // SAFETY: ours, not used by the GPU.
-                    unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
-                    return Err(AllocError::Device(DeviceError::Unexpected));
                 }
             }
-        } else {
-            None
-        };
-        self.note_created(ash::vk::Handle::as_raw(buffer), &details);
+            self.note_created(ash::vk::Handle::as_raw(buffer), &details);
+        }
+        if let Some(du) = &self.debug_utils {
+            // An earlier buffer's name goes (device.rs names it again if
+            // the new one has a label).
+            // SAFETY: the buffer is live and of this device.
+            unsafe { super::device::name_object(du, buffer, "") };
+        }
         counter.add();
         let block = Block::Vma(VmaMemory {
             allocation,
             key: Some(key),
-            dedicated,
             bytes,
             memory_type,
         });
         Ok((buffer, block, mapped))
     }
 
-    /// Offers memory to retention, freeing what it does not keep.
-    fn keep(&self, key: BufferKey, kept: Kept<Reusable>, keep: bool) {
-        let released = self.retention.lock().kept.offer(key, kept, keep);
-        // SAFETY: kept memory belongs to no live resource and no pending work.
-        unsafe { self.release(released) };
-    }
-
-    /// Offers a destroyed buffer's memory to retention unless its heap is
+    /// Offers a destroyed buffer (with its memory) to retention unless its heap is
     /// under pressure (the 90% rule, with the budgets read as
     /// [`BudgetCache`] says), under one lock; frees what is not kept.
     fn keep_unless_pressed(&self, key: BufferKey, kept: Kept<Reusable>) {
@@ -587,22 +559,18 @@ impl MemoryAllocator {
     /// # Safety
     /// Nothing uses it (it belonged to destroyed, idle buffers).
     unsafe fn release(&self, released: Vec<Reusable>) {
-        for value in released {
-            match value {
-                // SAFETY: forwarded contract.
-                Reusable::Allocation(mut allocation) => unsafe {
-                    self.raw.free_memory(&mut allocation)
-                },
-                // SAFETY: forwarded contract; the buffer goes with its memory.
-                Reusable::Buffer(buffer, mut allocation) => unsafe {
-                    self.raw.destroy_buffer(buffer, &mut allocation)
-                },
-            }
+        for Reusable {
+            buffer,
+            mut allocation,
+        } in released
+        {
+            // SAFETY: forwarded contract; the buffer goes with its memory.
+            unsafe { self.raw.destroy_buffer(buffer, &mut allocation) };
         }
     }
 
-    /// Destroys a buffer; its memory is kept for the next buffer of the
-    /// same description or freed (module docs). A caller-owned buffer is
+    /// Destroys a buffer, or keeps it with its memory for the next buffer
+    /// of the same description (module docs). A caller-owned buffer is
     /// left alone.
     ///
     /// # Safety
@@ -620,21 +588,13 @@ impl MemoryAllocator {
                 let VmaMemory {
                     mut allocation,
                     key,
-                    dedicated,
                     bytes,
                     memory_type,
                 } = vma;
                 match key {
                     Some(key) => {
-                        let value = if dedicated {
-                            Reusable::Buffer(buffer, allocation)
-                        } else {
-                            // SAFETY: forwarded contract; the memory outlives it.
-                            unsafe { self.device.destroy_buffer(buffer, None) };
-                            Reusable::Allocation(allocation)
-                        };
                         let kept = Kept {
-                            value,
+                            value: Reusable { buffer, allocation },
                             bytes,
                             memory_type,
                         };
@@ -675,7 +635,6 @@ impl MemoryAllocator {
         let block = Block::Vma(VmaMemory {
             allocation,
             key: None,
-            dedicated: false,
             bytes: details.size,
             memory_type: details.memory_type,
         });

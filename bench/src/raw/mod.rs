@@ -83,6 +83,11 @@ pub struct Raw {
     /// The buffer workloads' arena and the (memory kind, size, count) it
     /// was reserved for.
     buffer_arena: Option<(work::ArenaKey, arena::Arena)>,
+    /// Buffers of the buffer workloads "destroyed" and kept, still bound
+    /// into `buffer_arena`, with their mapped bytes (null where unmapped):
+    /// the next create of the same workload takes one, as keel-hal's
+    /// retention does.
+    kept_buffers: Vec<(vk::Buffer, *mut u8)>,
 }
 
 impl Raw {
@@ -211,6 +216,7 @@ impl Raw {
             hole_arena: None,
             holes_key: None,
             buffer_arena: None,
+            kept_buffers: Vec::new(),
         };
         match raw.make_resources(family) {
             Ok(()) => Ok(raw),

@@ -380,16 +380,25 @@ impl Raw {
     }
 
     pub(super) fn drop_buffer_arena(&mut self) {
+        for (b, _) in self.kept_buffers.drain(..) {
+            // SAFETY: never used by the GPU; destroyed before its memory.
+            unsafe { self.device.destroy_buffer(b, None) };
+        }
         if let Some((_, mut arena)) = self.buffer_arena.take() {
             // SAFETY: no buffer outlives a sample.
             unsafe { arena.destroy(&self.device) };
         }
     }
 
-    /// vkCreateBuffer + vkGetBufferMemoryRequirements + vkBindBufferMemory
-    /// into the kept arena (+ a write of UPLOAD_WRITE bytes through its
-    /// mapping for Upload) + vkDestroyBuffer: `iters` buffers all live
-    /// (`live`) or one at a time (each at the arena's start).
+    /// `iters` buffers all live (`live`) or one at a time, each taken from
+    /// the buffers kept by earlier samples of this workload where there is
+    /// one (as keel-hal's retention takes a destroyed buffer of the same
+    /// description), else made: vkCreateBuffer, vkGetBufferMemoryRequirements
+    /// and vkBindBufferMemory at the kept arena's next offset. Upload buffers
+    /// get a write of UPLOAD_WRITE bytes through the mapping. Destroying
+    /// keeps the buffer, bound, for the next take. The arena is reserved
+    /// for as many buffers as a sample holds at once, which is as many as
+    /// are ever made for it.
     fn buffers(&mut self, size: u64, mem: Mem, iters: usize, live: bool) -> Result<f64, String> {
         let usage = buffer_usage(mem);
         let key = (mem, size, if live { iters } else { 1 });
@@ -418,11 +427,16 @@ impl Raw {
             return Err("raw: no buffer arena".into());
         };
         let device = &self.device;
+        let kept = &mut self.kept_buffers;
         let mut made = Vec::with_capacity(if live { iters } else { 0 });
         let start = Timer::start();
         let mut result = Ok(());
         for _ in 0..iters {
-            match Self::bound_buffer(device, arena, size, usage) {
+            let taken = match kept.pop() {
+                Some(buffer) => Ok(buffer),
+                None => Self::bound_buffer(device, arena, size, usage),
+            };
+            match taken {
                 Ok((buffer, ptr)) => {
                     if !ptr.is_null() {
                         // SAFETY: the buffer's bytes in the arena's mapping,
@@ -430,11 +444,9 @@ impl Raw {
                         unsafe { std::ptr::write_bytes(ptr, 0xA5, UPLOAD_WRITE) };
                     }
                     if live {
-                        made.push(buffer);
+                        made.push((buffer, ptr));
                     } else {
-                        // SAFETY: never used by the GPU.
-                        unsafe { device.destroy_buffer(buffer, None) };
-                        arena.reset();
+                        kept.push((buffer, ptr));
                     }
                 }
                 Err(e) => {
@@ -443,11 +455,7 @@ impl Raw {
                 }
             }
         }
-        for b in made {
-            // SAFETY: never used by the GPU.
-            unsafe { device.destroy_buffer(b, None) };
-        }
-        arena.reset();
+        kept.append(&mut made);
         let ns = start.stop().as_nanos() as f64 / iters as f64;
         result.map(|()| ns)
     }

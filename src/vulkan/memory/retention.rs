@@ -245,8 +245,10 @@ impl<T> Retention<T> {
 
 /// Frees that may be offered on one read of the heap budgets.
 pub(crate) const BUDGET_READ_EVERY: u32 = 32;
-/// Bytes that may be offered on one read of the heap budgets.
-pub(crate) const BUDGET_READ_BYTES: u64 = 16 << 20;
+/// Bytes that may be offered on one read of the heap budgets: one of
+/// VMA's large-heap blocks (the unit in which memory is given back), so
+/// that big buffers do not read the budgets much more often than small ones.
+pub(crate) const BUDGET_READ_BYTES: u64 = 256 << 20;
 
 /// The last read of "which heaps are under pressure", so that a free does
 /// not read every heap's budget (VMA's `vmaGetHeapBudgets`, which the
