@@ -5,10 +5,11 @@
 //! Compaction cycle: as the raw floor does, the originals are placed in one
 //! buffer and the compacted structures in another (`InBuffer` placement,
 //! 256-byte slots); builds in batches of
-//! [`BUILD_BATCH`], each batch's submission also reading the batch's
-//! compacted sizes with one `read_acceleration_structure_compacted_sizes`
-//! (slots from the device's shared query pools); one submission of the
-//! compacting copies; everything destroyed and the command buffers reset.
+//! [`BUILD_BATCH`], the last batch's submission also reading every
+//! compacted size with one `read_acceleration_structure_compacted_sizes`
+//! (slots from the device's shared query pools), as the raw floor writes
+//! and copies them once; one submission of the compacting copies;
+//! everything destroyed and the command buffers reset.
 
 use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
@@ -132,11 +133,13 @@ impl<A: kh::Api> KeelAccel<A> {
         // SAFETY: the caller's contract.
         unsafe {
             let cb = self.encoder.end_encoding().map_err(err("end"))?;
+            crate::phase::mark("end");
             let value = self.next_value;
             self.next_value += 1;
             self.queue
                 .submit(&[&cb], &[], &self.fence, value)
                 .map_err(err("submit"))?;
+            crate::phase::mark("submit");
             let blocked = Instant::now();
             let done = self
                 .device
@@ -145,6 +148,7 @@ impl<A: kh::Api> KeelAccel<A> {
             if !done {
                 return Err("keel-hal: the GPU did not finish in 600 s".into());
             }
+            crate::phase::mark("wait");
             Ok((cb, blocked.elapsed()))
         }
     }
@@ -276,6 +280,7 @@ impl<A: kh::Api> KeelAccel<A> {
         // Storage of the originals, then of the compacted structures.
         let mut storage: Vec<A::Buffer> = Vec::with_capacity(2);
         let slot = size.div_ceil(PLACEMENT_ALIGN) * PLACEMENT_ALIGN;
+        crate::phase::mark("start");
         // SAFETY: every object is this device's; every submission is waited
         // for before what it used is reused or destroyed; the kept command
         // buffers are reset once all of them completed.
@@ -292,11 +297,13 @@ impl<A: kh::Api> KeelAccel<A> {
                     let s = self.device.create_acceleration_structure(&desc);
                     originals.push(s.map_err(err("BLAS"))?);
                 }
+                crate::phase::mark("create");
                 let barrier = |buffer, from, to| kh::BufferBarrier {
                     buffer,
                     usage: kh::StateTransition { from, to },
                 };
                 let input = kh::BufferUses::ACCELERATION_STRUCTURE_INPUT;
+                let batches = originals.len().div_ceil(BUILD_BATCH);
                 for (b, chunk) in originals.chunks(BUILD_BATCH).enumerate() {
                     let descs: Vec<_> = chunk
                         .iter()
@@ -311,7 +318,6 @@ impl<A: kh::Api> KeelAccel<A> {
                             scratch_buffer_offset: i as u64 * stride,
                         })
                         .collect();
-                    let refs: Vec<_> = chunk.iter().collect();
                     self.encoder.begin_encoding(None).map_err(err("begin"))?;
                     if b == 0 {
                         let none = kh::BufferUses::empty();
@@ -321,20 +327,24 @@ impl<A: kh::Api> KeelAccel<A> {
                             barrier(index, none, input),
                         ]);
                     }
+                    crate::phase::mark("b_prep");
                     self.encoder
                         .build_acceleration_structures(&descs)
                         .map_err(err("build"))?;
-                    self.encoder
-                        .read_acceleration_structure_compacted_sizes(
-                            &refs,
-                            readback,
-                            (b * BUILD_BATCH * 8) as u64,
-                        )
-                        .map_err(err("read sizes"))?;
+                    crate::phase::mark("b_build");
+                    if b + 1 == batches {
+                        // Every size at once, after the last builds.
+                        let refs: Vec<_> = originals.iter().collect();
+                        self.encoder
+                            .read_acceleration_structure_compacted_sizes(&refs, readback, 0)
+                            .map_err(err("read sizes"))?;
+                    }
+                    crate::phase::mark("b_read");
                     let (cb, waited) = self.submit_wait()?;
                     kept.push(cb);
                     blocked += waited;
                 }
+                crate::phase::mark("batches");
                 let map = self.device.map_buffer(readback).map_err(err("map"))?;
                 let bytes = std::slice::from_raw_parts(map.ptr.as_ptr(), 8 * blases);
                 let sizes: Vec<u64> = bytes
@@ -357,6 +367,7 @@ impl<A: kh::Api> KeelAccel<A> {
                     offset += placed(z);
                 }
                 let after: u64 = sizes.iter().sum();
+                crate::phase::mark("create2");
                 self.encoder.begin_encoding(None).map_err(err("begin"))?;
                 let targets: Vec<_> = compacted.iter().collect();
                 self.encoder.place_acceleration_structure_barrier(
@@ -377,9 +388,11 @@ impl<A: kh::Api> KeelAccel<A> {
                         )
                         .map_err(err("compact"))?;
                 }
+                crate::phase::mark("record_copy");
                 let (cb, waited) = self.submit_wait()?;
                 kept.push(cb);
                 blocked += waited;
+                crate::phase::mark("copy_wait");
                 Ok((size * blases as u64, after))
             })()
         };
@@ -400,6 +413,8 @@ impl<A: kh::Api> KeelAccel<A> {
                 self.device.destroy_buffer(b);
             }
         }
+        crate::phase::mark("destroy");
+        crate::phase::dump("keel");
         let wall = start.stop();
         let (before, after) = run?;
         Ok((wall, blocked, before, after))

@@ -23,6 +23,7 @@ mod keel;
 mod keel_accel;
 #[cfg(feature = "keel")]
 mod keel_external;
+mod phase;
 mod raw;
 mod report;
 mod round;

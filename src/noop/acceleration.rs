@@ -258,8 +258,11 @@ pub(crate) fn record_builds(
     descs: &[BuildAccelerationStructureDescriptor<Api>],
     limits: &Limits,
 ) -> Result<(), Error> {
+    let mut prev = None;
     for desc in descs {
-        checks::check_build::<Api>(desc, &limits.0, || Ok(sizes(desc.entries)))?;
+        let checked = checks::repeats_geometry::<Api>(prev, desc);
+        checks::check_build::<Api>(desc, &limits.0, checked, || Ok(sizes(desc.entries)))?;
+        prev = Some(desc);
     }
     for desc in descs {
         desc.destination_acceleration_structure

@@ -11,7 +11,7 @@
 //! | every recorded command | [`check_outside_pass`] | recorded inside a render or compute pass (`Device(InvalidState)`) |
 //! | creation | [`check_create`] | size 0 (`ZeroSize`); an owned structure above `max_buffer_size` (`LimitExceeded`); a placement buffer without `STORAGE` (`BufferUsage`), an offset not a multiple of [`PLACEMENT_ALIGNMENT`] or a range past the buffer (`InvalidPlacement`) |
 //! | size queries | [`check_size_query`] | [`check_flags`], then [`check_geometry`] without buffers |
-//! | builds and updates | [`check_build`] | the entries' kind against the destination (`WrongKind`); [`check_flags`]; an update's source: present (`MissingSource`), of the entries' kind (`WrongKind`), last built with `ALLOW_UPDATE` and the same flags (`MissingFlag`); [`check_geometry`] with buffers; the sizes, then the destination's size (`TooSmall`); the scratch buffer's usage (`BufferUsage`), offset alignment and size (`Scratch`) |
+//! | builds and updates | [`check_build`] | the entries' kind against the destination (`WrongKind`); [`check_flags`]; an update's source: present (`MissingSource`), of the entries' kind (`WrongKind`), last built with `ALLOW_UPDATE` and the same flags (`MissingFlag`); [`check_geometry`] with buffers (once for a run of descriptors with the very same entries and flags: [`repeats_geometry`]); the sizes, then the destination's size (`TooSmall`); the scratch buffer's usage (`BufferUsage`), offset alignment and size (`Scratch`) |
 //! | copies | [`check_copy`] | kinds (`WrongKind`); a compaction's source flags (`MissingFlag`); the destination's size where known (`TooSmall`) |
 //! | compacted-size reads | [`check_compacted_size_read`] | each structure bottom-level (`WrongKind`) and built with `ALLOW_COMPACTION` (`MissingFlag`); the count (`LimitExceeded`); the buffer's usage (`BufferUsage`) and range (`InvalidPlacement`) |
 //!
@@ -443,12 +443,27 @@ pub(crate) fn check_size_query<A: Facts>(
     check_geometry::<A>(entries, limits, false)
 }
 
+/// Whether `desc` builds from the very entries the descriptor before it
+/// in the same call (`prev`) built from — the same reference, so the same
+/// contents for the whole call — with the same flags: then that
+/// descriptor's geometry check, conversion and sizes hold for this one
+/// (a batch of structures of one mesh).
+pub(crate) fn repeats_geometry<A: AccelerationFacts>(
+    prev: Option<&BuildAccelerationStructureDescriptor<'_, A>>,
+    desc: &BuildAccelerationStructureDescriptor<'_, A>,
+) -> bool {
+    prev.is_some_and(|p| std::ptr::eq(p.entries, desc.entries) && p.flags == desc.flags)
+}
+
 /// Checks one build or update (the order is in the module docs).
 /// `sizes` gives the build's sizes (the backend's: noop computes them,
 /// Vulkan asks the driver); it runs only once the geometry is checked.
+/// `geometry_checked`: the entries already passed [`check_geometry`] in
+/// this call ([`repeats_geometry`]), so it is not run again.
 pub(crate) fn check_build<A: AccelerationFacts>(
     desc: &BuildAccelerationStructureDescriptor<'_, A>,
     limits: &BuildLimits,
+    geometry_checked: bool,
     sizes: impl FnOnce() -> Result<AccelerationStructureBuildSizes, Error>,
 ) -> Result<(), Error> {
     let kind = kind_of(desc.entries);
@@ -471,7 +486,9 @@ pub(crate) fn check_build<A: AccelerationFacts>(
             ));
         }
     }
-    check_geometry::<A>(desc.entries, limits, true)?;
+    if !geometry_checked {
+        check_geometry::<A>(desc.entries, limits, true)?;
+    }
     let sizes = sizes()?;
     if dst.size < sizes.acceleration_structure_size {
         return Err(Error::TooSmall {

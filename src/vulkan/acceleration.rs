@@ -182,14 +182,24 @@ fn input_address(
     }
 }
 
-/// A buffer's device address.
+/// A buffer's device address: asked of the driver on first use, then
+/// kept in the buffer (it never changes), so builds that name the same
+/// input, scratch or storage buffer again make no driver call for it.
 ///
 /// # Safety
 /// The buffer is live and has `SHADER_DEVICE_ADDRESS` usage.
 pub(super) unsafe fn buffer_address(shared: &DeviceShared, buffer: &super::Buffer) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let known = buffer.address.load(Relaxed);
+    if known != 0 {
+        return known;
+    }
     let info = vk::BufferDeviceAddressInfo::default().buffer(buffer.raw);
     // SAFETY: forwarded contract.
-    unsafe { shared.raw.get_buffer_device_address(&info) }
+    let address = unsafe { shared.raw.get_buffer_device_address(&info) };
+    // Racing readers store the same value.
+    buffer.address.store(address, Relaxed);
+    address
 }
 
 /// Converts build entries into Vulkan geometries, appending one geometry,

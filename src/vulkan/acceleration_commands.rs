@@ -50,6 +50,41 @@ struct PendingBuild {
     scratch: u64,
 }
 
+/// The pending build of `desc`, whose geometries are `count` from `first`
+/// in the temp vectors (its own, or the descriptor's before it).
+fn build_of(
+    shared: &DeviceShared,
+    desc: &BuildAccelerationStructureDescriptor<super::Api>,
+    kind: crate::AccelerationStructureKind,
+    flags: vk::BuildAccelerationStructureFlagsKHR,
+    first: usize,
+    count: usize,
+) -> PendingBuild {
+    let (mode, src) = match (desc.mode, desc.source_acceleration_structure) {
+        (AccelerationStructureBuildMode::Update, Some(source)) => {
+            (vk::BuildAccelerationStructureModeKHR::UPDATE, source.raw)
+        }
+        // An update has its source (checked).
+        _ => (
+            vk::BuildAccelerationStructureModeKHR::BUILD,
+            vk::AccelerationStructureKHR::null(),
+        ),
+    };
+    PendingBuild {
+        first,
+        count,
+        ty: acceleration::map_kind(kind),
+        flags,
+        mode,
+        src,
+        dst: desc.destination_acceleration_structure.raw,
+        // SAFETY: the scratch buffer is live (the trait contract) with
+        // SHADER_DEVICE_ADDRESS (its usage on this device).
+        scratch: unsafe { buffer_address(shared, desc.scratch_buffer) }
+            + desc.scratch_buffer_offset,
+    }
+}
+
 /// Scratch vectors of the AS commands, reused across calls.
 #[derive(Default)]
 pub(crate) struct AccelTemp {
@@ -175,13 +210,26 @@ impl CommandEncoder {
         t.ranges.clear();
         t.counts.clear();
         t.pending.clear();
+        // The geometries and sizes of the descriptor before, which the
+        // next one reuses when it builds from the same entries.
+        let mut prev: Option<(&BuildAccelerationStructureDescriptor<super::Api>, _)> = None;
         for desc in descriptors {
-            let first = t.geometries.len();
             let kind = checks::kind_of(desc.entries);
             let flags = acceleration::map_build_flags(desc.flags);
+            let repeat =
+                prev.filter(|(p, _)| checks::repeats_geometry::<super::Api>(Some(*p), desc));
+            if let (Some((_, sizes)), Some(last)) = (repeat, t.pending.last()) {
+                let (first, count) = (last.first, last.count);
+                checks::check_build::<super::Api>(desc, &limits, true, || Ok(sizes))?;
+                let pending = build_of(shared, desc, kind, flags, first, count);
+                t.pending.push(pending);
+                continue;
+            }
+            let first = t.geometries.len();
+            let mut asked = None;
             // The shared checks; the driver's sizes are asked at their
             // place in the order, once the geometry passed.
-            checks::check_build::<super::Api>(desc, &limits, || {
+            checks::check_build::<super::Api>(desc, &limits, false, || {
                 convert_entries(
                     shared,
                     desc.entries,
@@ -191,7 +239,7 @@ impl CommandEncoder {
                     &mut t.counts,
                 );
                 // A build of the shape last asked about has its sizes.
-                Ok(t.sizes.sizes(flags, desc.entries, || {
+                let sizes = t.sizes.sizes(flags, desc.entries, || {
                     // SAFETY: the geometries were just converted for this device.
                     unsafe {
                         query_sizes(
@@ -203,31 +251,14 @@ impl CommandEncoder {
                             &t.counts[first..],
                         )
                     }
-                }))
+                });
+                asked = Some(sizes);
+                Ok(sizes)
             })?;
-            let (mode, src) = match (desc.mode, desc.source_acceleration_structure) {
-                (AccelerationStructureBuildMode::Update, Some(source)) => {
-                    (vk::BuildAccelerationStructureModeKHR::UPDATE, source.raw)
-                }
-                // An update has its source (checked).
-                _ => (
-                    vk::BuildAccelerationStructureModeKHR::BUILD,
-                    vk::AccelerationStructureKHR::null(),
-                ),
-            };
-            let scratch = desc.scratch_buffer;
-            t.pending.push(PendingBuild {
-                first,
-                count: t.geometries.len() - first,
-                ty: acceleration::map_kind(kind),
-                flags,
-                mode,
-                src,
-                dst: desc.destination_acceleration_structure.raw,
-                // SAFETY: the scratch buffer is live (the trait contract)
-                // with SHADER_DEVICE_ADDRESS (its usage on this device).
-                scratch: unsafe { buffer_address(shared, scratch) } + desc.scratch_buffer_offset,
-            });
+            let count = t.geometries.len() - first;
+            t.pending
+                .push(build_of(shared, desc, kind, flags, first, count));
+            prev = asked.map(|sizes| (desc, sizes));
         }
         if t.pending.is_empty() {
             return Ok(());

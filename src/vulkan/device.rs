@@ -142,6 +142,7 @@ impl crate::Device for super::Device {
                 usage: desc.usage,
                 memory: desc.memory,
                 mapped,
+                address: Default::default(),
             })
         })
     }

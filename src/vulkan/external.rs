@@ -716,6 +716,7 @@ unsafe fn make_buffer(
         usage: desc.usage,
         memory,
         mapped: None,
+        address: Default::default(),
     })
 }
 

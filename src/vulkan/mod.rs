@@ -226,6 +226,9 @@ pub struct Buffer {
     pub(crate) memory: crate::Memory,
     /// Persistent mapping of `Upload`/`Readback` buffers.
     pub(crate) mapped: Option<NonNull<u8>>,
+    /// The device address, once read (0: not yet; see
+    /// `acceleration::buffer_address`). A buffer's address never changes.
+    pub(crate) address: std::sync::atomic::AtomicU64,
 }
 
 /// A Vulkan image and the memory bound to it.

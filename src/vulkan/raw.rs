@@ -78,6 +78,7 @@ impl Device {
             usage,
             memory: crate::Memory::Device,
             mapped: None,
+            address: Default::default(),
         }
     }
 

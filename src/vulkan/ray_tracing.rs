@@ -665,6 +665,7 @@ pub(super) unsafe fn create_shader_binding_table(
             usage: wgt::BufferUsages::empty(),
             memory: Memory::Upload,
             mapped: Some(ptr),
+            address: Default::default(),
         },
         ray_generation: layout.ray_generation,
         miss: layout.miss,

@@ -601,8 +601,10 @@ fn cheap_checks_return_typed_errors<A: Api>(ctx: &Ctx<A>) -> TestResult {
 /// of the adapter's alignment, an update of a structure built without
 /// `ALLOW_UPDATE`, a compacting copy without `ALLOW_COMPACTION` (into a
 /// structure that is too small as well: the flag is checked first), a
-/// clone into a smaller structure, a compacted-size read of a TLAS. Each
-/// message names the numbers. The failing calls record nothing; the one
+/// clone into a smaller structure, a compacted-size read of a TLAS, and the
+/// second of two builds from the very same entries into a structure too
+/// small or with scratch too short (its geometry is checked once, its own
+/// destination and scratch are not skipped). Each message names the numbers. The failing calls record nothing; the one
 /// valid build runs.
 fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult {
     use wgt::BufferUsages as U;
@@ -699,6 +701,25 @@ fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult 
                 e.build_acceleration_structures(&[build(&entries, &scratch, 0, Build, None)]),
             );
             e.end_compute_pass();
+            // Two builds from the very same entries: the second is still
+            // checked for its own destination and scratch.
+            let repeat = |dst, scratch| BuildAccelerationStructureDescriptor {
+                entries: &entries,
+                mode: Build,
+                flags,
+                source_acceleration_structure: None,
+                destination_acceleration_structure: dst,
+                scratch_buffer: scratch,
+                scratch_buffer_offset: 0,
+            };
+            errors.push(e.build_acceleration_structures(&[
+                build(&entries, &scratch, 0, Build, None),
+                repeat(&small, &scratch),
+            ]));
+            errors.push(e.build_acceleration_structures(&[
+                build(&entries, &scratch, 0, Build, None),
+                repeat(&target, &short),
+            ]));
             Ok(())
         });
         for s in [plain, small, target, tlas] {
@@ -709,8 +730,16 @@ fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult 
         }
         ran?;
     }
-    let [instances_into_blas, too_short, misaligned, update, compact, clone, tlas_read, in_pass] =
-        <[Result<(), E>; 8]>::try_from(errors).map_err(|e| format!("{} results", e.len()))?;
+    let [instances_into_blas, too_short, misaligned, update, compact, clone, tlas_read, in_pass, repeat_small, repeat_short] =
+        <[Result<(), E>; 10]>::try_from(errors).map_err(|e| format!("{} results", e.len()))?;
+    check_eq!(
+        repeat_small,
+        Err(E::TooSmall {
+            required: size,
+            size: small_size,
+        }),
+        "the second of two builds from the same entries, into a smaller structure"
+    );
     check_eq!(
         in_pass,
         Err(E::Device(keel_hal::DeviceError::InvalidState(
@@ -745,6 +774,16 @@ fn structure_misuse_is_one_error_everywhere<A: Api>(ctx: &Ctx<A>) -> TestResult 
             alignment,
         }),
         "scratch shorter than the build needs"
+    );
+    check_eq!(
+        repeat_short,
+        Err(E::Scratch {
+            offset: 0,
+            available: short_len,
+            required,
+            alignment,
+        }),
+        "the second of two builds from the same entries, with short scratch"
     );
     check_eq!(
         misaligned,

@@ -8,9 +8,16 @@
 //! N and one `vkCmdCopyQueryPoolResults`; the compacted copies in a second
 //! buffer; one submission of N copies.
 //!
-//! BLAS creation floor: per BLAS a size query, a buffer bound into a kept
-//! arena and `vkCreateAccelerationStructureKHR`; then every structure and
-//! buffer destroyed.
+//! What keel-hal keeps across cycles the floor keeps too (equal work): the
+//! two storage buffers with their memory (keel-hal's retention gives a
+//! destroyed buffer back whole to the next buffer of its size) and the query
+//! pool (keel-hal keeps its compaction query pools). A cycle takes them if
+//! their sizes fit and makes them otherwise.
+//!
+//! BLAS creation floor: per BLAS a size query, a storage buffer — one kept
+//! from an earlier sample, as keel-hal's retention keeps them, else a new
+//! one bound into a kept arena — and `vkCreateAccelerationStructureKHR`;
+//! then every structure destroyed and every buffer kept.
 
 use std::time::{Duration, Instant};
 
@@ -56,6 +63,14 @@ pub struct RawAccel {
     fence: vk::Fence,
     /// The creation floor's arena (device-local), made at its first sample.
     arena: Option<Arena>,
+    /// The creation floor's buffers, bound into `arena` and kept across
+    /// samples, with the size they were made for.
+    kept_storage: Vec<(u64, vk::Buffer)>,
+    /// The compaction cycle's storage buffers kept across cycles, by size
+    /// (at most two: the originals' and the compacted ones').
+    kept_cycle: Vec<(u64, Buf)>,
+    /// The compaction cycle's query pool kept across cycles, by query count.
+    kept_queries: Option<(u32, vk::QueryPool)>,
 }
 
 impl RawAccel {
@@ -108,6 +123,9 @@ impl RawAccel {
             cb: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
             arena: None,
+            kept_storage: Vec::new(),
+            kept_cycle: Vec::new(),
+            kept_queries: None,
         };
         let info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(family)
@@ -201,10 +219,24 @@ impl RawAccel {
             }
             self.arena = Some(arena);
         }
+        if self
+            .kept_storage
+            .first()
+            .is_some_and(|&(kept, _)| kept != size)
+        {
+            // Another size (the other flag): its buffers go, the arena rewinds.
+            for (_, b) in self.kept_storage.drain(..) {
+                // SAFETY: no structure or GPU work uses it.
+                unsafe { self.device.destroy_buffer(b, None) };
+            }
+            if let Some(arena) = self.arena.as_mut() {
+                arena.reset();
+            }
+        }
         let Some(arena) = self.arena.as_mut() else {
             return Err("raw: no arena".into());
         };
-        let (device, accel) = (&self.device, &self.accel);
+        let (device, accel, kept) = (&self.device, &self.accel, &mut self.kept_storage);
         let mut made = Vec::with_capacity(count);
         let start = Timer::start();
         // SAFETY: live device; each buffer is bound before its structure is
@@ -213,18 +245,27 @@ impl RawAccel {
             (|| {
                 for _ in 0..count {
                     let size = sizes();
-                    let buffer = device
-                        .create_buffer(&buffer_info(size), None)
-                        .map_err(vk_err("vkCreateBuffer"))?;
-                    made.push((buffer, vk::AccelerationStructureKHR::null()));
-                    let req = device.get_buffer_memory_requirements(buffer);
-                    if req.memory_type_bits & (1 << arena.memory_type()) == 0 {
-                        return Err("raw: the arena's memory type does not suit AS storage".into());
+                    if let Some((_, buffer)) = kept.pop() {
+                        made.push((buffer, vk::AccelerationStructureKHR::null()));
+                    } else {
+                        let buffer = device
+                            .create_buffer(&buffer_info(size), None)
+                            .map_err(vk_err("vkCreateBuffer"))?;
+                        made.push((buffer, vk::AccelerationStructureKHR::null()));
+                        let req = device.get_buffer_memory_requirements(buffer);
+                        if req.memory_type_bits & (1 << arena.memory_type()) == 0 {
+                            return Err(
+                                "raw: the arena's memory type does not suit AS storage".into()
+                            );
+                        }
+                        let p = arena.place(device, req.size, req.alignment)?;
+                        device
+                            .bind_buffer_memory(buffer, p.memory, p.offset)
+                            .map_err(vk_err("vkBindBufferMemory"))?;
                     }
-                    let p = arena.place(device, req.size, req.alignment)?;
-                    device
-                        .bind_buffer_memory(buffer, p.memory, p.offset)
-                        .map_err(vk_err("vkBindBufferMemory"))?;
+                    let Some(&(buffer, _)) = made.last() else {
+                        return Err("raw: no buffer".into());
+                    };
                     let info = vk::AccelerationStructureCreateInfoKHR::default()
                         .buffer(buffer)
                         .size(size)
@@ -241,12 +282,9 @@ impl RawAccel {
         };
         for (buffer, s) in made {
             // SAFETY: never used by the GPU; null handles are ignored.
-            unsafe {
-                accel.destroy_acceleration_structure(s, None);
-                device.destroy_buffer(buffer, None);
-            }
+            unsafe { accel.destroy_acceleration_structure(s, None) };
+            kept.push((size, buffer));
         }
-        arena.reset();
         let ns = start.stop().as_nanos() as f64 / count as f64;
         result.map(|()| ns)
     }
@@ -330,11 +368,13 @@ impl RawAccel {
             self.device
                 .end_command_buffer(self.cb)
                 .map_err(vk_err("vkEndCommandBuffer"))?;
+            crate::phase::mark("end");
             let cbs = [self.cb];
             let submit = vk::SubmitInfo::default().command_buffers(&cbs);
             self.device
                 .queue_submit(self.queue, &[submit], self.fence)
                 .map_err(vk_err("vkQueueSubmit"))?;
+            crate::phase::mark("submit");
             let blocked = Instant::now();
             self.device
                 .wait_for_fences(&[self.fence], true, 600_000_000_000)
@@ -343,6 +383,7 @@ impl RawAccel {
             self.device
                 .reset_fences(&[self.fence])
                 .map_err(vk_err("vkResetFences"))?;
+            crate::phase::mark("wait");
             Ok(waited)
         }
     }
@@ -431,26 +472,36 @@ impl RawAccel {
         let start = crate::count::Timer::start();
         let mut blocked = Duration::ZERO;
         let mut storage = [Buf::default(); 2];
+        let mut storage_size = [0u64; 2];
         let mut originals = Vec::with_capacity(n);
         let mut compacted = Vec::with_capacity(n);
         let mut queries = vk::QueryPool::null();
-        let asu = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
         let slot = s.size.div_ceil(ALIGN) * ALIGN;
+        crate::phase::mark("start");
         // SAFETY: every handle is this device's; every submission is waited
         // for before what it used is reused or destroyed.
         let run = unsafe {
             (|| -> Result<(u64, u64), String> {
-                storage[0] = self.buffer(slot * n as u64, asu, false)?;
-                let info = vk::QueryPoolCreateInfo::default()
-                    .query_type(vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR)
-                    .query_count(n as u32);
-                queries = self
-                    .device
-                    .create_query_pool(&info, None)
-                    .map_err(vk_err("query pool"))?;
+                storage_size[0] = slot * n as u64;
+                storage[0] = self.storage_buffer(storage_size[0])?;
+                queries = match self.kept_queries.take() {
+                    Some((count, pool)) if count == n as u32 => pool,
+                    other => {
+                        if let Some((_, pool)) = other {
+                            self.device.destroy_query_pool(pool, None);
+                        }
+                        let info = vk::QueryPoolCreateInfo::default()
+                            .query_type(vk::QueryType::ACCELERATION_STRUCTURE_COMPACTED_SIZE_KHR)
+                            .query_count(n as u32);
+                        self.device
+                            .create_query_pool(&info, None)
+                            .map_err(vk_err("query pool"))?
+                    }
+                };
                 for i in 0..n {
                     originals.push(self.create_as(storage[0].buffer, i as u64 * slot, s.size)?);
                 }
+                crate::phase::mark("create");
                 let batches = n.div_ceil(BUILD_BATCH);
                 for (b, chunk) in originals.chunks(BUILD_BATCH).enumerate() {
                     self.begin()?;
@@ -472,8 +523,10 @@ impl RawAccel {
                     let range = [vk::AccelerationStructureBuildRangeInfoKHR::default()
                         .primitive_count(s.prims)];
                     let ranges: Vec<&[_]> = vec![&range[..]; chunk.len()];
+                    crate::phase::mark("b_prep");
                     self.accel
                         .cmd_build_acceleration_structures(self.cb, &infos, &ranges);
+                    crate::phase::mark("b_build");
                     if b + 1 == batches {
                         // One barrier, one write of all N, one copy.
                         let barrier = vk::MemoryBarrier::default()
@@ -519,8 +572,10 @@ impl RawAccel {
                             &[],
                         );
                     }
+                    crate::phase::mark("b_read");
                     blocked += self.submit_wait()?;
                 }
+                crate::phase::mark("batches");
                 let bytes = std::slice::from_raw_parts(s.readback.ptr, 8 * n);
                 let compacted_sizes: Vec<u64> = bytes
                     .chunks_exact(8)
@@ -530,12 +585,14 @@ impl RawAccel {
                     .iter()
                     .map(|z| z.div_ceil(ALIGN) * ALIGN)
                     .sum();
-                storage[1] = self.buffer(total, asu, false)?;
+                storage_size[1] = total;
+                storage[1] = self.storage_buffer(total)?;
                 let mut offset = 0;
                 for &size in &compacted_sizes {
                     compacted.push(self.create_as(storage[1].buffer, offset, size)?);
                     offset += size.div_ceil(ALIGN) * ALIGN;
                 }
+                crate::phase::mark("create2");
                 self.begin()?;
                 for (&src, &dst) in originals.iter().zip(&compacted) {
                     let info = vk::CopyAccelerationStructureInfoKHR::default()
@@ -544,7 +601,9 @@ impl RawAccel {
                         .mode(vk::CopyAccelerationStructureModeKHR::COMPACT);
                     self.accel.cmd_copy_acceleration_structure(self.cb, &info);
                 }
+                crate::phase::mark("record_copy");
                 blocked += self.submit_wait()?;
+                crate::phase::mark("copy_wait");
                 Ok((s.size * n as u64, compacted_sizes.iter().sum()))
             })()
         };
@@ -557,14 +616,38 @@ impl RawAccel {
             for a in originals.into_iter().chain(compacted) {
                 self.accel.destroy_acceleration_structure(a, None);
             }
-            self.device.destroy_query_pool(queries, None);
+            if run.is_ok() && queries != vk::QueryPool::null() {
+                self.kept_queries = Some((n as u32, queries));
+            } else {
+                self.device.destroy_query_pool(queries, None);
+            }
         }
-        for b in storage {
+        for (b, size) in storage.into_iter().zip(storage_size) {
+            if run.is_ok() && b.buffer != vk::Buffer::null() {
+                self.kept_cycle.push((size, b));
+            } else {
+                self.destroy_buffer(b);
+            }
+        }
+        while self.kept_cycle.len() > 2 {
+            let (_, b) = self.kept_cycle.remove(0);
             self.destroy_buffer(b);
         }
+        crate::phase::mark("destroy");
+        crate::phase::dump("raw");
         let wall = start.stop();
         let (before, after) = run?;
         Ok((wall, blocked, before, after))
+    }
+
+    /// An acceleration-structure storage buffer of `size` bytes: one kept by
+    /// an earlier cycle if its size is the same, else a new one.
+    fn storage_buffer(&mut self, size: u64) -> Result<Buf, String> {
+        if let Some(i) = self.kept_cycle.iter().position(|&(kept, _)| kept == size) {
+            return Ok(self.kept_cycle.swap_remove(i).1);
+        }
+        let asu = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
+        self.buffer(size, asu, false)
     }
 
     /// A BLAS of `size` bytes at `offset` of `buffer`.
@@ -638,6 +721,15 @@ impl Drop for RawAccel {
         // children go before the device.
         unsafe {
             self.device.device_wait_idle().ok();
+            for (_, b) in std::mem::take(&mut self.kept_storage) {
+                self.device.destroy_buffer(b, None);
+            }
+            for (_, b) in std::mem::take(&mut self.kept_cycle) {
+                self.destroy_buffer(b);
+            }
+            if let Some((_, pool)) = self.kept_queries.take() {
+                self.device.destroy_query_pool(pool, None);
+            }
             if let Some(mut arena) = self.arena.take() {
                 arena.destroy(&self.device);
             }
