@@ -52,7 +52,11 @@ struct PendingBuild {
 
 /// The pending build of `desc`, whose geometries are `count` from `first`
 /// in the temp vectors (its own, or the descriptor's before it).
-fn build_of(
+///
+/// # Safety
+/// `desc` passed `check_build` for this device (so its scratch buffer has
+/// `SHADER_DEVICE_ADDRESS` usage), and its buffers and structures are live.
+unsafe fn build_of(
     shared: &DeviceShared,
     desc: &BuildAccelerationStructureDescriptor<super::Api>,
     kind: crate::AccelerationStructureKind,
@@ -78,8 +82,8 @@ fn build_of(
         mode,
         src,
         dst: desc.destination_acceleration_structure.raw,
-        // SAFETY: the scratch buffer is live (the trait contract) with
-        // SHADER_DEVICE_ADDRESS (its usage on this device).
+        // SAFETY: forwarded contract: the scratch buffer is live, with
+        // SHADER_DEVICE_ADDRESS usage (checked as scratch).
         scratch: unsafe { buffer_address(shared, desc.scratch_buffer) }
             + desc.scratch_buffer_offset,
     }
@@ -221,7 +225,8 @@ impl CommandEncoder {
             if let (Some((_, sizes)), Some(last)) = (repeat, t.pending.last()) {
                 let (first, count) = (last.first, last.count);
                 checks::check_build::<super::Api>(desc, &limits, true, || Ok(sizes))?;
-                let pending = build_of(shared, desc, kind, flags, first, count);
+                // SAFETY: checked just above; live (the trait contract).
+                let pending = unsafe { build_of(shared, desc, kind, flags, first, count) };
                 t.pending.push(pending);
                 continue;
             }
@@ -256,8 +261,9 @@ impl CommandEncoder {
                 Ok(sizes)
             })?;
             let count = t.geometries.len() - first;
-            t.pending
-                .push(build_of(shared, desc, kind, flags, first, count));
+            // SAFETY: checked just above; live (the trait contract).
+            let pending = unsafe { build_of(shared, desc, kind, flags, first, count) };
+            t.pending.push(pending);
             prev = asked.map(|sizes| (desc, sizes));
         }
         if t.pending.is_empty() {
