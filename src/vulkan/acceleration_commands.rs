@@ -269,10 +269,15 @@ impl CommandEncoder {
         if t.pending.is_empty() {
             return Ok(());
         }
-        // Everything is checked: point the infos into the finished vectors.
+        // Everything is checked: point the infos into the finished vectors,
+        // and note each destination's flags (one pending build per
+        // descriptor, in order) while it is at hand, before the driver's
+        // recording evicts it from the cache.
         t.infos.clear();
         t.range_ptrs.clear();
-        for p in &t.pending {
+        for (p, desc) in t.pending.iter().zip(descriptors) {
+            desc.destination_acceleration_structure
+                .set_build_flags(desc.flags);
             let mut info = vk::AccelerationStructureBuildGeometryInfoKHR::default()
                 .ty(p.ty)
                 .flags(p.flags)
@@ -302,10 +307,6 @@ impl CommandEncoder {
         };
         t.infos.clear();
         t.range_ptrs.clear();
-        for desc in descriptors {
-            desc.destination_acceleration_structure
-                .set_build_flags(desc.flags);
-        }
         Ok(())
     }
 
@@ -368,10 +369,11 @@ impl CommandEncoder {
             .src(src.raw)
             .dst(dst.raw)
             .mode(vk_mode);
+        // Noted before the driver's recording, while `dst` is in the cache.
+        dst.set_build_flags(flags);
         // SAFETY: recording, outside a pass; `src` built and `dst` large
         // enough (the trait contract; clone sizes and compaction flags checked).
         unsafe { (fns.fp.cmd_copy_acceleration_structure_khr)(cb, &info) };
-        dst.set_build_flags(flags);
         Ok(())
     }
 
