@@ -459,7 +459,8 @@ pub(crate) fn repeats_geometry<A: AccelerationFacts>(
 /// `sizes` gives the build's sizes (the backend's: noop computes them,
 /// Vulkan asks the driver); it runs only once the geometry is checked.
 /// `geometry_checked`: the entries already passed [`check_geometry`] in
-/// this call ([`repeats_geometry`]), so it is not run again.
+/// this call, with the same flags ([`repeats_geometry`]), so neither the
+/// geometry nor the flags are checked again.
 pub(crate) fn check_build<A: AccelerationFacts>(
     desc: &BuildAccelerationStructureDescriptor<'_, A>,
     limits: &BuildLimits,
@@ -469,7 +470,9 @@ pub(crate) fn check_build<A: AccelerationFacts>(
     let kind = kind_of(desc.entries);
     let dst = A::structure(desc.destination_acceleration_structure);
     check_kind("build entries", kind, dst.kind)?;
-    check_flags(desc.flags, limits)?;
+    if !geometry_checked {
+        check_flags(desc.flags, limits)?;
+    }
     let update = desc.mode == Mode::Update;
     if update {
         let source = A::structure(

@@ -216,13 +216,13 @@ impl CommandEncoder {
         t.pending.clear();
         // The geometries and sizes of the descriptor before, which the
         // next one reuses when it builds from the same entries.
-        let mut prev: Option<(&BuildAccelerationStructureDescriptor<super::Api>, _)> = None;
+        // Its kind and Vulkan flags too: the same entries and flags give
+        // the same.
+        let mut prev: Option<(&BuildAccelerationStructureDescriptor<super::Api>, _, _, _)> = None;
         for desc in descriptors {
-            let kind = checks::kind_of(desc.entries);
-            let flags = acceleration::map_build_flags(desc.flags);
             let repeat =
-                prev.filter(|(p, _)| checks::repeats_geometry::<super::Api>(Some(*p), desc));
-            if let (Some((_, sizes)), Some(last)) = (repeat, t.pending.last()) {
+                prev.filter(|(p, ..)| checks::repeats_geometry::<super::Api>(Some(*p), desc));
+            if let (Some((_, sizes, kind, flags)), Some(last)) = (repeat, t.pending.last()) {
                 let (first, count) = (last.first, last.count);
                 checks::check_build::<super::Api>(desc, &limits, true, || Ok(sizes))?;
                 // SAFETY: checked just above; live (the trait contract).
@@ -230,6 +230,8 @@ impl CommandEncoder {
                 t.pending.push(pending);
                 continue;
             }
+            let kind = checks::kind_of(desc.entries);
+            let flags = acceleration::map_build_flags(desc.flags);
             let first = t.geometries.len();
             let mut asked = None;
             // The shared checks; the driver's sizes are asked at their
@@ -264,7 +266,7 @@ impl CommandEncoder {
             // SAFETY: checked just above; live (the trait contract).
             let pending = unsafe { build_of(shared, desc, kind, flags, first, count) };
             t.pending.push(pending);
-            prev = asked.map(|sizes| (desc, sizes));
+            prev = asked.map(|sizes| (desc, sizes, kind, flags));
         }
         if t.pending.is_empty() {
             return Ok(());
