@@ -31,6 +31,9 @@ pub struct WgpuAccel {
     encoder: ManuallyDrop<<A as hal::Api>::CommandEncoder>,
     fence: ManuallyDrop<<A as hal::Api>::Fence>,
     next_value: u64,
+    /// The compaction cycle's lists of originals and compacted structures,
+    /// empty between cycles and kept for their capacity (as on every side).
+    lists: [Vec<Blas>; 2],
     device: <A as hal::Api>::Device,
     queue: <A as hal::Api>::Queue,
 }
@@ -81,6 +84,7 @@ impl WgpuAccel {
             encoder: ManuallyDrop::new(encoder),
             fence: ManuallyDrop::new(fence),
             next_value: 1,
+            lists: [Vec::new(), Vec::new()],
             device: open.device,
             queue: open.queue,
         })
@@ -131,12 +135,12 @@ impl WgpuAccel {
         }
     }
 
-    /// Ends the recording, submits, waits; returns the command buffer and
-    /// the time blocked in the wait.
+    /// Ends the recording, submits, waits, then resets the encoder (its
+    /// command buffer is done); returns the time blocked in the wait.
     ///
     /// # Safety
     /// A recording is in progress; everything it uses outlives the wait.
-    unsafe fn submit_wait(&mut self) -> Result<(<A as hal::Api>::CommandBuffer, Duration), String> {
+    unsafe fn submit_wait(&mut self) -> Result<Duration, String> {
         // SAFETY: the caller's contract.
         unsafe {
             let cb = self.encoder.end_encoding().map_err(err("end"))?;
@@ -153,7 +157,11 @@ impl WgpuAccel {
             if !done {
                 return Err("wgpu-hal: the GPU did not finish in 600 s".into());
             }
-            Ok((cb, blocked.elapsed()))
+            let waited = blocked.elapsed();
+            // Done: its command memory is recycled now, so the next
+            // recording reuses this command buffer (as the raw floor does).
+            self.encoder.reset_all(std::iter::once(cb));
+            Ok(waited)
         }
     }
 
@@ -192,7 +200,7 @@ impl WgpuAccel {
         Ok(start.stop().as_nanos() as f64 / count as f64)
     }
 
-    fn destroy_all(&self, structures: Vec<Blas>) {
+    fn destroy_all(&self, structures: impl IntoIterator<Item = Blas>) {
         for s in structures {
             // SAFETY: no pending GPU work uses it (every submission was waited for).
             unsafe { self.device.destroy_acceleration_structure(s) };
@@ -281,9 +289,10 @@ impl WgpuAccel {
         }
         let start = crate::count::Timer::start();
         let mut blocked = Duration::ZERO;
-        let mut originals = Vec::with_capacity(blases);
-        let mut compacted = Vec::with_capacity(blases);
-        let mut kept = Vec::new();
+        // Kept across cycles, as on every side (see keel_accel.rs).
+        let [mut originals, mut compacted] = std::mem::take(&mut self.lists);
+        originals.reserve(blases);
+        compacted.reserve(blases);
         // SAFETY: every object is this device's; every submission is waited
         // for before what it used is reused or destroyed.
         let run = unsafe {
@@ -344,9 +353,7 @@ impl WgpuAccel {
                         outs.iter()
                             .map(|o| uses(o, query, wgt::BufferUses::MAP_READ)),
                     );
-                    let (cb, waited) = self.submit_wait()?;
-                    kept.push(cb);
-                    blocked += waited;
+                    blocked += self.submit_wait()?;
                 }
                 let mut after = 0;
                 for out in &size_buffers {
@@ -378,20 +385,21 @@ impl WgpuAccel {
                             wgt::AccelerationStructureCopy::Compact,
                         );
                 }
-                let (cb, waited) = self.submit_wait()?;
-                kept.push(cb);
-                blocked += waited;
+                blocked += self.submit_wait()?;
                 Ok((size * blases as u64, after))
             })()
         };
         if run.is_err() {
-            // SAFETY: live queue; makes destroying below safe.
-            unsafe { self.queue.wait_for_idle() }.ok();
+            // SAFETY: live queue; makes destroying below safe, and
+            // resetting whatever a failed step left recorded.
+            unsafe {
+                self.queue.wait_for_idle().ok();
+                self.encoder.reset_all(std::iter::empty());
+            }
         }
-        self.destroy_all(originals);
-        self.destroy_all(compacted);
-        // SAFETY: the GPU is done with all of these.
-        unsafe { self.encoder.reset_all(kept.into_iter()) };
+        self.destroy_all(originals.drain(..));
+        self.destroy_all(compacted.drain(..));
+        self.lists = [originals, compacted];
         let wall = start.stop();
         // SAFETY: the GPU is done with them.
         unsafe {

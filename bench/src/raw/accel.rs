@@ -61,6 +61,10 @@ pub struct RawAccel {
     pool: vk::CommandPool,
     cb: vk::CommandBuffer,
     fence: vk::Fence,
+    /// A timeline semaphore, signalled by each submission as keel-hal's
+    /// fences are (unless lean: then `fence`), and its next value.
+    timeline: vk::Semaphore,
+    next_value: u64,
     /// The creation floor's arena (device-local), made at its first sample.
     arena: Option<Arena>,
     /// The creation floor's buffers, bound into `arena` and kept across
@@ -71,6 +75,9 @@ pub struct RawAccel {
     kept_cycle: Vec<(u64, Buf)>,
     /// The compaction cycle's query pool kept across cycles, by query count.
     kept_queries: Option<(u32, vk::QueryPool)>,
+    /// The compaction cycle's lists of originals and compacted structures,
+    /// empty between cycles and kept for their capacity (as on every side).
+    lists: [Vec<vk::AccelerationStructureKHR>; 2],
 }
 
 impl RawAccel {
@@ -97,7 +104,9 @@ impl RawAccel {
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family)
             .queue_priorities(&priorities)];
-        let mut v12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
+            .buffer_device_address(true)
+            .timeline_semaphore(true);
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true);
         let mut as_features = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default()
             .acceleration_structure(true);
@@ -122,14 +131,17 @@ impl RawAccel {
             pool: vk::CommandPool::null(),
             cb: vk::CommandBuffer::null(),
             fence: vk::Fence::null(),
+            timeline: vk::Semaphore::null(),
+            next_value: 1,
             arena: None,
             kept_storage: Vec::new(),
             kept_cycle: Vec::new(),
             kept_queries: None,
+            lists: [Vec::new(), Vec::new()],
         };
         let info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(family)
-            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
+            .flags(super::command_flags().0);
         // SAFETY: live device; everything is destroyed in Drop (null is ignored).
         unsafe {
             me.pool = me
@@ -148,6 +160,13 @@ impl RawAccel {
                 .device
                 .create_fence(&vk::FenceCreateInfo::default(), None)
                 .map_err(vk_err("fence"))?;
+            let mut ty = vk::SemaphoreTypeCreateInfo::default()
+                .semaphore_type(vk::SemaphoreType::TIMELINE)
+                .initial_value(0);
+            me.timeline = me
+                .device
+                .create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut ty), None)
+                .map_err(vk_err("timeline semaphore"))?;
         }
         Ok(me)
     }
@@ -359,30 +378,60 @@ impl RawAccel {
     }
 
     /// Ends the command buffer, submits it, waits; returns the time blocked.
+    /// As keel-hal submits and waits (unless lean): `vkQueueSubmit2`
+    /// signalling the next value of a timeline semaphore, `vkWaitSemaphores`
+    /// on it, then the pool reset of its `reset_all`. Lean: `vkQueueSubmit`
+    /// with a fence, `vkWaitForFences`, `vkResetFences`.
     ///
     /// # Safety
     /// The command buffer is recording; what it uses outlives the wait.
-    unsafe fn submit_wait(&self) -> Result<Duration, String> {
+    unsafe fn submit_wait(&mut self) -> Result<Duration, String> {
+        const TIMEOUT_NS: u64 = 600_000_000_000;
+        let d = &self.device;
         // SAFETY: the caller's contract.
         unsafe {
-            self.device
-                .end_command_buffer(self.cb)
+            d.end_command_buffer(self.cb)
                 .map_err(vk_err("vkEndCommandBuffer"))?;
             crate::phase::mark("end");
-            let cbs = [self.cb];
-            let submit = vk::SubmitInfo::default().command_buffers(&cbs);
-            self.device
-                .queue_submit(self.queue, &[submit], self.fence)
-                .map_err(vk_err("vkQueueSubmit"))?;
+            if super::lean() {
+                let cbs = [self.cb];
+                let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+                d.queue_submit(self.queue, &[submit], self.fence)
+                    .map_err(vk_err("vkQueueSubmit"))?;
+                crate::phase::mark("submit");
+                let blocked = Instant::now();
+                d.wait_for_fences(&[self.fence], true, TIMEOUT_NS)
+                    .map_err(vk_err("vkWaitForFences"))?;
+                let waited = blocked.elapsed();
+                d.reset_fences(&[self.fence])
+                    .map_err(vk_err("vkResetFences"))?;
+                crate::phase::mark("wait");
+                return Ok(waited);
+            }
+            let value = self.next_value;
+            self.next_value += 1;
+            let cbs = [vk::CommandBufferSubmitInfo::default().command_buffer(self.cb)];
+            let signals = [vk::SemaphoreSubmitInfo::default()
+                .semaphore(self.timeline)
+                .value(value)
+                .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+            let submit = vk::SubmitInfo2::default()
+                .command_buffer_infos(&cbs)
+                .signal_semaphore_infos(&signals);
+            d.queue_submit2(self.queue, &[submit], vk::Fence::null())
+                .map_err(vk_err("vkQueueSubmit2"))?;
             crate::phase::mark("submit");
             let blocked = Instant::now();
-            self.device
-                .wait_for_fences(&[self.fence], true, 600_000_000_000)
-                .map_err(vk_err("vkWaitForFences"))?;
+            let semaphores = [self.timeline];
+            let values = [value];
+            let info = vk::SemaphoreWaitInfo::default()
+                .semaphores(&semaphores)
+                .values(&values);
+            d.wait_semaphores(&info, TIMEOUT_NS)
+                .map_err(vk_err("vkWaitSemaphores"))?;
             let waited = blocked.elapsed();
-            self.device
-                .reset_fences(&[self.fence])
-                .map_err(vk_err("vkResetFences"))?;
+            d.reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty())
+                .map_err(vk_err("vkResetCommandPool"))?;
             crate::phase::mark("wait");
             Ok(waited)
         }
@@ -390,9 +439,10 @@ impl RawAccel {
 
     /// Begins the command buffer.
     fn begin(&self) -> Result<(), String> {
-        let info = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: the command buffer is not pending (every submission is waited for).
+        let info = vk::CommandBufferBeginInfo::default().flags(super::command_flags().1);
+        // SAFETY: the command buffer is not pending (every submission is
+        // waited for) and in the initial state: reset with its pool after
+        // the wait, or (lean) resettable alone, which begin does.
         unsafe { self.device.begin_command_buffer(self.cb, &info) }
             .map_err(vk_err("vkBeginCommandBuffer"))
     }
@@ -400,7 +450,8 @@ impl RawAccel {
     /// The full compaction cycle; numbers per `COMPACTION_METRICS`.
     fn cycle(&mut self, blases: usize, tris: u32) -> Result<Vec<f64>, String> {
         let (positions, indices) = workload::blas_mesh(tris);
-        let input = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR;
+        let input =
+            cycle_usage(vk::BufferUsageFlags::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR);
         let mut made = Vec::new();
         let result = (|| {
             let vertices = self.buffer((positions.len() * 4) as u64, input, true)?;
@@ -434,8 +485,11 @@ impl RawAccel {
             };
             let stride = sizes.build_scratch_size.div_ceil(ALIGN) * ALIGN;
             let batch = BUILD_BATCH.min(blases) as u64;
-            let scratch =
-                self.buffer(stride * batch, vk::BufferUsageFlags::STORAGE_BUFFER, false)?;
+            let scratch = self.buffer(
+                stride * batch,
+                cycle_usage(vk::BufferUsageFlags::STORAGE_BUFFER),
+                false,
+            )?;
             made.push(scratch);
             let readback =
                 self.buffer(8 * blases as u64, vk::BufferUsageFlags::TRANSFER_DST, true)?;
@@ -473,8 +527,10 @@ impl RawAccel {
         let mut blocked = Duration::ZERO;
         let mut storage = [Buf::default(); 2];
         let mut storage_size = [0u64; 2];
-        let mut originals = Vec::with_capacity(n);
-        let mut compacted = Vec::with_capacity(n);
+        // Kept across cycles, as on every side (see keel_accel.rs).
+        let [mut originals, mut compacted] = std::mem::take(&mut self.lists);
+        originals.reserve(n);
+        compacted.reserve(n);
         let mut queries = vk::QueryPool::null();
         let slot = s.size.div_ceil(ALIGN) * ALIGN;
         crate::phase::mark("start");
@@ -613,7 +669,7 @@ impl RawAccel {
             if run.is_err() {
                 self.device.device_wait_idle().ok();
             }
-            for a in originals.into_iter().chain(compacted) {
+            for a in originals.drain(..).chain(compacted.drain(..)) {
                 self.accel.destroy_acceleration_structure(a, None);
             }
             if run.is_ok() && queries != vk::QueryPool::null() {
@@ -629,6 +685,7 @@ impl RawAccel {
                 self.destroy_buffer(b);
             }
         }
+        self.lists = [originals, compacted];
         while self.kept_cycle.len() > 2 {
             let (_, b) = self.kept_cycle.remove(0);
             self.destroy_buffer(b);
@@ -646,7 +703,7 @@ impl RawAccel {
         if let Some(i) = self.kept_cycle.iter().position(|&(kept, _)| kept == size) {
             return Ok(self.kept_cycle.swap_remove(i).1);
         }
-        let asu = vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR;
+        let asu = cycle_usage(vk::BufferUsageFlags::ACCELERATION_STRUCTURE_STORAGE_KHR);
         self.buffer(size, asu, false)
     }
 
@@ -701,6 +758,28 @@ fn geometry<'a>(
         .flags(vk::GeometryFlagsKHR::OPAQUE)
 }
 
+/// The usage of a compaction-cycle buffer that needs `needed`: keel-hal's
+/// for the wgpu usage the bench gives its buffer of that role (unless
+/// lean, `super::lean`), so both sides make the same `VkBufferCreateInfo`.
+/// keel-hal's `BLAS_INPUT` adds `STORAGE_BUFFER` (an input may serve as
+/// scratch) and its `STORAGE` both `STORAGE_BUFFER` and AS storage (scratch
+/// or structures); `buffer` adds the device address. On lavapipe the
+/// difference shows: a mapped buffer with `STORAGE_BUFFER` usage takes a
+/// locked path when the driver maps it (ten times per build).
+fn cycle_usage(needed: vk::BufferUsageFlags) -> vk::BufferUsageFlags {
+    use vk::BufferUsageFlags as V;
+    if super::lean() {
+        return needed;
+    }
+    if needed.contains(V::ACCELERATION_STRUCTURE_BUILD_INPUT_READ_ONLY_KHR) {
+        needed | V::STORAGE_BUFFER
+    } else if needed.intersects(V::STORAGE_BUFFER | V::ACCELERATION_STRUCTURE_STORAGE_KHR) {
+        needed | V::STORAGE_BUFFER | V::ACCELERATION_STRUCTURE_STORAGE_KHR
+    } else {
+        needed
+    }
+}
+
 /// A compactable, fast-trace BLAS build of `geometry`.
 fn build_info<'a>(
     geometry: &'a [vk::AccelerationStructureGeometryKHR<'a>],
@@ -734,6 +813,7 @@ impl Drop for RawAccel {
                 arena.destroy(&self.device);
             }
             self.device.destroy_fence(self.fence, None);
+            self.device.destroy_semaphore(self.timeline, None);
             self.device.destroy_command_pool(self.pool, None);
             self.device.destroy_device(None);
         }

@@ -25,6 +25,62 @@ pub struct AdapterReport {
     pub api_version: String,
 }
 
+/// Whether the floors make their own lean Vulkan choices instead of
+/// keel-hal's (`BENCH_RAW_LEAN` set; a diagnostic, off by default). By
+/// default a floor records exactly what keel-hal records: command buffers
+/// from a `TRANSIENT` pool, begun without `ONE_TIME_SUBMIT` and recycled
+/// by a pool reset; render pipelines with keel-hal's four dynamic states;
+/// a render pass begun with the state keel-hal's `begin_render_pass` sets.
+/// Lean: a resettable pool, `ONE_TIME_SUBMIT`, two dynamic states, only
+/// the viewport and scissor set. Comparing the two shows what keel-hal's
+/// choices cost the driver, apart from what keel-hal itself costs.
+pub(crate) fn lean() -> bool {
+    static LEAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LEAN.get_or_init(|| std::env::var_os("BENCH_RAW_LEAN").is_some())
+}
+
+/// The dynamic states of the floors' render pipeline (see [`lean`]):
+/// keel-hal's (`src/vulkan/pipeline_state.rs`), or viewport and scissor.
+fn dynamic_states() -> &'static [vk::DynamicState] {
+    const KEEL: [vk::DynamicState; 4] = [
+        vk::DynamicState::VIEWPORT,
+        vk::DynamicState::SCISSOR,
+        vk::DynamicState::STENCIL_REFERENCE,
+        vk::DynamicState::BLEND_CONSTANTS,
+    ];
+    if lean() {
+        &KEEL[..2]
+    } else {
+        &KEEL
+    }
+}
+
+/// The floors' command pool flags and begin flags (see [`lean`]).
+fn command_flags() -> (vk::CommandPoolCreateFlags, vk::CommandBufferUsageFlags) {
+    if lean() {
+        (
+            vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER,
+            vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT,
+        )
+    } else {
+        (
+            vk::CommandPoolCreateFlags::TRANSIENT,
+            vk::CommandBufferUsageFlags::empty(),
+        )
+    }
+}
+
+/// The flags of the floors' descriptor pools for kept sets (see [`lean`]):
+/// keel-hal's pools free single sets (`FREE_DESCRIPTOR_SET`, as its set
+/// cache hands sets back one by one), so the floors' pools do too.
+fn set_pool_flags() -> vk::DescriptorPoolCreateFlags {
+    if lean() {
+        vk::DescriptorPoolCreateFlags::empty()
+    } else {
+        vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET
+    }
+}
+
 pub(crate) fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
     move |e| format!("{what}: {e}")
 }
@@ -253,7 +309,9 @@ impl Raw {
         self.pipeline_layout = unsafe { self.device.create_pipeline_layout(&info, None) }
             .map_err(vk_err("pipeline layout"))?;
         self.make_pipelines()?;
-        let info = vk::CommandPoolCreateInfo::default().queue_family_index(family);
+        let info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(family)
+            .flags(command_flags().0);
         // SAFETY: live device, valid create info.
         self.command_pool = unsafe { self.device.create_command_pool(&info, None) }
             .map_err(vk_err("command pool"))?;
@@ -313,8 +371,8 @@ impl Raw {
             .color_write_mask(vk::ColorComponentFlags::RGBA)];
         let blend =
             vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
-        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let dynamic =
+            vk::PipelineDynamicStateCreateInfo::default().dynamic_states(dynamic_states());
         let formats = [vk::Format::R8G8B8A8_UNORM];
         let mut rendering =
             vk::PipelineRenderingCreateInfo::default().color_attachment_formats(&formats);

@@ -124,7 +124,7 @@ impl Raw {
             // SAFETY: no set of the old pool is in use; null is ignored.
             unsafe { self.device.destroy_descriptor_pool(self.reuse.0, None) };
             self.reuse = (vk::DescriptorPool::null(), 0, Default::default());
-            let pool = self.create_pool(needed, vk::DescriptorPoolCreateFlags::empty())?;
+            let pool = self.create_pool(needed, super::set_pool_flags())?;
             self.reuse = (pool, needed, Default::default());
         }
         let pool = self.reuse.0;
@@ -230,7 +230,7 @@ impl Raw {
         unsafe { self.device.destroy_descriptor_pool(self.kept_pool, None) };
         self.kept_pool = vk::DescriptorPool::null();
         self.kept_sets.clear();
-        self.kept_pool = self.create_pool(count, vk::DescriptorPoolCreateFlags::empty())?;
+        self.kept_pool = self.create_pool(count, super::set_pool_flags())?;
         let layouts = vec![self.layouts[0]; count];
         let info = vk::DescriptorSetAllocateInfo::default()
             .descriptor_pool(self.kept_pool)
@@ -465,8 +465,7 @@ impl Raw {
         self.ensure_kept_sets(ENCODE_GROUPS)?;
         let (d, cb) = (&self.device, self.command_buffer);
         let sets = &self.kept_sets[..ENCODE_GROUPS];
-        let begin = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let begin = vk::CommandBufferBeginInfo::default().flags(super::command_flags().1);
         let extent = vk::Extent2D {
             width: TARGET_SIZE,
             height: TARGET_SIZE,
@@ -504,14 +503,35 @@ impl Raw {
                         .layer_count(1)
                         .color_attachments(&color);
                     d.cmd_begin_rendering(cb, &info);
-                    let viewport = vk::Viewport {
-                        width: TARGET_SIZE as f32,
-                        height: TARGET_SIZE as f32,
-                        max_depth: 1.0,
-                        ..Default::default()
-                    };
-                    d.cmd_set_viewport(cb, 0, &[viewport]);
-                    d.cmd_set_scissor(cb, 0, &[extent.into()]);
+                    let size = TARGET_SIZE as f32;
+                    if super::lean() {
+                        let viewport = vk::Viewport {
+                            width: size,
+                            height: size,
+                            max_depth: 1.0,
+                            ..Default::default()
+                        };
+                        d.cmd_set_viewport(cb, 0, &[viewport]);
+                        d.cmd_set_scissor(cb, 0, &[extent.into()]);
+                    } else {
+                        // What keel-hal's begin_render_pass sets (a
+                        // flipped viewport, the scissor, stencil reference
+                        // and blend constants), then the bench's own
+                        // set_viewport and set_scissor_rect on that side.
+                        let viewport = vk::Viewport {
+                            y: size,
+                            width: size,
+                            height: -size,
+                            max_depth: 1.0,
+                            ..Default::default()
+                        };
+                        d.cmd_set_viewport(cb, 0, &[viewport]);
+                        d.cmd_set_scissor(cb, 0, &[extent.into()]);
+                        d.cmd_set_stencil_reference(cb, vk::StencilFaceFlags::FRONT_AND_BACK, 0);
+                        d.cmd_set_blend_constants(cb, &[0.0; 4]);
+                        d.cmd_set_viewport(cb, 0, &[viewport]);
+                        d.cmd_set_scissor(cb, 0, &[extent.into()]);
+                    }
                     d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::GRAPHICS, self.render);
                     for i in 0..commands {
                         let set = [sets[i % ENCODE_GROUPS]];
