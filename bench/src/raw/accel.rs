@@ -765,7 +765,7 @@ fn geometry<'a>(
 /// scratch) and its `STORAGE` both `STORAGE_BUFFER` and AS storage (scratch
 /// or structures); `buffer` adds the device address. On lavapipe the
 /// difference shows: a mapped buffer with `STORAGE_BUFFER` usage takes a
-/// locked path when the driver maps it (ten times per build).
+/// locked path when the driver maps it (8 of the 10 maps of a build).
 fn cycle_usage(needed: vk::BufferUsageFlags) -> vk::BufferUsageFlags {
     use vk::BufferUsageFlags as V;
     if super::lean() {
