@@ -282,11 +282,12 @@ impl<A: kh::Api> KeelAccel<A> {
         } = *inputs;
         let start = crate::count::Timer::start();
         let mut blocked = Duration::ZERO;
-        // The lists are kept across cycles, on every side: 1,000 of
-        // keel-hal's structures fill more than glibc's 64 KiB threshold, and
-        // freeing such a block consolidates the whole heap's fast bins (the
-        // driver's small frees) inside the timing, work of the harness, not
-        // of keel-hal or the driver.
+        // The lists are kept across cycles, on every side: freeing a list
+        // of 1,000 structures can free a block over glibc's 64 KiB threshold
+        // (keel-hal's were 104 bytes each, before the 56 of `3ad631f`),
+        // which consolidates the whole heap's fast bins (the driver's small
+        // frees) inside the timing: work of the harness, not of keel-hal or
+        // the driver.
         let [mut originals, mut compacted] = std::mem::take(&mut self.lists);
         originals.reserve(blases);
         compacted.reserve(blases);
