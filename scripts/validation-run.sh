@@ -44,6 +44,12 @@ esac
 mapfile -t tests < <(cargo test --features fault-injection --no-run --message-format=json 2>/dev/null \
     | jq -r 'select(.reason == "compiler-artifact" and .executable != null
                      and (.target.kind | index("test") or index("lib"))) | .executable')
+# keel-wgpu's test binaries, but `examples` (it runs the examples, which
+# the list below runs under the layer already, and stock wgpu beside them).
+mapfile -t -O "${#tests[@]}" tests < <(cargo test -p keel-wgpu --no-run --message-format=json 2>/dev/null \
+    | jq -r 'select(.reason == "compiler-artifact" and .executable != null
+                     and (.target.kind | index("test") or index("lib"))
+                     and .target.name != "examples") | .executable')
 if [ ${#tests[@]} -eq 0 ]; then
     echo "validation-run: no test binaries (build failed?)" >&2
     exit 1

@@ -9,6 +9,7 @@ use keel_hal::dynamic::{DynBuffer, DynResources, DynSampler, DynTextureView};
 use crate::binding::{buffer_use, texture_use, BindGroup, BindGroupLayout, BoundBuffer};
 use crate::error::KeelError;
 use crate::handles::{KBindGroupLayout, KBuffer, KSampler, KTextureView};
+use crate::owner::owned;
 use crate::resource::{Buffer, LastUse, Sampler, TextureView};
 use crate::shared::DeviceShared;
 
@@ -19,23 +20,15 @@ enum Resolved {
     Views(Vec<Arc<TextureView>>),
 }
 
-fn resolve(resource: &wgpu::BindingResource<'_>) -> Result<(Resolved, bool), String> {
+fn resolve(
+    shared: &Arc<DeviceShared>,
+    resource: &wgpu::BindingResource<'_>,
+) -> Result<(Resolved, bool), String> {
     let buffer = |b: &wgpu::BufferBinding<'_>| {
-        b.buffer
-            .as_custom::<KBuffer>()
-            .map(|k| (k.0.clone(), b.offset, b.size))
-            .ok_or("a buffer of another backend")
+        owned(shared, b.buffer.as_custom::<KBuffer>()).map(|k| (k, b.offset, b.size))
     };
-    let sampler = |s: &wgpu::Sampler| {
-        s.as_custom::<KSampler>()
-            .map(|k| k.0.clone())
-            .ok_or("a sampler of another backend")
-    };
-    let view = |v: &wgpu::TextureView| {
-        v.as_custom::<KTextureView>()
-            .map(|k| k.0.clone())
-            .ok_or("a texture view of another backend")
-    };
+    let sampler = |s: &wgpu::Sampler| owned(shared, s.as_custom::<KSampler>());
+    let view = |v: &wgpu::TextureView| owned(shared, v.as_custom::<KTextureView>());
     Ok(match resource {
         wgpu::BindingResource::Buffer(b) => (Resolved::Buffers(vec![buffer(b)?]), false),
         wgpu::BindingResource::BufferArray(bs) => (
@@ -66,15 +59,12 @@ pub(crate) fn create(
     shared: &Arc<DeviceShared>,
     desc: &wgpu::BindGroupDescriptor<'_>,
 ) -> Arc<BindGroup> {
-    let layout = desc
-        .layout
-        .as_custom::<KBindGroupLayout>()
-        .map(|l| l.0.clone());
+    let layout = owned(shared, desc.layout.as_custom::<KBindGroupLayout>());
     match try_create(shared, desc, layout.clone()) {
         Ok(group) => group,
         Err(e) => {
             shared.report(e);
-            let layout = layout.unwrap_or_else(|| {
+            let layout = layout.unwrap_or_else(|_| {
                 Arc::new(BindGroupLayout {
                     shared: shared.clone(),
                     raw: None,
@@ -99,11 +89,11 @@ pub(crate) fn create(
 fn try_create(
     shared: &Arc<DeviceShared>,
     desc: &wgpu::BindGroupDescriptor<'_>,
-    layout: Option<Arc<BindGroupLayout>>,
+    layout: Result<Arc<BindGroupLayout>, String>,
 ) -> Result<Arc<BindGroup>, KeelError> {
     let call = "create_bind_group";
     let fail = |m: String| KeelError::validation(call, m);
-    let layout = layout.ok_or_else(|| fail("the layout is of another backend".into()))?;
+    let layout = layout.map_err(|m| fail(format!("the layout: {m}")))?;
     let raw_layout = layout
         .raw
         .as_deref()
@@ -117,7 +107,7 @@ fn try_create(
                 layout.entries.iter().map(|e| e.binding).collect::<Vec<_>>()
             ))
         })?;
-        let (r, array) = resolve(&entry.resource)
+        let (r, array) = resolve(shared, &entry.resource)
             .map_err(|m| fail(format!("binding {}: {m}", entry.binding)))?;
         resolved.push((entry.binding, layout_entry.ty, r, array));
     }

@@ -76,6 +76,30 @@ pub(crate) enum Cmd {
     RenderPass(Box<RenderPassRecord>),
 }
 
+impl Cmd {
+    /// Whether this is a queue-side write (a `Queue::write_*` copy, an
+    /// upload or a clear) into a resource the program destroyed since. The
+    /// write took its data at the call, as wgpu's do; what it would write
+    /// can never be read again, so the submit leaves it out instead of
+    /// refusing it (wgpu runs it, into memory freed after: the same result).
+    pub(crate) fn writes_destroyed(&self) -> bool {
+        use std::sync::atomic::Ordering::Acquire;
+        match self {
+            Cmd::CopyBufferToBuffer { dst, .. } | Cmd::CopyTextureToBuffer { dst, .. } => {
+                dst.destroyed.load(Acquire)
+            }
+            Cmd::ClearBuffer { buffer, .. } => buffer.destroyed.load(Acquire),
+            Cmd::CopyBufferToTexture { dst, .. } | Cmd::CopyTextureToTexture { dst, .. } => {
+                dst.destroyed.load(Acquire) && !dst.is_frame()
+            }
+            Cmd::ClearTexture { texture, .. } => {
+                texture.destroyed.load(Acquire) && !texture.is_frame()
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Timestamps a pass writes at its start and end.
 #[derive(Debug)]
 pub(crate) struct PassTimestamps {
@@ -202,6 +226,7 @@ pub(crate) enum PassCmd {
 /// A finished render bundle: commands replayed inside render passes.
 #[derive(Debug)]
 pub(crate) struct RenderBundle {
+    pub shared: Arc<DeviceShared>,
     pub cmds: Vec<PassCmd>,
 }
 

@@ -12,6 +12,7 @@ use wgpu::custom::{self as cu};
 use crate::binding::{derive_layouts, BindGroupLayout, PipelineLayout, StageReflection};
 use crate::error::KeelError;
 use crate::handles::*;
+use crate::owner::{owned, same_device};
 use crate::pipeline::{ComputePipeline, RenderPipeline, ShaderModule};
 use crate::resource::{Buffer, LastUse, MapState, QuerySet, Sampler, Texture, TextureView};
 use crate::shared::DeviceShared;
@@ -153,13 +154,18 @@ pub(crate) fn create_view(
     })
 }
 
-/// The keel-hal cache behind a wgpu one (an invalid or foreign cache: none).
-fn cache_of(
-    cache: Option<&wgpu::PipelineCache>,
-) -> Option<&dyn keel_hal::dynamic::DynPipelineCache> {
-    cache
-        .and_then(|c| c.as_custom::<KPipelineCache>())
-        .and_then(|c| c.0.raw.as_deref())
+/// The keel-hal cache behind a wgpu one (an invalid cache: none); a cache
+/// of another backend or device is an error.
+fn cache_of<'c>(
+    on: &Arc<DeviceShared>,
+    cache: Option<&'c wgpu::PipelineCache>,
+) -> Result<Option<&'c dyn keel_hal::dynamic::DynPipelineCache>, String> {
+    let Some(cache) = cache else {
+        return Ok(None);
+    };
+    let k = cache.as_custom::<KPipelineCache>();
+    owned(on, k)?;
+    Ok(k.and_then(|c| c.0.raw.as_deref()))
 }
 
 fn memory_for(usage: wgpu::BufferUsages) -> Memory {
@@ -441,7 +447,14 @@ impl KeelDevice {
         stages: &[(&ShaderModule, usize)],
     ) -> Option<Arc<PipelineLayout>> {
         if let Some(layout) = explicit {
-            return layout.as_custom::<KPipelineLayout>().map(|l| l.0.clone());
+            return match owned(self.shared(), layout.as_custom::<KPipelineLayout>()) {
+                Ok(layout) => Some(layout),
+                Err(e) => {
+                    self.shared()
+                        .report(KeelError::validation(call, format!("the layout: {e}")));
+                    None
+                }
+            };
         }
         let mut reflections = Vec::new();
         for (module, entry_point) in stages {
@@ -474,7 +487,22 @@ impl KeelDevice {
         entry_point: Option<&str>,
         stage: naga::ShaderStage,
     ) -> Option<(&'m Arc<ShaderModule>, usize, String)> {
-        let module = &module.as_custom::<KShaderModule>()?.0;
+        let module = match module.as_custom::<KShaderModule>() {
+            Some(k) => match same_device(self.shared(), &*k.0) {
+                Ok(()) => &k.0,
+                Err(e) => {
+                    self.shared().report(KeelError::validation(call, e));
+                    return None;
+                }
+            },
+            None => {
+                self.shared().report(KeelError::validation(
+                    call,
+                    "a ShaderModule of another backend",
+                ));
+                return None;
+            }
+        };
         match module.entry_point(entry_point, stage) {
             Ok((index, name)) => Some((module, index, name)),
             Err(e) => {
@@ -585,17 +613,30 @@ impl cu::DeviceInterface for KeelDevice {
         &self,
         desc: &wgpu::PipelineLayoutDescriptor<'_>,
     ) -> cu::DispatchPipelineLayout {
-        let groups = desc
+        let groups: Result<Vec<_>, String> = desc
             .bind_group_layouts
             .iter()
-            .map(
-                |g| match g.and_then(|g| g.as_custom::<KBindGroupLayout>()) {
-                    Some(g) => g.0.clone(),
-                    // A gap: an empty group.
-                    None => self.new_layout(Some("empty"), &[]),
-                },
-            )
+            .map(|g| match g {
+                Some(g) => owned(self.shared(), g.as_custom::<KBindGroupLayout>()),
+                // A gap: an empty group.
+                None => Ok(self.new_layout(Some("empty"), &[])),
+            })
             .collect();
+        let groups = match groups {
+            Ok(groups) => groups,
+            Err(e) => {
+                let shared = self.shared();
+                shared.report(KeelError::validation("create_pipeline_layout", e));
+                return cu::DispatchPipelineLayout::custom(KPipelineLayout(Arc::new(
+                    PipelineLayout {
+                        shared: shared.clone(),
+                        raw: None,
+                        groups: Vec::new(),
+                        last_use: LastUse::default(),
+                    },
+                )));
+            }
+        };
         cu::DispatchPipelineLayout::custom(KPipelineLayout(self.new_pipeline_layout(
             desc.label,
             groups,
@@ -639,6 +680,13 @@ impl cu::DeviceInterface for KeelDevice {
         }
         let Some(layout) = self.layout_for(call, desc.layout, &stages) else {
             return invalid(None);
+        };
+        let cache = match cache_of(shared, desc.cache) {
+            Ok(cache) => cache,
+            Err(e) => {
+                shared.report(KeelError::validation(call, format!("the cache: {e}")));
+                return invalid(Some(layout));
+            }
         };
         let (Some(raw_layout), Some(raw_vertex)) = (layout.raw.as_deref(), vertex.0.raw.as_deref())
         else {
@@ -688,7 +736,7 @@ impl cu::DeviceInterface for KeelDevice {
             fragment_stage,
             color_targets: fragment.as_ref().map_or(&[], |(_, f)| f.targets),
             multiview_mask: desc.multiview_mask,
-            cache: cache_of(desc.cache),
+            cache,
         };
         // SAFETY: every object came from this device and is alive.
         match unsafe { shared.hal().create_render_pipeline(&hal_desc) } {
@@ -749,6 +797,13 @@ impl cu::DeviceInterface for KeelDevice {
         let Some(layout) = self.layout_for(call, desc.layout, &[(module, index)]) else {
             return invalid(None);
         };
+        let cache = match cache_of(shared, desc.cache) {
+            Ok(cache) => cache,
+            Err(e) => {
+                shared.report(KeelError::validation(call, format!("the cache: {e}")));
+                return invalid(Some(layout));
+            }
+        };
         let (Some(raw_layout), Some(raw_module)) = (layout.raw.as_deref(), module.raw.as_deref())
         else {
             return invalid(Some(layout));
@@ -761,7 +816,7 @@ impl cu::DeviceInterface for KeelDevice {
                 entry_point: &name,
                 constants: desc.compilation_options.constants,
             },
-            cache: cache_of(desc.cache),
+            cache,
         };
         // SAFETY: every object came from this device and is alive.
         match unsafe { shared.hal().create_compute_pipeline(&hal_desc) } {

@@ -15,32 +15,44 @@ use crate::command::{
 };
 use crate::error::KeelError;
 use crate::handles::*;
-use crate::resource::{Buffer, QuerySet, Texture};
+use crate::owner::owned;
+use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
 
-fn buffer(b: &cu::DispatchBuffer) -> Option<Arc<Buffer>> {
-    b.as_custom::<KBuffer>().map(|b| b.0.clone())
+// Each object a command takes is resolved through `owner::owned`: a
+// keel-wgpu object of the encoder's device, or the error naming which.
+
+fn buffer(on: &Arc<DeviceShared>, b: &cu::DispatchBuffer) -> Result<Arc<Buffer>, String> {
+    owned(on, b.as_custom::<KBuffer>())
 }
 
-fn wbuffer(b: &wgpu::Buffer) -> Option<Arc<Buffer>> {
-    b.as_custom::<KBuffer>().map(|b| b.0.clone())
+fn wbuffer(on: &Arc<DeviceShared>, b: &wgpu::Buffer) -> Result<Arc<Buffer>, String> {
+    owned(on, b.as_custom::<KBuffer>())
 }
 
-fn texture(t: &wgpu::Texture) -> Option<Arc<Texture>> {
-    t.as_custom::<KTexture>().map(|t| t.0.clone())
+fn texture(on: &Arc<DeviceShared>, t: &wgpu::Texture) -> Result<Arc<Texture>, String> {
+    owned(on, t.as_custom::<KTexture>())
 }
 
-fn query_set(q: &cu::DispatchQuerySet) -> Option<Arc<QuerySet>> {
-    q.as_custom::<KQuerySet>().map(|q| q.0.clone())
+fn view(on: &Arc<DeviceShared>, v: &wgpu::TextureView) -> Result<Arc<TextureView>, String> {
+    owned(on, v.as_custom::<KTextureView>())
 }
 
-fn wquery_set(q: &wgpu::QuerySet) -> Option<Arc<QuerySet>> {
-    q.as_custom::<KQuerySet>().map(|q| q.0.clone())
+fn query_set(on: &Arc<DeviceShared>, q: &cu::DispatchQuerySet) -> Result<Arc<QuerySet>, String> {
+    owned(on, q.as_custom::<KQuerySet>())
+}
+
+fn wquery_set(on: &Arc<DeviceShared>, q: &wgpu::QuerySet) -> Result<Arc<QuerySet>, String> {
+    owned(on, q.as_custom::<KQuerySet>())
 }
 
 /// The query set of a pass command, with `index` checked against it.
-fn pass_query(set: &cu::DispatchQuerySet, index: u32) -> Result<Arc<QuerySet>, String> {
-    let set = query_set(set).ok_or("a query set of another backend")?;
+fn pass_query(
+    on: &Arc<DeviceShared>,
+    set: &cu::DispatchQuerySet,
+    index: u32,
+) -> Result<Arc<QuerySet>, String> {
+    let set = query_set(on, set)?;
     check_query(&set, index)?;
     Ok(set)
 }
@@ -83,8 +95,11 @@ impl KCommandEncoder {
         }
     }
 
-    fn texel(info: &wgpu::TexelCopyTextureInfo<'_>) -> Result<(Arc<Texture>, TexelBase), String> {
-        let t = texture(info.texture).ok_or("a texture of another backend")?;
+    fn texel(
+        &self,
+        info: &wgpu::TexelCopyTextureInfo<'_>,
+    ) -> Result<(Arc<Texture>, TexelBase), String> {
+        let t = texture(&self.shared, info.texture)?;
         if info.mip_level >= t.mip_level_count {
             return Err(format!(
                 "mip level {} is outside the texture's {}",
@@ -137,8 +152,8 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         copy_size: Option<wgpu::BufferAddress>,
     ) {
         let cmd = (|| {
-            let src = buffer(source).ok_or("a buffer of another backend")?;
-            let dst = buffer(destination).ok_or("a buffer of another backend")?;
+            let src = buffer(&self.shared, source)?;
+            let dst = buffer(&self.shared, destination)?;
             let size = copy_size.unwrap_or(src.size.saturating_sub(source_offset));
             if !source_offset.is_multiple_of(4)
                 || !destination_offset.is_multiple_of(4)
@@ -177,9 +192,9 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         copy_size: wgpu::Extent3d,
     ) {
         let cmd = (|| {
-            let src = wbuffer(source.buffer).ok_or("a buffer of another backend")?;
+            let src = wbuffer(&self.shared, source.buffer)?;
             check_layout(&source.layout, &copy_size)?;
-            let (dst, base) = Self::texel(&destination)?;
+            let (dst, base) = self.texel(&destination)?;
             Ok(Cmd::CopyBufferToTexture {
                 src,
                 layout: source.layout,
@@ -198,8 +213,8 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         copy_size: wgpu::Extent3d,
     ) {
         let cmd = (|| {
-            let (src, base) = Self::texel(&source)?;
-            let dst = wbuffer(destination.buffer).ok_or("a buffer of another backend")?;
+            let (src, base) = self.texel(&source)?;
+            let dst = wbuffer(&self.shared, destination.buffer)?;
             check_layout(&destination.layout, &copy_size)?;
             Ok(Cmd::CopyTextureToBuffer {
                 src,
@@ -219,8 +234,8 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         copy_size: wgpu::Extent3d,
     ) {
         let cmd = (|| {
-            let (src, src_base) = Self::texel(&source)?;
-            let (dst, dst_base) = Self::texel(&destination)?;
+            let (src, src_base) = self.texel(&source)?;
+            let (dst, dst_base) = self.texel(&destination)?;
             Ok(Cmd::CopyTextureToTexture {
                 src,
                 src_base,
@@ -243,6 +258,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         let mut error = None;
         if let Some(ts) = &desc.timestamp_writes {
             match timestamps(
+                &self.shared,
                 ts.query_set,
                 ts.beginning_of_pass_write_index,
                 ts.end_of_pass_write_index,
@@ -261,6 +277,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         rec.pass_open = true;
         drop(rec);
         cu::DispatchComputePass::custom(KComputePass {
+            shared: self.shared.clone(),
             rec: self.rec.clone(),
             pass: Some(record),
         })
@@ -278,38 +295,38 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
                 record.colors.push(None);
                 continue;
             };
-            let view = color.view.as_custom::<KTextureView>().map(|v| v.0.clone());
-            let resolve = color
-                .resolve_target
-                .map(|r| r.as_custom::<KTextureView>().map(|v| v.0.clone()));
-            match (view, resolve) {
-                (Some(view), None) | (Some(view), Some(Some(_))) => {
-                    record.colors.push(Some(ColorRecord {
-                        view,
-                        resolve: color
-                            .resolve_target
-                            .and_then(|r| r.as_custom::<KTextureView>().map(|v| v.0.clone())),
-                        load: color.ops.load,
-                        store: color.ops.store,
-                    }))
-                }
-                _ => error = Some("a texture view of another backend".to_string()),
+            let resolved = (|| {
+                let resolve = match color.resolve_target {
+                    Some(r) => Some(view(&self.shared, r)?),
+                    None => None,
+                };
+                Ok::<_, String>((view(&self.shared, color.view)?, resolve))
+            })();
+            match resolved {
+                Ok((view, resolve)) => record.colors.push(Some(ColorRecord {
+                    view,
+                    resolve,
+                    load: color.ops.load,
+                    store: color.ops.store,
+                })),
+                Err(e) => error = Some(e),
             }
         }
         if let Some(depth) = &desc.depth_stencil_attachment {
-            match depth.view.as_custom::<KTextureView>() {
-                Some(view) => {
+            match view(&self.shared, depth.view) {
+                Ok(view) => {
                     record.depth = Some(DepthRecord {
-                        view: view.0.clone(),
+                        view,
                         depth: depth.depth_ops,
                         stencil: depth.stencil_ops,
                     })
                 }
-                None => error = Some("a texture view of another backend".to_string()),
+                Err(e) => error = Some(e),
             }
         }
         if let Some(ts) = &desc.timestamp_writes {
             match timestamps(
+                &self.shared,
                 ts.query_set,
                 ts.beginning_of_pass_write_index,
                 ts.end_of_pass_write_index,
@@ -319,12 +336,12 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             }
         }
         if let Some(set) = desc.occlusion_query_set {
-            match wquery_set(set) {
-                Some(set) if matches!(set.ty, wgpu::QueryType::Occlusion) => {
+            match wquery_set(&self.shared, set) {
+                Ok(set) if matches!(set.ty, wgpu::QueryType::Occlusion) => {
                     record.occlusion = Some(set)
                 }
-                Some(set) => error = Some(format!("occlusion_query_set is a {:?} set", set.ty)),
-                None => error = Some("a query set of another backend".into()),
+                Ok(set) => error = Some(format!("occlusion_query_set is a {:?} set", set.ty)),
+                Err(e) => error = Some(e),
             }
         }
         if record.colors.iter().all(Option::is_none) && record.depth.is_none() {
@@ -340,6 +357,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         rec.pass_open = true;
         drop(rec);
         cu::DispatchRenderPass::custom(KRenderPass {
+            shared: self.shared.clone(),
             rec: self.rec.clone(),
             pass: Some(record),
         })
@@ -361,13 +379,11 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
     }
 
     fn clear_texture(&self, tex: &cu::DispatchTexture, range: &wgpu::ImageSubresourceRange) {
-        let cmd = tex
-            .as_custom::<KTexture>()
-            .map(|t| Cmd::ClearTexture {
-                texture: t.0.clone(),
+        let cmd =
+            owned(&self.shared, tex.as_custom::<KTexture>()).map(|texture| Cmd::ClearTexture {
+                texture,
                 range: *range,
-            })
-            .ok_or_else(|| "a texture of another backend".to_string());
+            });
         self.record("clear_texture", cmd);
     }
 
@@ -378,7 +394,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         size: Option<wgpu::BufferAddress>,
     ) {
         let cmd = (|| {
-            let b = buffer(b).ok_or("a buffer of another backend")?;
+            let b = buffer(&self.shared, b)?;
             let size = size.unwrap_or(b.size.saturating_sub(offset));
             if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
                 return Err(format!(
@@ -411,7 +427,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
 
     fn write_timestamp(&self, set: &cu::DispatchQuerySet, index: u32) {
         let cmd = (|| {
-            let set = query_set(set).ok_or("a query set of another backend")?;
+            let set = query_set(&self.shared, set)?;
             check_query(&set, index)?;
             Ok(Cmd::WriteTimestamp { set, index })
         })();
@@ -427,8 +443,8 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         destination_offset: wgpu::BufferAddress,
     ) {
         let cmd = (|| {
-            let set = query_set(set).ok_or("a query set of another backend")?;
-            let dst = buffer(destination).ok_or("a buffer of another backend")?;
+            let set = query_set(&self.shared, set)?;
+            let dst = buffer(&self.shared, destination)?;
             if first_query
                 .checked_add(query_count)
                 .is_none_or(|end| end > set.count)
@@ -503,11 +519,12 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
 }
 
 fn timestamps(
+    on: &Arc<DeviceShared>,
     set: &wgpu::QuerySet,
     begin: Option<u32>,
     end: Option<u32>,
 ) -> Result<PassTimestamps, String> {
-    let set = wquery_set(set).ok_or("a query set of another backend")?;
+    let set = wquery_set(on, set)?;
     if !matches!(set.ty, wgpu::QueryType::Timestamp) {
         return Err(format!("timestamp_writes names a {:?} set", set.ty));
     }
@@ -523,6 +540,7 @@ macro_rules! pass_type {
         /// An open pass.
         #[derive(Debug)]
         pub(crate) struct $name {
+            shared: Arc<DeviceShared>,
             rec: Arc<Mutex<Recording>>,
             pass: Option<$record>,
         }
@@ -555,6 +573,7 @@ pass_type!(KRenderPass, RenderPassRecord, RenderPass);
 
 /// Records `set_bind_group`, checking the dynamic offsets' count.
 fn bind_group_cmd(
+    on: &Arc<DeviceShared>,
     index: u32,
     group: Option<&cu::DispatchBindGroup>,
     offsets: &[wgpu::DynamicOffset],
@@ -563,11 +582,7 @@ fn bind_group_cmd(
         return Err(format!("bind group index {index} is over the limit of 8"));
     }
     let group = match group {
-        Some(g) => Some(
-            g.as_custom::<KBindGroup>()
-                .map(|g| g.0.clone())
-                .ok_or("a bind group of another backend")?,
-        ),
+        Some(g) => Some(owned(on, g.as_custom::<KBindGroup>())?),
         None => None,
     };
     if let Some(g) = &group {
@@ -588,9 +603,9 @@ fn bind_group_cmd(
 
 impl cu::ComputePassInterface for KComputePass {
     fn set_pipeline(&mut self, pipeline: &cu::DispatchComputePipeline) {
-        match pipeline.as_custom::<KComputePipeline>() {
-            Some(p) => self.push(PassCmd::SetComputePipeline(p.0.clone())),
-            None => self.fail("set_pipeline: a pipeline of another backend"),
+        match owned(&self.shared, pipeline.as_custom::<KComputePipeline>()) {
+            Ok(p) => self.push(PassCmd::SetComputePipeline(p)),
+            Err(e) => self.fail(format!("set_pipeline: {e}")),
         }
     }
     fn set_bind_group(
@@ -599,7 +614,7 @@ impl cu::ComputePassInterface for KComputePass {
         group: Option<&cu::DispatchBindGroup>,
         offsets: &[wgpu::DynamicOffset],
     ) {
-        match bind_group_cmd(index, group, offsets) {
+        match bind_group_cmd(&self.shared, index, group, offsets) {
             Ok(cmd) => self.push(cmd),
             Err(e) => self.fail(format!("set_bind_group: {e}")),
         }
@@ -620,13 +635,13 @@ impl cu::ComputePassInterface for KComputePass {
         self.push(PassCmd::PopDebugGroup);
     }
     fn write_timestamp(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match pass_query(set, index) {
+        match pass_query(&self.shared, set, index) {
             Ok(set) => self.push(PassCmd::WriteTimestamp { set, index }),
             Err(e) => self.fail(format!("write_timestamp: {e}")),
         }
     }
     fn begin_pipeline_statistics_query(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match pass_query(set, index) {
+        match pass_query(&self.shared, set, index) {
             Ok(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
             Err(e) => self.fail(format!("begin_pipeline_statistics_query: {e}")),
         }
@@ -642,12 +657,12 @@ impl cu::ComputePassInterface for KComputePass {
         b: &cu::DispatchBuffer,
         offset: wgpu::BufferAddress,
     ) {
-        match buffer(b) {
-            Some(b) => match check_range(&b, offset, 12, "indirect arguments") {
+        match buffer(&self.shared, b) {
+            Ok(b) => match check_range(&b, offset, 12, "indirect arguments") {
                 Ok(()) => self.push(PassCmd::DispatchIndirect { buffer: b, offset }),
                 Err(e) => self.fail(format!("dispatch_workgroups_indirect: {e}")),
             },
-            None => self.fail("dispatch_workgroups_indirect: a buffer of another backend"),
+            Err(e) => self.fail(format!("dispatch_workgroups_indirect: {e}")),
         }
     }
     fn transition_resources<'a>(
@@ -663,13 +678,15 @@ impl cu::ComputePassInterface for KComputePass {
 
 /// The render commands passes and bundles share.
 trait RenderRecorder {
+    /// The device the commands are recorded for.
+    fn on(&self) -> &Arc<DeviceShared>;
     fn push_cmd(&mut self, cmd: PassCmd);
     fn fail_cmd(&mut self, e: String);
 
     fn rec_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
-        match pipeline.as_custom::<KRenderPipeline>() {
-            Some(p) => self.push_cmd(PassCmd::SetRenderPipeline(p.0.clone())),
-            None => self.fail_cmd("set_pipeline: a pipeline of another backend".into()),
+        match owned(self.on(), pipeline.as_custom::<KRenderPipeline>()) {
+            Ok(p) => self.push_cmd(PassCmd::SetRenderPipeline(p)),
+            Err(e) => self.fail_cmd(format!("set_pipeline: {e}")),
         }
     }
     fn rec_bind_group(
@@ -678,7 +695,7 @@ trait RenderRecorder {
         group: Option<&cu::DispatchBindGroup>,
         offsets: &[u32],
     ) {
-        match bind_group_cmd(index, group, offsets) {
+        match bind_group_cmd(self.on(), index, group, offsets) {
             Ok(cmd) => self.push_cmd(cmd),
             Err(e) => self.fail_cmd(format!("set_bind_group: {e}")),
         }
@@ -690,14 +707,14 @@ trait RenderRecorder {
         offset: u64,
         size: Option<wgpu::BufferSize>,
     ) {
-        match buffer(b) {
-            Some(buffer) => self.push_cmd(PassCmd::SetIndexBuffer {
+        match buffer(self.on(), b) {
+            Ok(buffer) => self.push_cmd(PassCmd::SetIndexBuffer {
                 buffer,
                 format,
                 offset,
                 size,
             }),
-            None => self.fail_cmd("set_index_buffer: a buffer of another backend".into()),
+            Err(e) => self.fail_cmd(format!("set_index_buffer: {e}")),
         }
     }
     fn rec_vertex(
@@ -708,11 +725,9 @@ trait RenderRecorder {
         size: Option<wgpu::BufferSize>,
     ) {
         let buffer = match b {
-            Some(b) => match buffer(b) {
-                Some(b) => Some(b),
-                None => {
-                    return self.fail_cmd("set_vertex_buffer: a buffer of another backend".into())
-                }
+            Some(b) => match buffer(self.on(), b) {
+                Ok(b) => Some(b),
+                Err(e) => return self.fail_cmd(format!("set_vertex_buffer: {e}")),
             },
             None => None,
         };
@@ -724,8 +739,8 @@ trait RenderRecorder {
         });
     }
     fn rec_indirect(&mut self, b: &cu::DispatchBuffer, offset: u64, count: u32, indexed: bool) {
-        match buffer(b) {
-            Some(buffer) => {
+        match buffer(self.on(), b) {
+            Ok(buffer) => {
                 let stride = if indexed { 20 } else { 16 };
                 match check_range(&buffer, offset, stride * count as u64, "indirect arguments") {
                     Ok(()) => self.push_cmd(PassCmd::DrawIndirect {
@@ -737,12 +752,15 @@ trait RenderRecorder {
                     Err(e) => self.fail_cmd(format!("draw_indirect: {e}")),
                 }
             }
-            None => self.fail_cmd("draw_indirect: a buffer of another backend".into()),
+            Err(e) => self.fail_cmd(format!("draw_indirect: {e}")),
         }
     }
 }
 
 impl RenderRecorder for KRenderPass {
+    fn on(&self) -> &Arc<DeviceShared> {
+        &self.shared
+    }
     fn push_cmd(&mut self, cmd: PassCmd) {
         self.push(cmd);
     }
@@ -911,7 +929,7 @@ impl cu::RenderPassInterface for KRenderPass {
         self.push(PassCmd::PopDebugGroup);
     }
     fn write_timestamp(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match pass_query(set, index) {
+        match pass_query(&self.shared, set, index) {
             Ok(set) => self.push(PassCmd::WriteTimestamp { set, index }),
             Err(e) => self.fail(format!("write_timestamp: {e}")),
         }
@@ -932,7 +950,7 @@ impl cu::RenderPassInterface for KRenderPass {
         self.push(PassCmd::EndOcclusionQuery);
     }
     fn begin_pipeline_statistics_query(&mut self, set: &cu::DispatchQuerySet, index: u32) {
-        match pass_query(set, index) {
+        match pass_query(&self.shared, set, index) {
             Ok(set) => self.push(PassCmd::BeginStatisticsQuery { set, index }),
             Err(e) => self.fail(format!("begin_pipeline_statistics_query: {e}")),
         }
@@ -943,9 +961,9 @@ impl cu::RenderPassInterface for KRenderPass {
     fn execute_bundles(&mut self, bundles: &mut dyn Iterator<Item = &cu::DispatchRenderBundle>) {
         let mut list = Vec::new();
         for bundle in bundles {
-            match bundle.as_custom::<KRenderBundle>() {
-                Some(b) => list.push(b.0.clone()),
-                None => return self.fail("execute_bundles: a bundle of another backend"),
+            match owned(&self.shared, bundle.as_custom::<KRenderBundle>()) {
+                Ok(b) => list.push(b),
+                Err(e) => return self.fail(format!("execute_bundles: {e}")),
             }
         }
         self.push(PassCmd::ExecuteBundles(list));
@@ -962,8 +980,8 @@ impl KRenderPass {
         max_count: u32,
         indexed: bool,
     ) {
-        match (buffer(b), buffer(count_buffer)) {
-            (Some(buffer), Some(count_buffer)) => self.push(PassCmd::DrawIndirectCount {
+        match buffer(&self.shared, b).and_then(|b| Ok((b, buffer(&self.shared, count_buffer)?))) {
+            Ok((buffer, count_buffer)) => self.push(PassCmd::DrawIndirectCount {
                 buffer,
                 offset,
                 count_buffer,
@@ -971,7 +989,7 @@ impl KRenderPass {
                 max_count,
                 indexed,
             }),
-            _ => self.fail("multi_draw_indirect_count: a buffer of another backend"),
+            Err(e) => self.fail(format!("multi_draw_indirect_count: {e}")),
         }
     }
 }
@@ -998,6 +1016,9 @@ impl KRenderBundleEncoder {
 }
 
 impl RenderRecorder for KRenderBundleEncoder {
+    fn on(&self) -> &Arc<DeviceShared> {
+        &self.shared
+    }
     fn push_cmd(&mut self, cmd: PassCmd) {
         self.cmds.push(cmd);
     }
@@ -1015,7 +1036,10 @@ impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
                 e.clone(),
             ));
         }
-        cu::DispatchRenderBundle::custom(KRenderBundle(Arc::new(RenderBundle { cmds: self.cmds })))
+        cu::DispatchRenderBundle::custom(KRenderBundle(Arc::new(RenderBundle {
+            shared: self.shared.clone(),
+            cmds: self.cmds,
+        })))
     }
     fn finish_boxed(
         self: Box<Self>,

@@ -2,7 +2,9 @@
 //! the device's error scopes or its uncaptured-error handler (wgpu's rules),
 //! never as a panic.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
@@ -95,18 +97,20 @@ struct Scope {
     error: Option<KeelError>,
 }
 
-/// Where a device's errors go: the innermost matching error scope, else the
-/// uncaptured-error handler, else the log.
+/// Where a device's errors go: the innermost matching error scope of the
+/// thread that made the error, else the uncaptured-error handler, else the
+/// log. Scopes are per thread, as wgpu's (`std` feature) are: an error made
+/// on another thread never lands in this thread's scope.
 #[derive(Default)]
 pub(crate) struct ErrorSink {
-    scopes: Mutex<Vec<Scope>>,
+    scopes: Mutex<HashMap<ThreadId, Vec<Scope>>>,
     handler: Mutex<Option<Arc<dyn wgpu::UncapturedErrorHandler>>>,
 }
 
 impl std::fmt::Debug for ErrorSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ErrorSink")
-            .field("scopes", &self.scopes.lock().len())
+            .field("threads with scopes", &self.scopes.lock().len())
             .finish_non_exhaustive()
     }
 }
@@ -116,7 +120,12 @@ impl ErrorSink {
     pub(crate) fn report(&self, error: KeelError) {
         {
             let mut scopes = self.scopes.lock();
-            if let Some(scope) = scopes.iter_mut().rev().find(|s| error.matches(s.filter)) {
+            let mine = scopes.get_mut(&std::thread::current().id());
+            if let Some(scope) = mine
+                .into_iter()
+                .flat_map(|s| s.iter_mut().rev())
+                .find(|s| error.matches(s.filter))
+            {
                 // A scope keeps its first error only.
                 if scope.error.is_none() {
                     scope.error = Some(error);
@@ -135,27 +144,51 @@ impl ErrorSink {
         *self.handler.lock() = Some(handler);
     }
 
+    /// Pushes a scope on this thread's stack; its index there.
     pub(crate) fn push(&self, filter: wgpu::ErrorFilter) -> u32 {
         let mut scopes = self.scopes.lock();
-        scopes.push(Scope {
+        let mine = scopes.entry(std::thread::current().id()).or_default();
+        mine.push(Scope {
             filter,
             error: None,
         });
-        scopes.len() as u32 - 1
+        // wgpu's guard carries the index back; more than 2^32 nested scopes
+        // would have exhausted memory first.
+        u32::try_from(mine.len() - 1).unwrap_or(u32::MAX)
     }
 
-    /// Pops the scope at `index` (the innermost one, by wgpu's contract).
-    /// Popping an empty stack is itself a validation error.
+    /// Pops the scope at `index` of this thread's stack, which must be its
+    /// innermost one. A pop that is not is a bug of the program that wgpu
+    /// answers with a panic naming the mismatch (never while the thread is
+    /// already unwinding: then the pop is dropped, as wgpu drops it), and
+    /// keel-wgpu answers the same way, with wgpu's words.
     pub(crate) fn pop(&self, index: u32) -> Option<wgpu::Error> {
         let mut scopes = self.scopes.lock();
-        if scopes.is_empty() || index as usize != scopes.len() - 1 {
+        let thread = std::thread::current().id();
+        let unwinding = std::thread::panicking();
+        let depth = scopes.get(&thread).map_or(0, Vec::len);
+        if depth == 0 {
             drop(scopes);
-            self.report(KeelError::validation(
-                "pop_error_scope",
-                format!("scope {index} is not the innermost open scope"),
-            ));
-            return None;
+            if unwinding {
+                return None;
+            }
+            panic!("{NO_SCOPE}");
         }
-        scopes.pop().and_then(|s| s.error).map(KeelError::into_wgpu)
+        if index as usize != depth - 1 && !unwinding {
+            drop(scopes);
+            panic!("{WRONG_ORDER}");
+        }
+        let mine = scopes.get_mut(&thread)?;
+        let scope = mine.pop();
+        if mine.is_empty() {
+            scopes.remove(&thread);
+        }
+        scope.and_then(|s| s.error).map(KeelError::into_wgpu)
     }
 }
+
+/// wgpu's words for a pop with no scope open on this thread.
+pub(crate) const NO_SCOPE: &str = "Mismatched pop_error_scope call: no error scope for this thread. Error scopes are thread-local.";
+/// wgpu's words for a pop of a scope that is not the innermost.
+pub(crate) const WRONG_ORDER: &str =
+    "Mismatched pop_error_scope call: error scopes must be popped in reverse order.";

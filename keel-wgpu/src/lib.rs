@@ -42,6 +42,7 @@ mod encoder;
 mod error;
 mod handles;
 mod instance;
+mod owner;
 mod pipeline;
 mod queue;
 mod replay;

@@ -10,6 +10,7 @@ use crate::command::{Cmd, TexelBase};
 use crate::device::{create_staging, DeviceHandle};
 use crate::error::KeelError;
 use crate::handles::{KBuffer, KCommandBuffer, KTexture};
+use crate::owner::{owned, same_device};
 use crate::replay::Replay;
 use crate::resource::Buffer;
 use crate::shared::{DeviceShared, InFlight};
@@ -174,13 +175,11 @@ impl KeelQueue {
 impl cu::QueueInterface for KeelQueue {
     fn write_buffer(&self, buffer: &cu::DispatchBuffer, offset: wgpu::BufferAddress, data: &[u8]) {
         let shared = self.shared();
-        let Some(buffer) = buffer.as_custom::<KBuffer>() else {
-            return shared.report(KeelError::validation(
-                "write_buffer",
-                "a buffer of another backend",
-            ));
+        let buffer = match owned(shared, buffer.as_custom::<KBuffer>()) {
+            Ok(buffer) => buffer,
+            Err(e) => return shared.report(KeelError::validation("write_buffer", e)),
         };
-        let buffer = &buffer.0;
+        let buffer = &buffer;
         if let Err(e) = self.check_write(buffer, offset, data.len() as u64) {
             return shared.report(KeelError::validation("write_buffer", e));
         }
@@ -220,14 +219,14 @@ impl cu::QueueInterface for KeelQueue {
         size: wgpu::BufferSize,
     ) -> Option<()> {
         let shared = self.shared();
-        let Some(buffer) = buffer.as_custom::<KBuffer>() else {
-            shared.report(KeelError::validation(
-                "write_buffer_with",
-                "a buffer of another backend",
-            ));
-            return None;
+        let buffer = match owned(shared, buffer.as_custom::<KBuffer>()) {
+            Ok(buffer) => buffer,
+            Err(e) => {
+                shared.report(KeelError::validation("write_buffer_with", e));
+                return None;
+            }
         };
-        match self.check_write(&buffer.0, offset, size.get()) {
+        match self.check_write(&buffer, offset, size.get()) {
             Ok(()) => Some(()),
             Err(e) => {
                 shared.report(KeelError::validation("write_buffer_with", e));
@@ -243,20 +242,21 @@ impl cu::QueueInterface for KeelQueue {
         staging_buffer: &cu::DispatchQueueWriteBuffer,
     ) {
         let shared = self.shared();
-        let (Some(buffer), Some(staging)) = (
-            buffer.as_custom::<KBuffer>(),
-            staging_buffer.as_custom::<KQueueWriteBuffer>(),
-        ) else {
+        let buffer = match owned(shared, buffer.as_custom::<KBuffer>()) {
+            Ok(buffer) => buffer,
+            Err(e) => return shared.report(KeelError::validation("write_buffer_with", e)),
+        };
+        let Some(staging) = staging_buffer.as_custom::<KQueueWriteBuffer>() else {
             return shared.report(KeelError::validation(
                 "write_buffer_with",
-                "an object of another backend",
+                "a staging buffer of another backend",
             ));
         };
         if let Some((chunk, chunk_offset)) = &staging.chunk {
             shared.subs.lock().pending.push(Cmd::CopyBufferToBuffer {
                 src: chunk.clone(),
                 src_offset: *chunk_offset,
-                dst: buffer.0.clone(),
+                dst: buffer.clone(),
                 dst_offset: offset,
                 size: staging.len as u64,
             });
@@ -319,12 +319,7 @@ impl KeelQueue {
         layout: wgpu::TexelCopyBufferLayout,
         size: wgpu::Extent3d,
     ) -> Result<(), String> {
-        let dst = texture
-            .texture
-            .as_custom::<KTexture>()
-            .ok_or("a texture of another backend")?
-            .0
-            .clone();
+        let dst = owned(self.shared(), texture.texture.as_custom::<KTexture>())?;
         dst.raw()?;
         if !dst.usage.contains(wgpu::TextureUsages::COPY_DST) {
             return Err(format!(
@@ -428,19 +423,16 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
     let mut recordings = Vec::with_capacity(buffers.len());
     for buffer in buffers {
         match buffer.as_custom::<KCommandBuffer>() {
-            Some(cb) if !Arc::ptr_eq(&cb.0.shared, shared) => shared.report(KeelError::validation(
-                "submit",
-                "the command buffer was recorded on another device",
-            )),
-            Some(cb) => match cb.0.recording.lock().take() {
-                Some(r) => match r.error {
+            Some(cb) => match same_device(shared, &cb.0).map(|()| cb.0.recording.lock().take()) {
+                Err(e) => shared.report(KeelError::validation("submit", e)),
+                Ok(Some(r)) => match r.error {
                     Some(e) => shared.report(KeelError::validation(
                         "submit",
                         format!("the command buffer is invalid: {e}"),
                     )),
                     None => recordings.push(r),
                 },
-                None => shared.report(KeelError::validation(
+                Ok(None) => shared.report(KeelError::validation(
                     "submit",
                     "the command buffer was already submitted",
                 )),
@@ -451,7 +443,8 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
             )),
         }
     }
-    let pending = std::mem::take(&mut shared.subs.lock().pending);
+    let mut pending = std::mem::take(&mut shared.subs.lock().pending);
+    pending.retain(|cmd| !cmd.writes_destroyed());
     let index = shared.subs.lock().last_submitted + 1;
     submit_locked(shared, |enc| {
         let mut replay = Replay::new(enc, index);
