@@ -47,9 +47,27 @@ pub(super) fn barrier_range_fits(texture: &Texture, range: &wgt::ImageSubresourc
     ) && fits(range.base_array_layer, range.array_layer_count, layers)
 }
 
+/// The width and height of `base`'s mip level (of its plane, for a chroma
+/// plane) in texels: the logical size.
+fn level_size(texture: &Texture, base: &TextureCopyBase) -> (u32, u32) {
+    let level = |full: u32| (full >> base.mip_level).max(1);
+    let s = texture.size;
+    let height = if texture.dimension == wgt::TextureDimension::D1 {
+        1
+    } else {
+        level(s.height)
+    };
+    // A chroma plane is smaller than the texture.
+    let (across, down) = crate::validate::texture::plane_subsampling(texture.format, base.aspect);
+    (level(s.width) / across.max(1), height / down.max(1))
+}
+
 /// Whether a copy of `size` at `base` lies inside the texture: the mip
-/// level exists, and the origin plus size fits that level's extent (and
-/// its layers, for non-3D textures).
+/// level exists, and the origin plus size fits that level's physical
+/// extent (wgpu's rule: the logical size rounded up to whole texel blocks,
+/// so the 1×1 mip of a BC texture copies as 4×4), and its layers, for
+/// non-3D textures. Vulkan takes the copy clamped to the logical size
+/// ([`clamp_to_level`]).
 pub(super) fn texture_region_fits(
     texture: &Texture,
     base: &TextureCopyBase,
@@ -58,25 +76,44 @@ pub(super) fn texture_region_fits(
     if base.mip_level >= texture.mip_level_count {
         return false;
     }
-    let level = |full: u32| (full >> base.mip_level).max(1);
     let fits =
         |origin: u32, len: u32, total: u32| origin.checked_add(len).is_some_and(|e| e <= total);
-    let s = texture.size;
     let (z, depth) = if texture.dimension == wgt::TextureDimension::D3 {
-        (base.origin.z, level(s.depth_or_array_layers))
+        (
+            base.origin.z,
+            (texture.size.depth_or_array_layers >> base.mip_level).max(1),
+        )
     } else {
-        (base.array_layer, s.depth_or_array_layers)
+        (base.array_layer, texture.size.depth_or_array_layers)
     };
-    let height = if texture.dimension == wgt::TextureDimension::D1 {
-        1
-    } else {
-        level(s.height)
-    };
-    // A chroma plane is smaller than the texture.
-    let (across, down) = crate::validate::texture::plane_subsampling(texture.format, base.aspect);
-    fits(base.origin.x, size.width, level(s.width) / across.max(1))
-        && fits(base.origin.y, size.height, height / down.max(1))
-        && fits(z, size.depth_or_array_layers, depth)
+    let (width, height) = level_size(texture, base);
+    let (block_width, block_height) = texture.format.block_dimensions();
+    fits(
+        base.origin.x,
+        size.width,
+        width.next_multiple_of(block_width.max(1)),
+    ) && fits(
+        base.origin.y,
+        size.height,
+        height.next_multiple_of(block_height.max(1)),
+    ) && fits(z, size.depth_or_array_layers, depth)
+}
+
+/// `size` (at `base`, checked by [`texture_region_fits`]) clamped to the
+/// level's logical size, as Vulkan wants a copy that reaches the edge of a
+/// block-compressed level (`VUID-VkBufferImageCopy-imageExtent-00207`):
+/// the same texels as the physical size names.
+pub(super) fn clamp_to_level(
+    texture: &Texture,
+    base: &TextureCopyBase,
+    size: wgt::Extent3d,
+) -> wgt::Extent3d {
+    let (width, height) = level_size(texture, base);
+    wgt::Extent3d {
+        width: size.width.min(width.saturating_sub(base.origin.x)),
+        height: size.height.min(height.saturating_sub(base.origin.y)),
+        depth_or_array_layers: size.depth_or_array_layers,
+    }
 }
 
 /// Bytes a buffer ↔ texture region touches in the buffer, counted from 0

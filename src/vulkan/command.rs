@@ -549,7 +549,12 @@ impl crate::CommandEncoder for CommandEncoder {
                 src_offset,
                 dst_subresource,
                 dst_offset,
-                extent: copy_extent(r.size, any_3d),
+                extent: copy_extent(
+                    bounds::clamp_to_level(dst, &r.dst_base, {
+                        bounds::clamp_to_level(src, &r.src_base, r.size)
+                    }),
+                    any_3d,
+                ),
             })
         }));
         if temp.is_empty() {

@@ -99,6 +99,9 @@ pub(super) fn buffer_image_copy(
             .map_or(0, |rows| rows.saturating_mul(block_height)),
         image_subresource,
         image_offset,
-        image_extent: copy_extent(region.size, texture.dimension == wgt::TextureDimension::D3),
+        image_extent: copy_extent(
+            bounds::clamp_to_level(texture, base, region.size),
+            texture.dimension == wgt::TextureDimension::D3,
+        ),
     })
 }

@@ -167,6 +167,39 @@ pub(super) fn check_entry_point(
 }
 
 /// Translates a checked entry point of naga IR to SPIR-V for `layout`.
+/// How `var<workgroup>` memory is zeroed: by the driver wherever the device
+/// has `shaderZeroInitializeWorkgroupMemory` (Vulkan 1.3; enabled wherever
+/// supported), which naga's native mode relies on (`OpVariable` with a
+/// null initializer), else by naga's polyfill, which zeroes it in the
+/// shader with a barrier (as wgpu-hal chooses). Task and mesh stages always
+/// use the native mode: mesh shaders come with the bit enabled, and the
+/// polyfill would declare a second `LocalInvocationIndex` input beside the
+/// mesh output's.
+pub(super) fn zero_init_mode(
+    shared: &DeviceShared,
+    naga_stage: naga::ShaderStage,
+) -> naga::back::spv::ZeroInitializeWorkgroupMemoryMode {
+    use naga::back::spv::ZeroInitializeWorkgroupMemoryMode as Mode;
+    match naga_stage {
+        naga::ShaderStage::Task | naga::ShaderStage::Mesh => Mode::Native,
+        _ if shared.enabled.has(Bit::ZeroInitializeWorkgroupMemory) => Mode::Native,
+        _ => Mode::Polyfill,
+    }
+}
+
+impl super::Device {
+    /// Whether compute and graphics shaders leave zeroing `var<workgroup>`
+    /// memory to the driver (`shaderZeroInitializeWorkgroupMemory`), rather
+    /// than zeroing it themselves with naga's polyfill: the cheaper path,
+    /// chosen wherever the device has it ([`zero_init_mode`]).
+    pub fn zeroes_workgroup_memory_natively(&self) -> bool {
+        matches!(
+            zero_init_mode(&self.shared, naga::ShaderStage::Compute),
+            naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
+        )
+    }
+}
+
 pub(super) fn translate(
     shared: &DeviceShared,
     module: &crate::shader::ValidatedModule,
@@ -179,15 +212,7 @@ pub(super) fn translate(
     // No debug info: naga marks its source as WGSL (source
     // language 10), which validation layers before SPIR-V 1.6's
     // revision with WGSL (e.g. 1.3.239) reject as invalid SPIR-V.
-    // Task and mesh stages: the driver zeroes workgroup memory (naga's
-    // polyfill would declare a second LocalInvocationIndex input beside
-    // its mesh output's; mesh shaders come with the feature enabled).
-    let zero_init = match naga_stage {
-        naga::ShaderStage::Task | naga::ShaderStage::Mesh => {
-            naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Native
-        }
-        _ => naga::back::spv::ZeroInitializeWorkgroupMemoryMode::Polyfill,
-    };
+    let zero_init = zero_init_mode(shared, naga_stage);
     let options = SpirvOptions {
         entry_point: Some((naga_stage, name)),
         binding_map: Some(&binding_map),
