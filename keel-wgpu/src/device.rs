@@ -869,13 +869,10 @@ impl cu::DeviceInterface for KeelDevice {
 
     fn create_texture(&self, desc: &wgpu::TextureDescriptor<'_>) -> cu::DispatchTexture {
         let shared = self.shared();
-        // Zero-initialisation clears it (the tracker's rule).
-        let clearable = !desc.format.is_compressed() && desc.sample_count == 1;
-        let usage = if clearable {
-            desc.usage | wgpu::TextureUsages::COPY_DST
-        } else {
-            desc.usage
-        };
+        // Zero-initialisation writes it: `clear_texture` (colour, depth,
+        // multisampled) or a copy of zeros (block-compressed), both
+        // transfers; the program's usage stays what it asked for.
+        let usage = desc.usage | wgpu::TextureUsages::COPY_DST;
         let hal_desc = keel_hal::TextureDescriptor {
             label: desc.label,
             size: desc.size,
@@ -900,7 +897,7 @@ impl cu::DeviceInterface for KeelDevice {
             _ => desc.size.depth_or_array_layers,
         };
         let subresources = layers as usize * desc.mip_level_count as usize;
-        cu::DispatchTexture::custom(KTexture(Arc::new(Texture {
+        let texture = Arc::new(Texture {
             shared: shared.clone(),
             raw,
             size: desc.size,
@@ -914,7 +911,11 @@ impl cu::DeviceInterface for KeelDevice {
             destroyed: AtomicBool::new(false),
             frame: Mutex::new(None),
             surface: None,
-        })))
+        });
+        if texture.raw.is_some() && desc.format.is_compressed() {
+            crate::queue::zero_compressed(shared, &texture);
+        }
+        cu::DispatchTexture::custom(KTexture(texture))
     }
 
     fn create_external_texture(

@@ -98,14 +98,11 @@ impl KCommandEncoder {
     fn texel(
         &self,
         info: &wgpu::TexelCopyTextureInfo<'_>,
+        size: &wgpu::Extent3d,
+        side: &str,
     ) -> Result<(Arc<Texture>, TexelBase), String> {
         let t = texture(&self.shared, info.texture)?;
-        if info.mip_level >= t.mip_level_count {
-            return Err(format!(
-                "mip level {} is outside the texture's {}",
-                info.mip_level, t.mip_level_count
-            ));
-        }
+        t.check_copy(info.mip_level, info.origin, size, side)?;
         Ok((
             t,
             TexelBase {
@@ -194,7 +191,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         let cmd = (|| {
             let src = wbuffer(&self.shared, source.buffer)?;
             check_layout(&source.layout, &copy_size)?;
-            let (dst, base) = self.texel(&destination)?;
+            let (dst, base) = self.texel(&destination, &copy_size, "destination")?;
             Ok(Cmd::CopyBufferToTexture {
                 src,
                 layout: source.layout,
@@ -213,7 +210,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         copy_size: wgpu::Extent3d,
     ) {
         let cmd = (|| {
-            let (src, base) = self.texel(&source)?;
+            let (src, base) = self.texel(&source, &copy_size, "source")?;
             let dst = wbuffer(&self.shared, destination.buffer)?;
             check_layout(&destination.layout, &copy_size)?;
             Ok(Cmd::CopyTextureToBuffer {
@@ -234,8 +231,8 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         copy_size: wgpu::Extent3d,
     ) {
         let cmd = (|| {
-            let (src, src_base) = self.texel(&source)?;
-            let (dst, dst_base) = self.texel(&destination)?;
+            let (src, src_base) = self.texel(&source, &copy_size, "source")?;
+            let (dst, dst_base) = self.texel(&destination, &copy_size, "destination")?;
             Ok(Cmd::CopyTextureToTexture {
                 src,
                 src_base,
@@ -379,11 +376,19 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
     }
 
     fn clear_texture(&self, tex: &cu::DispatchTexture, range: &wgpu::ImageSubresourceRange) {
-        let cmd =
-            owned(&self.shared, tex.as_custom::<KTexture>()).map(|texture| Cmd::ClearTexture {
+        let cmd = (|| {
+            let needed = wgpu::Features::CLEAR_TEXTURE;
+            if !self.shared.features.contains(needed) {
+                return Err(format!(
+                    "Features {needed:?} are required but not enabled on the device"
+                ));
+            }
+            let texture = owned(&self.shared, tex.as_custom::<KTexture>())?;
+            Ok(Cmd::ClearTexture {
                 texture,
                 range: *range,
-            });
+            })
+        })();
         self.record("clear_texture", cmd);
     }
 

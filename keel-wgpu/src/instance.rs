@@ -284,7 +284,11 @@ impl KeelAdapter {
         }
         let hal_desc = keel_hal::DeviceDescriptor {
             label: desc.label,
-            required_features: desc.required_features,
+            // keel-wgpu zeroes new textures with keel-hal's `clear_texture`
+            // whatever the program asked for; the program's own
+            // `clear_texture` calls are checked against its features.
+            required_features: desc.required_features
+                | (self.capabilities.features & wgpu::Features::CLEAR_TEXTURE),
             required_limits: Some(desc.required_limits.clone()),
             // A noop device runs no shaders; wgpu programs expect to know.
             allow_no_shader_execution: true,

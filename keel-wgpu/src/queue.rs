@@ -12,7 +12,7 @@ use crate::error::KeelError;
 use crate::handles::{KBuffer, KCommandBuffer, KTexture};
 use crate::owner::{owned, same_device};
 use crate::replay::Replay;
-use crate::resource::Buffer;
+use crate::resource::{Buffer, Texture};
 use crate::shared::{DeviceShared, InFlight};
 
 /// The size of one staging chunk; larger writes get a chunk of their own.
@@ -321,6 +321,7 @@ impl KeelQueue {
     ) -> Result<(), String> {
         let dst = owned(self.shared(), texture.texture.as_custom::<KTexture>())?;
         dst.raw()?;
+        dst.check_copy(texture.mip_level, texture.origin, &size, "destination")?;
         if !dst.usage.contains(wgpu::TextureUsages::COPY_DST) {
             return Err(format!(
                 "the texture's usage {:?} lacks COPY_DST",
@@ -405,6 +406,56 @@ impl KeelQueue {
                 size,
             });
         Ok(())
+    }
+}
+
+/// Queues, for the next submit, a copy of zeros into every subresource of
+/// a new block-compressed texture, which `clear_texture` cannot zero (the
+/// tracker's rule for the other formats: cleared before their first read).
+/// Each mip level is one copy of its physical size, all layers at once; a
+/// texture destroyed before the submit is left out (`Cmd::writes_destroyed`).
+/// Without staging memory the subresources stay uninitialised, and their
+/// first read reports the failed clear.
+pub(crate) fn zero_compressed(shared: &Arc<DeviceShared>, texture: &Arc<Texture>) {
+    let (Some(block), (bw, bh)) = (
+        texture.format.block_copy_size(None),
+        texture.format.block_dimensions(),
+    ) else {
+        return;
+    };
+    for mip in 0..texture.mip_level_count {
+        let size = texture.physical_mip_size(mip);
+        let (wide, high) = (size.width / bw, size.height / bh);
+        let pitch = (u64::from(wide) * u64::from(block))
+            .next_multiple_of(u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT));
+        let Some(bytes) = pitch
+            .checked_mul(u64::from(high))
+            .and_then(|b| b.checked_mul(u64::from(size.depth_or_array_layers)))
+        else {
+            return;
+        };
+        let mut subs = shared.subs.lock();
+        let next = subs.last_submitted + 1;
+        let Some((chunk, offset, ptr)) = subs.staging.alloc(shared, bytes, next) else {
+            return;
+        };
+        // SAFETY: the region is fresh staging memory of `bytes` bytes.
+        unsafe { std::ptr::write_bytes(ptr, 0, bytes as usize) };
+        subs.pending.push(Cmd::CopyBufferToTexture {
+            src: chunk,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset,
+                bytes_per_row: Some(pitch as u32),
+                rows_per_image: Some(high),
+            },
+            dst: texture.clone(),
+            base: TexelBase {
+                mip_level: mip,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            size,
+        });
     }
 }
 

@@ -219,7 +219,9 @@ impl<'a> Replay<'a> {
         }
         let mut states = texture.states.lock();
         let count = texture.mip_level_count;
-        let clearable = !texture.format.is_compressed() && texture.sample_count == 1;
+        // Block-compressed textures were zeroed by a copy queued at
+        // creation (`queue::zero_compressed`); `clear_texture` takes the rest.
+        let clearable = !texture.format.is_compressed();
         let single = |mip: u32, layer: u32| wgpu::ImageSubresourceRange {
             aspect: wgpu::TextureAspect::All,
             base_mip_level: mip,
@@ -254,7 +256,7 @@ impl<'a> Replay<'a> {
             for range in &clears {
                 // SAFETY: recording outside passes; in COPY_DST (above).
                 if let Err(e) = unsafe { self.enc.clear_texture(raw, range) } {
-                    log::warn!("keel-wgpu: zero-initialising a texture: {e}");
+                    self.fail("zero-initialising a texture", e);
                 }
             }
             recorded = true;

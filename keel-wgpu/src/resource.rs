@@ -251,6 +251,70 @@ impl Texture {
             .ok_or_else(|| "the texture is invalid".into())
     }
 
+    /// The physical size of mip level `mip`: its size rounded up to whole
+    /// texel blocks (wgpu's term; the 1×1 mip of a BC texture is 4×4).
+    pub(crate) fn physical_mip_size(&self, mip: u32) -> wgpu::Extent3d {
+        let (bw, bh) = self.format.block_dimensions();
+        let size = self.mip_size(mip);
+        wgpu::Extent3d {
+            width: size.width.next_multiple_of(bw.max(1)),
+            height: size.height.next_multiple_of(bh.max(1)),
+            ..size
+        }
+    }
+
+    /// The one check of a copy region on this texture (every copy command
+    /// and `Queue::write_texture` call it, with wgpu-core's words): the mip
+    /// level exists, origin and size are whole blocks, and the region lies
+    /// in the level's physical size and the texture's layers (or depth).
+    pub(crate) fn check_copy(
+        &self,
+        mip_level: u32,
+        origin: wgpu::Origin3d,
+        size: &wgpu::Extent3d,
+        side: &str,
+    ) -> Result<(), String> {
+        if mip_level >= self.mip_level_count {
+            return Err(format!(
+                "mip level {mip_level} is outside the texture's {}",
+                self.mip_level_count
+            ));
+        }
+        let (bw, bh) = self.format.block_dimensions();
+        if !origin.x.is_multiple_of(bw) {
+            return Err("Copy origin's x component is not a multiple of block width".into());
+        }
+        if !origin.y.is_multiple_of(bh) {
+            return Err("Copy origin's y component is not a multiple of block height".into());
+        }
+        if !size.width.is_multiple_of(bw) {
+            return Err("Copy width is not a multiple of block width".into());
+        }
+        if !size.height.is_multiple_of(bh) {
+            return Err("Copy height is not a multiple of block height".into());
+        }
+        let physical = self.physical_mip_size(mip_level);
+        for (dimension, start, len, total) in [
+            ("X", origin.x, size.width, physical.width),
+            ("Y", origin.y, size.height, physical.height),
+            (
+                "Z",
+                origin.z,
+                size.depth_or_array_layers,
+                physical.depth_or_array_layers,
+            ),
+        ] {
+            if start.checked_add(len).is_none_or(|end| end > total) {
+                return Err(format!(
+                    "Copy of {dimension} {start}..{} would end up overrunning the bounds of \
+                     the {side} texture of {dimension} size {total}",
+                    start.saturating_add(len)
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The size of mip level `mip`.
     pub(crate) fn mip_size(&self, mip: u32) -> wgpu::Extent3d {
         let shift = |v: u32| v.checked_shr(mip).unwrap_or(0).max(1);

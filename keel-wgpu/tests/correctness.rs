@@ -26,7 +26,12 @@ struct Gpu {
     queue: wgpu::Queue,
 }
 
-fn open(choice: keel_wgpu::BackendChoice, features: wgpu::Features) -> Option<Gpu> {
+/// A device with `features`, and those of `optional` the adapter has.
+fn open(
+    choice: keel_wgpu::BackendChoice,
+    features: wgpu::Features,
+    optional: wgpu::Features,
+) -> Option<Gpu> {
     let name = match choice {
         keel_wgpu::BackendChoice::Noop => "noop",
         _ => "vulkan",
@@ -53,7 +58,7 @@ fn open(choice: keel_wgpu::BackendChoice, features: wgpu::Features) -> Option<Gp
         return None;
     }
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        required_features: features,
+        required_features: features | (optional & adapter.features()),
         ..Default::default()
     }))
     .expect("device");
@@ -68,12 +73,17 @@ fn open(choice: keel_wgpu::BackendChoice, features: wgpu::Features) -> Option<Gp
 /// Runs `f` on noop and on Vulkan, then checks that nothing leaked and the
 /// layer said nothing.
 fn each_backend(features: wgpu::Features, f: impl Fn(&Gpu)) {
+    each_backend_with(features, wgpu::Features::empty(), f)
+}
+
+/// As [`each_backend`], also asking for those of `optional` the adapter has.
+fn each_backend_with(features: wgpu::Features, optional: wgpu::Features, f: impl Fn(&Gpu)) {
     let _one = ONE_AT_A_TIME.lock();
     for choice in [
         keel_wgpu::BackendChoice::Noop,
         keel_wgpu::BackendChoice::Vulkan,
     ] {
-        let Some(gpu) = open(choice, features) else {
+        let Some(gpu) = open(choice, features, optional) else {
             continue;
         };
         f(&gpu);
@@ -180,6 +190,7 @@ fn objects_of_another_device_are_validation_errors() {
                 "noop" => keel_wgpu::BackendChoice::Noop,
                 _ => keel_wgpu::BackendChoice::Vulkan,
             },
+            wgpu::Features::empty(),
             wgpu::Features::empty(),
         )
         .expect("a second device");
@@ -485,4 +496,702 @@ fn a_queue_write_then_destroy_then_submit_is_valid() {
         gone.destroy();
         assert_eq!(read_buffer(gpu, &live, 0, 16), [4; 16], "{}", gpu.name);
     });
+}
+
+// ---------------------------------------------------------------------------
+// Workgroup memory
+
+/// Each workgroup first finds its 16 KiB array zeroed (it adds what it
+/// found to the output), then fills it with its own pattern, which the next
+/// workgroup on the same core must not see.
+const WORKGROUP: &str = "
+var<workgroup> scratch: array<u32, 4096>;
+@group(0) @binding(0) var<storage, read_write> found: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) g: vec3<u32>) {
+    var sum = 0u;
+    for (var k = i; k < 4096u; k += 64u) {
+        sum += scratch[k];
+    }
+    workgroupBarrier();
+    for (var k = i; k < 4096u; k += 64u) {
+        scratch[k] = 0xdeadbeefu + k + g.x;
+    }
+    found[g.x * 64u + i] = sum;
+}
+";
+
+#[test]
+fn workgroup_memory_reads_as_zeros() {
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let groups = 32u32;
+        let size = groups as u64 * 64 * 4;
+        let found = buffer(
+            &gpu.device,
+            size,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let module = gpu
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::Wgsl(WORKGROUP.into()),
+            });
+        let pipeline = gpu
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: None,
+                layout: None,
+                module: &module,
+                entry_point: None,
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: found.as_entire_binding(),
+            }],
+        });
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let bytes = read_buffer(gpu, &found, 0, size);
+        if gpu.name != "noop" {
+            assert!(
+                bytes.iter().all(|&b| b == 0),
+                "{}: a workgroup found stale memory",
+                gpu.name
+            );
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Zero-initialisation
+
+/// Rounds of the zero-initialisation sweep: each fills a resource with a
+/// pattern, destroys it, waits (so its memory is free for reuse), makes
+/// another of the same kind and reads all of it.
+const ZERO_ROUNDS: usize = 1000;
+
+/// The kinds of resource the sweep cycles through.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// A device-local buffer, read by a copy.
+    Buffer,
+    /// A `MAP_READ` buffer, read by mapping it.
+    Mapped,
+    /// A storage buffer, read by a shader.
+    Storage,
+    /// A colour texture (`Rgba8Unorm`), read by a copy, every mip.
+    Color,
+    /// A `Depth32Float` texture, its depth read by a copy.
+    Depth,
+    /// A `Bc1RgbaUnorm` texture with mips down to 1×1, read by copies of
+    /// each mip's physical size (where the adapter has BC).
+    Compressed,
+    /// A 4× multisampled colour texture, read through a resolve.
+    Multisampled,
+    /// A storage-only texture (`R32Uint`, no copy usage), read by a shader.
+    StorageOnly,
+}
+
+const KINDS: [Kind; 8] = [
+    Kind::Buffer,
+    Kind::Mapped,
+    Kind::Storage,
+    Kind::Color,
+    Kind::Depth,
+    Kind::Compressed,
+    Kind::Multisampled,
+    Kind::StorageOnly,
+];
+
+const STORAGE_READ: &str = "
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x < arrayLength(&dst) { dst[id.x] = src[id.x]; }
+}
+";
+
+const STORAGE_TEXTURE: &str = "
+@group(0) @binding(0) var tex: texture_storage_2d<r32uint, read_write>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> fill: u32;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let size = textureDimensions(tex);
+    if id.x >= size.x || id.y >= size.y { return; }
+    if fill != 0u {
+        textureStore(tex, id.xy, vec4<u32>(fill));
+    } else {
+        dst[id.y * size.x + id.x] = textureLoad(tex, id.xy).x;
+    }
+}
+";
+
+/// The sweep's state on one device: shared pipelines, and what it read.
+struct Sweep<'g> {
+    gpu: &'g Gpu,
+    storage_read: wgpu::ComputePipeline,
+    storage_texture: wgpu::ComputePipeline,
+    executes_shaders: bool,
+    bc: bool,
+    reads: usize,
+}
+
+fn compute_pipeline(device: &wgpu::Device, source: &str) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: None,
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+impl Sweep<'_> {
+    fn submit(&self, f: impl FnOnce(&mut wgpu::CommandEncoder)) {
+        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        f(&mut encoder);
+        self.gpu.queue.submit([encoder.finish()]);
+    }
+
+    fn wait(&self) {
+        self.gpu
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+    }
+
+    fn dispatch(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        entries: &[wgpu::BindGroupEntry<'_>],
+        groups: (u32, u32),
+    ) {
+        let group = self
+            .gpu
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pipeline.get_bind_group_layout(0),
+                entries,
+            });
+        self.submit(|e| {
+            let mut pass = e.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(groups.0, groups.1, 1);
+        });
+    }
+
+    /// Checks `bytes` are all zero, counting the read.
+    fn zero(&mut self, what: String, bytes: &[u8]) {
+        self.reads += 1;
+        if let Some(i) = bytes.iter().position(|&b| b != 0) {
+            panic!(
+                "{}: {what}: byte {i} of {} is {:#x}, not zero",
+                self.gpu.name,
+                bytes.len(),
+                bytes[i]
+            );
+        }
+    }
+
+    /// Reads every byte of a buffer of `size` bytes made by `make`.
+    fn buffer_round(&mut self, kind: Kind, size: u64) {
+        let device = &self.gpu.device;
+        let usage = match kind {
+            Kind::Buffer => wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            Kind::Mapped => wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            _ => wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        };
+        // Fill, destroy, wait: the memory goes back to keel-hal's allocator.
+        let old = buffer(device, size, usage);
+        self.gpu
+            .queue
+            .write_buffer(&old, 0, &vec![0xa5; size as usize]);
+        self.submit(|_| {});
+        old.destroy();
+        drop(old);
+        self.wait();
+        let new = buffer(device, size, usage);
+        let bytes = match kind {
+            Kind::Buffer => read_buffer(self.gpu, &new, 0, size),
+            Kind::Mapped => map_read(self.gpu, &new),
+            _ => {
+                if !self.executes_shaders {
+                    return;
+                }
+                let out = buffer(
+                    device,
+                    size,
+                    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                );
+                self.dispatch(
+                    &self.storage_read,
+                    &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: new.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: out.as_entire_binding(),
+                        },
+                    ],
+                    ((size / 4).div_ceil(64) as u32, 1),
+                );
+                read_buffer(self.gpu, &out, 0, size)
+            }
+        };
+        self.zero(format!("{kind:?} buffer of {size} bytes"), &bytes);
+    }
+
+    /// Copies mip `mip` (its physical size) of `t` out and checks it.
+    fn read_mip(&mut self, what: &str, t: &wgpu::Texture, mip: u32, aspect: wgpu::TextureAspect) {
+        let format = t.format();
+        let (bw, bh) = format.block_dimensions();
+        let block = format.block_copy_size(Some(aspect)).expect("copyable") as u64;
+        let size = t.size().mip_level_size(mip, t.dimension());
+        let size = wgpu::Extent3d {
+            width: size.width.next_multiple_of(bw),
+            height: size.height.next_multiple_of(bh),
+            depth_or_array_layers: t.size().depth_or_array_layers,
+        };
+        let pitch = (u64::from(size.width / bw) * block).next_multiple_of(256);
+        let rows = size.height / bh;
+        let bytes = pitch * u64::from(rows) * u64::from(size.depth_or_array_layers);
+        let readback = buffer(
+            &self.gpu.device,
+            bytes,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        self.submit(|e| {
+            e.copy_texture_to_buffer(
+                wgpu::TexelCopyTextureInfo {
+                    texture: t,
+                    mip_level: mip,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect,
+                },
+                wgpu::TexelCopyBufferInfo {
+                    buffer: &readback,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(pitch as u32),
+                        rows_per_image: Some(rows),
+                    },
+                },
+                size,
+            )
+        });
+        let data = map_read(self.gpu, &readback);
+        self.zero(format!("{what} mip {mip} ({size:?})"), &data);
+    }
+
+    fn texture_round(&mut self, kind: Kind, side: u32, layers: u32) {
+        let device = &self.gpu.device;
+        let (format, samples, usage, mips) = match kind {
+            Kind::Color => (
+                wgpu::TextureFormat::Rgba8Unorm,
+                1,
+                wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::RENDER_ATTACHMENT,
+                side.ilog2() + 1,
+            ),
+            Kind::Depth => (
+                wgpu::TextureFormat::Depth32Float,
+                1,
+                wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::RENDER_ATTACHMENT,
+                1,
+            ),
+            Kind::Compressed => (
+                wgpu::TextureFormat::Bc1RgbaUnorm,
+                1,
+                wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+                side.ilog2() + 1,
+            ),
+            Kind::Multisampled => (
+                wgpu::TextureFormat::Rgba8Unorm,
+                4,
+                wgpu::TextureUsages::RENDER_ATTACHMENT,
+                1,
+            ),
+            _ => (
+                wgpu::TextureFormat::R32Uint,
+                1,
+                wgpu::TextureUsages::STORAGE_BINDING,
+                1,
+            ),
+        };
+        if matches!(kind, Kind::Compressed) && !self.bc {
+            return;
+        }
+        let layers = if samples > 1 || matches!(kind, Kind::StorageOnly) {
+            1
+        } else {
+            layers
+        };
+        let size = wgpu::Extent3d {
+            width: side,
+            height: side,
+            depth_or_array_layers: layers,
+        };
+        let make = || texture(device, format, size, mips, samples, usage);
+        let view = |t: &wgpu::Texture| t.create_view(&Default::default());
+        let one_layer = |t: &wgpu::Texture, mip: u32| {
+            t.create_view(&wgpu::TextureViewDescriptor {
+                dimension: Some(wgpu::TextureViewDimension::D2),
+                base_mip_level: mip,
+                mip_level_count: Some(1),
+                array_layer_count: Some(1),
+                ..Default::default()
+            })
+        };
+        // Fill with a pattern, destroy, wait.
+        let old = make();
+        match kind {
+            Kind::Color => self.submit(|e| {
+                for mip in 0..mips {
+                    let v = one_layer(&old, mip);
+                    let _ = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+                        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                            view: &v,
+                            depth_slice: None,
+                            resolve_target: None,
+                            ops: wgpu::Operations {
+                                load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                                store: wgpu::StoreOp::Store,
+                            },
+                        })],
+                        ..Default::default()
+                    });
+                }
+            }),
+            Kind::Depth => self.submit(|e| {
+                let v = one_layer(&old, 0);
+                let _ = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                        view: &v,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(0.75),
+                            store: wgpu::StoreOp::Store,
+                        }),
+                        stencil_ops: None,
+                    }),
+                    ..Default::default()
+                });
+            }),
+            Kind::Compressed => {
+                for mip in 0..mips {
+                    let blocks = (side >> mip).max(1).div_ceil(4);
+                    self.gpu.queue.write_texture(
+                        wgpu::TexelCopyTextureInfo {
+                            texture: &old,
+                            mip_level: mip,
+                            origin: wgpu::Origin3d::ZERO,
+                            aspect: wgpu::TextureAspect::All,
+                        },
+                        &vec![0x5a; (blocks * blocks * 8 * layers) as usize],
+                        wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(blocks * 8),
+                            rows_per_image: Some(blocks),
+                        },
+                        wgpu::Extent3d {
+                            width: blocks * 4,
+                            height: blocks * 4,
+                            depth_or_array_layers: layers,
+                        },
+                    );
+                }
+                self.submit(|_| {});
+            }
+            Kind::Multisampled => self.submit(|e| {
+                let v = view(&old);
+                let _ = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &v,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    ..Default::default()
+                });
+            }),
+            _ => {
+                let fill = buffer(
+                    device,
+                    4,
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                );
+                self.gpu
+                    .queue
+                    .write_buffer(&fill, 0, &0xa5a5_a5a5u32.to_le_bytes());
+                let out = buffer(device, 4, wgpu::BufferUsages::STORAGE);
+                let v = view(&old);
+                self.storage_texture_pass(&v, &out, &fill, side);
+            }
+        }
+        old.destroy();
+        drop(old);
+        self.wait();
+
+        let new = make();
+        let what = format!("{kind:?} {side}×{side}×{layers}");
+        match kind {
+            Kind::Color | Kind::Compressed => {
+                for mip in 0..mips {
+                    self.read_mip(&what, &new, mip, wgpu::TextureAspect::All);
+                }
+            }
+            Kind::Depth => self.read_mip(&what, &new, 0, wgpu::TextureAspect::DepthOnly),
+            Kind::Multisampled => {
+                // Load (no clear) and resolve: the resolve holds the
+                // average of the samples, zero if every sample is.
+                let resolved = texture(
+                    device,
+                    format,
+                    size,
+                    1,
+                    1,
+                    wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                );
+                let (v, r) = (view(&new), view(&resolved));
+                self.submit(|e| {
+                    let _ = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+                        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                            view: &v,
+                            depth_slice: None,
+                            resolve_target: Some(&r),
+                            ops: wgpu::Operations {
+                                load: wgpu::LoadOp::Load,
+                                store: wgpu::StoreOp::Discard,
+                            },
+                        })],
+                        ..Default::default()
+                    });
+                });
+                if self.executes_shaders {
+                    self.read_mip(&what, &resolved, 0, wgpu::TextureAspect::All);
+                }
+            }
+            _ => {
+                if !self.executes_shaders {
+                    return;
+                }
+                let fill = buffer(device, 4, wgpu::BufferUsages::UNIFORM);
+                let bytes = u64::from(side * side * 4);
+                let out = buffer(
+                    device,
+                    bytes,
+                    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                );
+                let v = view(&new);
+                self.storage_texture_pass(&v, &out, &fill, side);
+                let data = read_buffer(self.gpu, &out, 0, bytes);
+                self.zero(what, &data);
+            }
+        }
+    }
+
+    fn storage_texture_pass(
+        &self,
+        view: &wgpu::TextureView,
+        out: &wgpu::Buffer,
+        fill: &wgpu::Buffer,
+        side: u32,
+    ) {
+        self.dispatch(
+            &self.storage_texture,
+            &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: out.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: fill.as_entire_binding(),
+                },
+            ],
+            (side.div_ceil(8), side.div_ceil(8)),
+        );
+    }
+}
+
+#[test]
+fn new_memory_reads_as_zeros() {
+    each_backend_with(
+        wgpu::Features::empty(),
+        wgpu::Features::TEXTURE_COMPRESSION_BC,
+        |gpu| {
+            let mut sweep = Sweep {
+                gpu,
+                storage_read: compute_pipeline(&gpu.device, STORAGE_READ),
+                storage_texture: compute_pipeline(&gpu.device, STORAGE_TEXTURE),
+                executes_shaders: gpu.name != "noop",
+                bc: gpu
+                    .device
+                    .features()
+                    .contains(wgpu::Features::TEXTURE_COMPRESSION_BC),
+                reads: 0,
+            };
+            if !sweep.bc {
+                eprintln!("{}: no BC formats: the compressed rounds skip", gpu.name);
+            }
+            let buffer_sizes = [4u64, 256, 4 << 10, 60 << 10, 1 << 20];
+            let texture_sides = [1u32, 4, 16, 64, 128];
+            for round in 0..ZERO_ROUNDS {
+                let kind = KINDS[round % KINDS.len()];
+                let variant = round / KINDS.len();
+                match kind {
+                    Kind::Buffer | Kind::Mapped | Kind::Storage => {
+                        let size = buffer_sizes[variant % buffer_sizes.len()];
+                        sweep.buffer_round(kind, size)
+                    }
+                    _ => {
+                        let side = texture_sides[variant % texture_sides.len()];
+                        let side = if matches!(kind, Kind::Compressed) {
+                            side.max(4)
+                        } else {
+                            side
+                        };
+                        sweep.texture_round(kind, side, 1 + (variant % 3) as u32)
+                    }
+                }
+            }
+            eprintln!(
+                "{}: {ZERO_ROUNDS} rounds, {} reads, every byte zero",
+                gpu.name, sweep.reads
+            );
+            assert!(
+                sweep.reads >= ZERO_ROUNDS / 2,
+                "{}: too few reads",
+                gpu.name
+            );
+        },
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Compressed small mips
+
+#[test]
+fn compressed_small_mips_copy_with_their_physical_size() {
+    each_backend_with(
+        wgpu::Features::empty(),
+        wgpu::Features::TEXTURE_COMPRESSION_BC,
+        |gpu| {
+            let format = wgpu::TextureFormat::Bc7RgbaUnorm;
+            if !gpu
+                .device
+                .features()
+                .contains(wgpu::Features::TEXTURE_COMPRESSION_BC)
+            {
+                eprintln!("skip {}: no TEXTURE_COMPRESSION_BC", gpu.name);
+                return;
+            }
+            let mips = 5; // 16, 8, 4, 2, 1
+            let t = texture(
+                &gpu.device,
+                format,
+                extent(16, 16),
+                mips,
+                1,
+                wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::COPY_SRC,
+            );
+            let layout = |blocks: u32| wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(blocks * 16),
+                rows_per_image: None,
+            };
+            let at = |mip: u32| wgpu::TexelCopyTextureInfo {
+                texture: &t,
+                mip_level: mip,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            };
+            let blocks = |mip: u32| (16u32 >> mip).max(1).div_ceil(4);
+            let data = |mip: u32| -> Vec<u8> {
+                (0..blocks(mip) * blocks(mip) * 16)
+                    .map(|i| (i as u8).wrapping_mul(7).wrapping_add(mip as u8 + 1))
+                    .collect()
+            };
+            let error = caught(&gpu.device, || {
+                for mip in 0..mips {
+                    let b = blocks(mip);
+                    gpu.queue
+                        .write_texture(at(mip), &data(mip), layout(b), extent(b * 4, b * 4));
+                }
+            });
+            assert_eq!(
+                error, None,
+                "{}: physical extents are what wgpu asks",
+                gpu.name
+            );
+            for mip in 0..mips {
+                let b = blocks(mip);
+                let readback = buffer(
+                    &gpu.device,
+                    u64::from(b * 256),
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                );
+                let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                encoder.copy_texture_to_buffer(
+                    at(mip),
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &readback,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: 0,
+                            bytes_per_row: Some(256),
+                            rows_per_image: None,
+                        },
+                    },
+                    extent(b * 4, b * 4),
+                );
+                gpu.queue.submit([encoder.finish()]);
+                let bytes = map_read(gpu, &readback);
+                let row = (b * 16) as usize;
+                let got: Vec<u8> = bytes.chunks(256).flat_map(|r| r[..row].to_vec()).collect();
+                assert_eq!(got, data(mip), "{}: mip {mip}", gpu.name);
+            }
+            // The logical size of a small mip is not whole blocks; past the
+            // physical size is outside: both wgpu's validation errors.
+            let error = caught(&gpu.device, || {
+                gpu.queue
+                    .write_texture(at(3), &[0; 16], layout(1), extent(2, 2))
+            })
+            .expect("a 2×2 copy of a BC mip is refused");
+            assert!(error.contains("multiple of block width"), "{error}");
+            let error = caught(&gpu.device, || {
+                gpu.queue
+                    .write_texture(at(4), &[0; 32], layout(2), extent(8, 4))
+            })
+            .expect("an 8×4 copy into a 4×4 physical mip is refused");
+            assert!(error.contains("overrunning the bounds"), "{error}");
+        },
+    );
 }
