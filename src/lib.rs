@@ -118,6 +118,7 @@ mod memory;
 pub mod noop;
 mod pass;
 mod pipeline;
+pub mod refusal;
 mod resource;
 // Used by the backends' shader modules.
 #[cfg_attr(not(test), allow(dead_code))]

@@ -655,6 +655,7 @@ impl cu::DeviceInterface for KeelDevice {
                 shared: shared.clone(),
                 raw: None,
                 layout,
+                vertex_slots: 0,
                 last_use: LastUse::default(),
             })))
         };
@@ -745,6 +746,13 @@ impl cu::DeviceInterface for KeelDevice {
                     shared: shared.clone(),
                     raw: Some(raw),
                     layout: Some(layout),
+                    vertex_slots: desc
+                        .vertex
+                        .buffers
+                        .iter()
+                        .enumerate()
+                        .filter(|(slot, b)| b.is_some() && *slot < 64)
+                        .fold(0, |bits, (slot, _)| bits | 1 << slot),
                     last_use: LastUse::default(),
                 })))
             }
@@ -768,6 +776,7 @@ impl cu::DeviceInterface for KeelDevice {
             shared: shared.clone(),
             raw: None,
             layout: None,
+            vertex_slots: 0,
             last_use: LastUse::default(),
         })))
     }

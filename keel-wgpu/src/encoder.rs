@@ -655,6 +655,14 @@ impl cu::ComputePassInterface for KComputePass {
         self.push(PassCmd::EndStatisticsQuery);
     }
     fn dispatch_workgroups(&mut self, x: u32, y: u32, z: u32) {
+        let limit = self.shared.limits.max_compute_workgroups_per_dimension;
+        if [x, y, z].iter().any(|&n| n > limit) {
+            return self.fail(format!(
+                "dispatch_workgroups: Each current dispatch group size dimension ({:?}) must \
+                 be less or equal to {limit}",
+                [x, y, z]
+            ));
+        }
         self.push(PassCmd::Dispatch([x, y, z]));
     }
     fn dispatch_workgroups_indirect(
@@ -985,6 +993,13 @@ impl KRenderPass {
         max_count: u32,
         indexed: bool,
     ) {
+        let needed = wgpu::Features::MULTI_DRAW_INDIRECT_COUNT;
+        if !self.shared.features.contains(needed) {
+            return self.fail(format!(
+                "multi_draw_indirect_count: Features {needed:?} are required but not enabled \
+                 on the device"
+            ));
+        }
         match buffer(&self.shared, b).and_then(|b| Ok((b, buffer(&self.shared, count_buffer)?))) {
             Ok((buffer, count_buffer)) => self.push(PassCmd::DrawIndirectCount {
                 buffer,

@@ -83,6 +83,9 @@ pub(crate) struct RenderPipeline {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynRenderPipeline>>,
     pub layout: Option<Arc<PipelineLayout>>,
+    /// The vertex buffer slots the pipeline reads (bit per slot): each
+    /// must have a buffer set before a draw.
+    pub vertex_slots: u64,
     pub last_use: LastUse,
 }
 

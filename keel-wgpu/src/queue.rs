@@ -548,7 +548,15 @@ pub(crate) fn submit_locked(
         shared.subs.lock().free_encoders.push(encoder);
         return false;
     }
-    let frames = record(&mut *encoder);
+    // Whatever keel-hal refuses to record (and skips) reaches the program:
+    // keel-wgpu's own checks should leave nothing for it to refuse.
+    let (frames, refusals) = keel_hal::refusal::capture(|| record(&mut *encoder));
+    for refusal in refusals {
+        shared.report(KeelError::validation(
+            "submit",
+            format!("keel-hal refused a command: {refusal}"),
+        ));
+    }
     // SAFETY: recording (begun above), outside any pass.
     let command_buffer = match unsafe { encoder.as_mut().end_encoding() } {
         Ok(cb) => cb,

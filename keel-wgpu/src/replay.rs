@@ -968,28 +968,42 @@ impl<'a> Replay<'a> {
                     format,
                     offset,
                     size,
-                } => enc.set_index_buffer(
-                    keel_hal::BufferBinding {
-                        buffer: buffer.raw()?,
-                        offset: *offset,
-                        size: *size,
-                    },
-                    *format,
-                ),
+                } => {
+                    state.index_set = true;
+                    enc.set_index_buffer(
+                        keel_hal::BufferBinding {
+                            buffer: buffer.raw()?,
+                            offset: *offset,
+                            size: *size,
+                        },
+                        *format,
+                    )
+                }
                 PassCmd::SetVertexBuffer {
                     slot,
                     buffer: Some(buffer),
                     offset,
                     size,
-                } => enc.set_vertex_buffer(
-                    *slot,
-                    keel_hal::BufferBinding {
-                        buffer: buffer.raw()?,
-                        offset: *offset,
-                        size: *size,
-                    },
-                ),
-                PassCmd::SetVertexBuffer { buffer: None, .. } => {}
+                } => {
+                    if *slot < 64 {
+                        state.vertex_set |= 1 << slot;
+                    }
+                    enc.set_vertex_buffer(
+                        *slot,
+                        keel_hal::BufferBinding {
+                            buffer: buffer.raw()?,
+                            offset: *offset,
+                            size: *size,
+                        },
+                    )
+                }
+                PassCmd::SetVertexBuffer {
+                    slot, buffer: None, ..
+                } => {
+                    if *slot < 64 {
+                        state.vertex_set &= !(1 << slot);
+                    }
+                }
                 PassCmd::SetBlendConstant(c) => {
                     enc.set_blend_constants(&[c.r as f32, c.g as f32, c.b as f32, c.a as f32])
                 }
@@ -1014,6 +1028,24 @@ impl<'a> Replay<'a> {
                 | PassCmd::DrawIndirect { .. }
                 | PassCmd::DrawIndirectCount { .. } => {
                     let pipeline = state.render.clone().ok_or("no render pipeline is set")?;
+                    // wgpu's draw checks: every slot the pipeline reads has
+                    // a buffer; an indexed draw has an index buffer.
+                    let missing = pipeline.vertex_slots & !state.vertex_set;
+                    if missing != 0 {
+                        return Err(format!(
+                            "Vertex buffer {} must be set",
+                            missing.trailing_zeros()
+                        ));
+                    }
+                    let indexed = match cmd {
+                        PassCmd::DrawIndexed { .. } => true,
+                        PassCmd::DrawIndirect { indexed, .. }
+                        | PassCmd::DrawIndirectCount { indexed, .. } => *indexed,
+                        _ => false,
+                    };
+                    if indexed && !state.index_set {
+                        return Err("Index buffer must be set".into());
+                    }
                     let layout = pipeline
                         .layout
                         .as_ref()
@@ -1146,6 +1178,10 @@ struct BindState {
     immediate_dirty: bool,
     occlusion: Option<u32>,
     statistics: Option<(Arc<QuerySet>, u32)>,
+    /// Vertex buffer slots with a buffer set (bit per slot).
+    vertex_set: u64,
+    /// Whether an index buffer is set.
+    index_set: bool,
 }
 
 impl BindState {

@@ -1195,3 +1195,129 @@ fn compressed_small_mips_copy_with_their_physical_size() {
         },
     );
 }
+
+// ---------------------------------------------------------------------------
+// Refusals reach the program
+
+const VERTEX_PULL: &str = "
+@vertex fn vs(@location(0) p: vec2<f32>) -> @builtin(position) vec4<f32> {
+    return vec4<f32>(p, 0.0, 1.0);
+}
+@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+";
+
+#[test]
+fn what_keel_hal_refuses_reaches_the_program() {
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let device = &gpu.device;
+        // A dispatch over the limit: keel-wgpu's check, wgpu's words.
+        let limit = device.limits().max_compute_workgroups_per_dimension;
+        let pipeline = compute_pipeline(device, COMPUTE);
+        let data = buffer(device, 16, wgpu::BufferUsages::STORAGE);
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: data.as_entire_binding(),
+            }],
+        });
+        let error = caught(device, || {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                pass.dispatch_workgroups(limit + 1, 1, 1);
+            }
+            let _ = encoder.finish();
+        })
+        .expect("a dispatch over the limit is refused at finish");
+        assert!(error.contains("must be less or equal to"), "{error}");
+        // A count draw without MULTI_DRAW_INDIRECT_COUNT: refused at finish.
+        let target = texture(
+            device,
+            wgpu::TextureFormat::Rgba8Unorm,
+            extent(4, 4),
+            1,
+            1,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        );
+        let view = target.create_view(&Default::default());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: None,
+            source: wgpu::ShaderSource::Wgsl(VERTEX_PULL.into()),
+        });
+        let attributes = wgpu::vertex_attr_array![0 => Float32x2];
+        let render = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: None,
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: None,
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: 8,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &attributes,
+                })],
+            },
+            primitive: Default::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: None,
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::TextureFormat::Rgba8Unorm.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let indirect = buffer(device, 64, wgpu::BufferUsages::INDIRECT);
+        let pass = |f: &dyn Fn(&mut wgpu::RenderPass<'_>)| {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &view,
+                        depth_slice: None,
+                        resolve_target: None,
+                        ops: Default::default(),
+                    })],
+                    ..Default::default()
+                });
+                pass.set_pipeline(&render);
+                f(&mut pass);
+            }
+            encoder.finish()
+        };
+        let error = caught(device, || {
+            let _ = pass(&|p| p.multi_draw_indirect_count(&indirect, 0, &indirect, 32, 1));
+        })
+        .expect("a count draw without its feature is refused");
+        assert!(error.contains("MULTI_DRAW_INDIRECT_COUNT"), "{error}");
+        // A draw without the vertex buffer its pipeline reads, an indexed
+        // draw without an index buffer: wgpu's errors (they used to reach
+        // the driver: a validation error on Vulkan, nothing on noop).
+        let error = caught(device, || {
+            let buffer = pass(&|p| p.draw(0..3, 0..1));
+            gpu.queue.submit([buffer]);
+        })
+        .expect("a draw without its vertex buffer is refused");
+        assert!(error.contains("Vertex buffer 0 must be set"), "{error}");
+        let vertices = buffer(device, 64, wgpu::BufferUsages::VERTEX);
+        let error = caught(device, || {
+            let buffer = pass(&|p| {
+                p.set_vertex_buffer(0, vertices.slice(..));
+                p.draw_indexed(0..3, 0, 0..1)
+            });
+            gpu.queue.submit([buffer]);
+        })
+        .expect("an indexed draw without an index buffer is refused");
+        assert!(error.contains("Index buffer must be set"), "{error}");
+        gpu.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+    });
+}

@@ -195,7 +195,7 @@ impl CommandEncoder {
             count_offset,
         };
         if let Some(why) = crate::validate::draw::count_draw_problem(self.features, draw) {
-            log::error!("noop: count draw: {why}; skipped");
+            crate::refusal::refused!("noop: count draw: {why}; skipped");
         }
     }
 
@@ -204,7 +204,9 @@ impl CommandEncoder {
     /// otherwise.
     fn barrier_allowed(&self, what: &str) -> bool {
         if self.pass == Pass::Render {
-            log::error!("noop: {what} inside a render pass; skipped (record it before the pass)");
+            crate::refusal::refused!(
+                "noop: {what} inside a render pass; skipped (record it before the pass)"
+            );
             return false;
         }
         true
@@ -218,7 +220,7 @@ impl CommandEncoder {
         }
         match crate::validate::draw::vertex_draw_problem(self.geometry) {
             Some(why) => {
-                log::error!("noop: {what}: {why}; skipped");
+                crate::refusal::refused!("noop: {what}: {why}; skipped");
                 false
             }
             None => true,
@@ -235,7 +237,7 @@ impl CommandEncoder {
         if let Some(why) =
             crate::validate::draw::indirect_problem(buffer.size(), offset, draw_count, size)
         {
-            log::error!("noop: {what}: {why}; skipped");
+            crate::refusal::refused!("noop: {what}: {why}; skipped");
         }
     }
 
@@ -253,7 +255,7 @@ impl CommandEncoder {
         );
         match problem {
             Some(why) => {
-                log::error!("noop: {what}: {why}; skipped");
+                crate::refusal::refused!("noop: {what}: {why}; skipped");
                 false
             }
             None => true,
@@ -262,7 +264,7 @@ impl CommandEncoder {
 
     fn in_pass(&self, want: Pass, what: &str) -> bool {
         if self.pass != want {
-            log::error!(
+            crate::refusal::refused!(
                 "noop: {what} recorded in {:?} pass state, not {want:?}; skipped",
                 self.pass
             );
@@ -283,7 +285,9 @@ impl CommandEncoder {
     /// Appends a command to the recording in progress.
     fn record(&mut self, command: Command) {
         let Some(list) = self.active.as_mut() else {
-            log::error!("noop: command recorded outside begin_encoding/end_encoding; ignored");
+            crate::refusal::refused!(
+                "noop: command recorded outside begin_encoding/end_encoding; ignored"
+            );
             return;
         };
         if list.try_reserve(1).is_err() {
@@ -320,7 +324,7 @@ impl CommandEncoder {
                 dst: Arc::clone(dst),
                 plan,
             }),
-            Err(e) => log::error!("noop: {what} region skipped: {e}"),
+            Err(e) => crate::refusal::refused!("noop: {what} region skipped: {e}"),
         }
     }
 
@@ -329,7 +333,7 @@ impl CommandEncoder {
     /// command remembers no build flags.
     fn recording_outside_passes(&self, what: &str) -> Result<(), AccelerationStructureError> {
         if self.active.is_none() {
-            log::error!("noop: {what} outside begin_encoding/end_encoding; refused");
+            crate::refusal::refused!("noop: {what} outside begin_encoding/end_encoding; refused");
             return Err(
                 DeviceError::InvalidState("recorded outside begin_encoding/end_encoding").into(),
             );
@@ -340,11 +344,11 @@ impl CommandEncoder {
     /// Checks that `index` names a query of `set`, and that the set counts `kind`.
     fn query_ok(set: &QuerySet, index: u32, kind: QueryKind, what: &str) -> bool {
         if set.kind != kind {
-            log::error!("noop: {what} on a {:?} query set; skipped", set.kind);
+            crate::refusal::refused!("noop: {what} on a {:?} query set; skipped", set.kind);
             return false;
         }
         if index >= set.count() {
-            log::error!(
+            crate::refusal::refused!(
                 "noop: {what}: query {index} is outside the set of {}",
                 set.count()
             );
@@ -359,7 +363,9 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn begin_encoding(&mut self, _label: Option<&str>) -> Result<(), DeviceError> {
         if let Some(previous) = self.active.take() {
-            log::error!("noop: begin_encoding during a recording; the previous one is discarded");
+            crate::refusal::refused!(
+                "noop: begin_encoding during a recording; the previous one is discarded"
+            );
             self.recycle(previous);
         }
         let list = match self.free.pop() {
@@ -390,10 +396,10 @@ impl crate::CommandEncoder for CommandEncoder {
             );
         }
         if std::mem::take(&mut self.pass) != Pass::None {
-            log::error!("noop: recording ended inside a pass");
+            crate::refusal::refused!("noop: recording ended inside a pass");
         }
         let Some(commands) = self.active.take() else {
-            log::error!("noop: end_encoding without begin_encoding");
+            crate::refusal::refused!("noop: end_encoding without begin_encoding");
             return Err(DeviceError::InvalidState(
                 "end_encoding without begin_encoding",
             ));
@@ -410,7 +416,9 @@ impl crate::CommandEncoder for CommandEncoder {
         I: IntoIterator<Item = CommandBuffer>,
     {
         if let Some(list) = self.active.take() {
-            log::error!("noop: reset_all during a recording; the recording is discarded");
+            crate::refusal::refused!(
+                "noop: reset_all during a recording; the recording is discarded"
+            );
             self.recycle(list);
         }
         for buffer in command_buffers {
@@ -441,7 +449,7 @@ impl crate::CommandEncoder for CommandEncoder {
                     });
                 }
             }
-            _ => log::error!(
+            _ => crate::refusal::refused!(
                 "noop: clear_buffer range {range:?} is outside the buffer of {} bytes; skipped",
                 buffer.size()
             ),
@@ -520,7 +528,7 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn end_debug_marker(&mut self) {
         match self.open_markers.checked_sub(1) {
             Some(open) => self.open_markers = open,
-            None => log::error!("noop: end_debug_marker with no debug region open"),
+            None => crate::refusal::refused!("noop: end_debug_marker with no debug region open"),
         }
     }
 
@@ -528,7 +536,7 @@ impl crate::CommandEncoder for CommandEncoder {
 
     unsafe fn reset_queries(&mut self, set: &QuerySet, range: Range<u32>) {
         if range.start > range.end || range.end > set.count() {
-            log::error!(
+            crate::refusal::refused!(
                 "noop: reset_queries range {range:?} is outside the set of {}; skipped",
                 set.count()
             );
@@ -574,7 +582,7 @@ impl crate::CommandEncoder for CommandEncoder {
         stride: u64,
     ) {
         if range.start > range.end || range.end > set.count() {
-            log::error!(
+            crate::refusal::refused!(
                 "noop: copy_query_results range {range:?} is outside the set of {}; skipped",
                 set.count()
             );
@@ -585,7 +593,7 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         if !crate::validate::query::results_fit(buffer.size(), set.ty(), count, offset, stride) {
-            log::error!(
+            crate::refusal::refused!(
                 "noop: copy_query_results of {count} queries at offset {offset}, stride {stride} \
                  does not fit the buffer of {} bytes; skipped",
                 buffer.size()
@@ -614,7 +622,9 @@ impl crate::CommandEncoder for CommandEncoder {
         if !buffers.iter().all(|b| external(b.buffer.memory))
             || !textures.iter().all(|t| external(t.texture.memory))
         {
-            log::error!("noop: transfer_ownership of a resource without external memory");
+            crate::refusal::refused!(
+                "noop: transfer_ownership of a resource without external memory"
+            );
         }
     }
 
@@ -626,7 +636,7 @@ impl crate::CommandEncoder for CommandEncoder {
         self.geometry = None;
         let checked = crate::validate::multiview::check_pass(desc, self.features, self.max_views);
         if let Err(e) = checked {
-            log::error!("noop: begin_render_pass: {e}; the pass is skipped");
+            crate::refusal::refused!("noop: begin_render_pass: {e}; the pass is skipped");
             return;
         }
         let mut fills = Vec::new();
@@ -674,7 +684,7 @@ impl crate::CommandEncoder for CommandEncoder {
         dynamic_offsets: &[wgt::DynamicOffset],
     ) {
         if self.pass == Pass::None {
-            log::error!("noop: set_bind_group outside a pass; skipped");
+            crate::refusal::refused!("noop: set_bind_group outside a pass; skipped");
             return;
         }
         // Nothing reads bindings on noop: checking the offsets is all.
@@ -689,7 +699,7 @@ impl crate::CommandEncoder for CommandEncoder {
         data: &[u32],
     ) {
         if self.pass == Pass::None {
-            log::error!("noop: set_push_constants outside a pass; skipped");
+            crate::refusal::refused!("noop: set_push_constants outside a pass; skipped");
             return;
         }
         pass::push_constants_ok(layout, stages, offset, data.len());
@@ -775,7 +785,7 @@ impl crate::CommandEncoder for CommandEncoder {
         if let Some(why) =
             crate::validate::draw::indirect_problem(buffer.size(), offset, draw_count, size)
         {
-            log::error!("noop: {what}: {why}; skipped");
+            crate::refusal::refused!("noop: {what}: {why}; skipped");
         }
     }
 
@@ -938,7 +948,7 @@ pub(crate) fn execute(buffer: &CommandBuffer, device: &DeviceShared) {
         match command {
             Command::Zero { dst, offset, len } => {
                 if dst.zero(*offset, *len).is_err() {
-                    log::error!("noop: clear_buffer out of bounds at submit; skipped");
+                    crate::refusal::refused!("noop: clear_buffer out of bounds at submit; skipped");
                 }
             }
             Command::Copy { src, dst, plan } => run_copy(src, dst, plan),
@@ -959,7 +969,9 @@ pub(crate) fn execute(buffer: &CommandBuffer, device: &DeviceShared) {
                 let mut at = *offset;
                 for index in range.clone() {
                     if dst.write(at, &set.get(index).to_ne_bytes()).is_err() {
-                        log::error!("noop: copy_query_results out of bounds at submit; stopped");
+                        crate::refusal::refused!(
+                            "noop: copy_query_results out of bounds at submit; stopped"
+                        );
                         break;
                     }
                     at = at.saturating_add(*stride);
@@ -970,7 +982,9 @@ pub(crate) fn execute(buffer: &CommandBuffer, device: &DeviceShared) {
                 let mut at = *offset;
                 for size in sizes {
                     if dst.write(at, &size.to_ne_bytes()).is_err() {
-                        log::error!("noop: compacted sizes out of bounds at submit; stopped");
+                        crate::refusal::refused!(
+                            "noop: compacted sizes out of bounds at submit; stopped"
+                        );
                         break;
                     }
                     at = at.saturating_add(8);
@@ -1025,7 +1039,7 @@ pub(crate) fn external_memory<'a>(
 /// is bounds-checked again by `HostBytes::copy`.
 fn run_copy(src: &HostBytes, dst: &HostBytes, plan: &CopyPlan) {
     if let Err(e) = plan.check(src.len(), dst.len()) {
-        log::error!("noop: copy skipped at submit: {e}");
+        crate::refusal::refused!("noop: copy skipped at submit: {e}");
         return;
     }
     let mut failed = false;
@@ -1033,6 +1047,6 @@ fn run_copy(src: &HostBytes, dst: &HostBytes, plan: &CopyPlan) {
         failed |= HostBytes::copy(src, from, dst, to, len).is_err();
     });
     if failed {
-        log::error!("noop: part of a copy fell outside its resources and was skipped");
+        crate::refusal::refused!("noop: part of a copy fell outside its resources and was skipped");
     }
 }

@@ -173,7 +173,7 @@ pub(super) fn dynamic_offsets_ok(
     alignment: u32,
 ) -> bool {
     if offsets.len() != group.dynamic.len() {
-        log::error!(
+        crate::refusal::refused!(
             "noop: set_bind_group with {} dynamic offsets for {} dynamic bindings; skipped",
             offsets.len(),
             group.dynamic.len()
@@ -186,7 +186,7 @@ pub(super) fn dynamic_offsets_ok(
             .checked_add(u64::from(offset))
             .is_some_and(|end| end <= range.buffer_size);
         if offset % alignment.max(1) != 0 || !fits {
-            log::error!(
+            crate::refusal::refused!(
                 "noop: dynamic offset {offset} is unaligned or moves a range past its \
                  {}-byte buffer; skipped",
                 range.buffer_size
@@ -217,7 +217,7 @@ pub(super) fn push_constants_ok(
                 .any(|r| r.stages.contains(stages) && r.range.start <= offset && end <= r.range.end)
         });
     if !ok {
-        log::error!(
+        crate::refusal::refused!(
             "noop: set_push_constants of {len} words at {offset} for {stages:?} lies in no \
              push-constant range of the layout; skipped"
         );

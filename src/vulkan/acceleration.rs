@@ -584,7 +584,9 @@ pub(super) unsafe fn destroy(device: &super::Device, structure: super::Accelerat
                 std::ptr::null(),
             )
         },
-        None => log::error!("keel-hal: acceleration structure of a device without them"),
+        None => {
+            crate::refusal::refused!("keel-hal: acceleration structure of a device without them")
+        }
     }
     // SAFETY: the structure, its only user, is gone.
     unsafe { release_storage(shared, structure.storage) };
@@ -605,7 +607,7 @@ pub(super) unsafe fn device_address(
     }
     let shared = &*device.shared;
     let Some(fns) = &shared.accel else {
-        log::error!("keel-hal: acceleration structure of a device without them");
+        crate::refusal::refused!("keel-hal: acceleration structure of a device without them");
         return 0;
     };
     let info = vk::AccelerationStructureDeviceAddressInfoKHR::default()

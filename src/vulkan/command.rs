@@ -87,7 +87,7 @@ pub(super) fn with_c_label<R>(scratch: &mut Vec<u8>, label: &str, f: impl FnOnce
 #[cold]
 #[inline(never)]
 fn not_recording() {
-    log::error!("keel-hal: command recorded with no recording in progress; ignored");
+    crate::refusal::refused!("keel-hal: command recorded with no recording in progress; ignored");
 }
 
 impl CommandEncoder {
@@ -160,7 +160,9 @@ impl crate::CommandEncoder for CommandEncoder {
         self.device.physical.workarounds.enter_driver();
         if self.end_recording().is_some() {
             // It waits, like every buffer not on `free`, for the next pool reset.
-            log::error!("keel-hal: begin_encoding during a recording; the old one is discarded");
+            crate::refusal::refused!(
+                "keel-hal: begin_encoding during a recording; the old one is discarded"
+            );
         }
         let raw = match self.free.pop() {
             Some(raw) => raw,
@@ -246,13 +248,15 @@ impl crate::CommandEncoder for CommandEncoder {
             .into_iter()
             .filter(|cb| cb.pool != self.pool)
         {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: reset_all was handed command buffer {:?} of another encoder; ignored",
                 foreign.raw
             );
         }
         if self.end_recording().is_some() {
-            log::error!("keel-hal: reset_all during a recording; the recording is discarded");
+            crate::refusal::refused!(
+                "keel-hal: reset_all during a recording; the recording is discarded"
+            );
             self.temp.encoding_label_open = false;
         }
         // SAFETY: the trait contract says no buffer from this encoder is
@@ -327,7 +331,7 @@ impl crate::CommandEncoder for CommandEncoder {
                     let fits = bounds::barrier_range_fits(b.texture, &b.range)
                         && !conv::map_barrier_aspect(b.texture.format, b.range.aspect).is_empty();
                     if !fits {
-                        log::error!(
+                        crate::refusal::refused!(
                             "keel-hal: transition_textures: range {:?} is not in the texture \
                              ({:?}, {} mips); barrier skipped",
                             b.range,
@@ -367,7 +371,7 @@ impl crate::CommandEncoder for CommandEncoder {
         let Some(raw) = self.recording() else { return };
         let len = range.end.checked_sub(range.start);
         if !len.is_some_and(|len| bounds::byte_range_fits(buffer.size, range.start, len)) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: clear_buffer range {range:?} is outside the buffer of {} bytes; skipped",
                 buffer.size
             );
@@ -437,7 +441,7 @@ impl crate::CommandEncoder for CommandEncoder {
                 .filter(|r| {
                     let fits = bounds::buffer_copy_fits(src, dst, r);
                     if !fits {
-                        log::error!(
+                        crate::refusal::refused!(
                             "keel-hal: copy_buffer_to_buffer region {r:?} is outside a buffer \
                              (src {} bytes, dst {} bytes); skipped",
                             src.size,
@@ -532,7 +536,7 @@ impl crate::CommandEncoder for CommandEncoder {
             let fits = bounds::texture_region_fits(src, &r.src_base, r.size)
                 && bounds::texture_region_fits(dst, &r.dst_base, r.size);
             if !fits {
-                log::error!(
+                crate::refusal::refused!(
                     "keel-hal: copy_texture_to_texture region {:?} from {:?} to {:?} is outside \
                      a texture; skipped",
                     r.size,
@@ -607,7 +611,7 @@ impl crate::CommandEncoder for CommandEncoder {
     unsafe fn reset_queries(&mut self, set: &QuerySet, range: Range<u32>) {
         let Some(raw) = self.recording() else { return };
         if !bounds::query_range_fits(set, &range) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: reset_queries range {range:?} is outside the set of {}; skipped",
                 set.count
             );
@@ -652,7 +656,7 @@ impl crate::CommandEncoder for CommandEncoder {
             return;
         }
         if !matches!(set.ty, wgt::QueryType::Timestamp) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: write_timestamp on a {:?} query set; skipped",
                 set.ty
             );
@@ -680,7 +684,7 @@ impl crate::CommandEncoder for CommandEncoder {
     ) {
         let Some(raw) = self.recording() else { return };
         if !bounds::query_range_fits(set, &range) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: copy_query_results range {range:?} is outside the set of {}; skipped",
                 set.count
             );
@@ -688,7 +692,7 @@ impl crate::CommandEncoder for CommandEncoder {
         }
         let count = range.end - range.start;
         if !crate::validate::query::results_fit(buffer.size, set.ty, count, offset, stride) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: copy_query_results of {count} {:?} queries at offset {offset}, \
                  stride {stride} does not fit the buffer of {} bytes (several queries need a \
                  stride of at least one result); skipped",
@@ -989,7 +993,7 @@ impl crate::CommandEncoder for CommandEncoder {
 fn counting_set(set: &QuerySet, what: &str) -> bool {
     let ok = !matches!(set.ty, wgt::QueryType::Timestamp);
     if !ok {
-        log::error!("keel-hal: {what} on a timestamp query set; skipped");
+        crate::refusal::refused!("keel-hal: {what} on a timestamp query set; skipped");
     }
     ok
 }
@@ -997,7 +1001,7 @@ fn counting_set(set: &QuerySet, what: &str) -> bool {
 fn query_index_ok(set: &QuerySet, index: u32, what: &str) -> bool {
     let ok = index < set.count;
     if !ok {
-        log::error!(
+        crate::refusal::refused!(
             "keel-hal: {what}: query {index} is outside the set of {}; skipped",
             set.count
         );

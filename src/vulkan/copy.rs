@@ -61,7 +61,7 @@ pub(super) fn buffer_image_copy(
     let (image_subresource, image_offset) =
         image_side(texture, base, region.size.depth_or_array_layers);
     if image_subresource.aspect_mask.as_raw().count_ones() != 1 {
-        log::error!(
+        crate::refusal::refused!(
             "keel-hal: {what}: aspect {:?} of {:?} is not exactly one aspect; region skipped",
             base.aspect,
             texture.format
@@ -79,7 +79,7 @@ pub(super) fn buffer_image_copy(
     let in_buffer = bounds::buffer_footprint_end(texture, region, block_size)
         .is_some_and(|end| end <= buffer.size);
     if !bounds::texture_region_fits(texture, base, region.size) || !in_buffer {
-        log::error!(
+        crate::refusal::refused!(
             "keel-hal: {what}: region {:?} at {:?} (buffer offset {}) is outside the texture \
              or the buffer of {} bytes; skipped",
             region.size,

@@ -24,7 +24,7 @@ const DISPATCH_ARGS: u64 = 12;
 #[cold]
 #[inline(never)]
 fn too_many_workgroups(x: u32, y: u32, z: u32, max: u32) {
-    log::error!(
+    crate::refusal::refused!(
         "keel-hal: dispatch of [{x}, {y}, {z}] workgroups exceeds {max} per dimension; skipped"
     );
 }
@@ -48,7 +48,7 @@ fn scissor(rect: &Rect<u32>) -> vk::Rect2D {
 fn indirect_fits(buffer: &Buffer, offset: u64, count: u32, size: u64, what: &str) -> bool {
     match crate::validate::draw::indirect_problem(buffer.size, offset, count, size) {
         Some(why) => {
-            log::error!("keel-hal: {what}: {why}; skipped");
+            crate::refusal::refused!("keel-hal: {what}: {why}; skipped");
             false
         }
         None => true,
@@ -96,7 +96,7 @@ fn binding_fits(binding: &BufferBinding<'_, Buffer>, what: &str) -> bool {
         None => binding.offset < size,
     };
     if !fits {
-        log::error!(
+        crate::refusal::refused!(
             "keel-hal: {what}: range {}+{:?} is outside the buffer of {size} bytes; skipped",
             binding.offset,
             binding.size
@@ -116,7 +116,7 @@ impl CommandEncoder {
             return;
         };
         if pipeline.view_mask != self.temp.pass.view_mask {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: set_render_pipeline: the pipeline's view mask {:#b} is not the \
                  pass's {:#b}; skipped",
                 pipeline.view_mask,
@@ -155,7 +155,7 @@ impl CommandEncoder {
         };
         match crate::validate::draw::count_draw_problem(self.device.features, draw) {
             Some(why) => {
-                log::error!("keel-hal: {what}: {why}; skipped");
+                crate::refusal::refused!("keel-hal: {what}: {why}; skipped");
                 false
             }
             None => true,
@@ -180,7 +180,7 @@ impl CommandEncoder {
     fn vertex_draw_refused(&self, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.in_pass(true, what)?;
         if let Some(why) = crate::validate::draw::vertex_draw_problem(self.temp.pass.geometry) {
-            log::error!("keel-hal: {what}: {why}; skipped");
+            crate::refusal::refused!("keel-hal: {what}: {why}; skipped");
             return None;
         }
         Some(raw)
@@ -215,11 +215,13 @@ impl CommandEncoder {
         match (problem, device.mesh.as_ref()) {
             (None, Some(fns)) => Some((raw, fns)),
             (Some(why), _) => {
-                log::error!("keel-hal: {what}: {why}; skipped");
+                crate::refusal::refused!("keel-hal: {what}: {why}; skipped");
                 None
             }
             (None, None) => {
-                log::error!("keel-hal: {what}: VK_EXT_mesh_shader is not enabled; skipped");
+                crate::refusal::refused!(
+                    "keel-hal: {what}: VK_EXT_mesh_shader is not enabled; skipped"
+                );
                 None
             }
         }
@@ -699,7 +701,7 @@ impl CommandEncoder {
             return;
         };
         if !trace_size_fits(&self.device.physical, size) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: trace_rays of {size:?} rays exceeds the adapter's limits; skipped"
             );
             return;
@@ -710,7 +712,7 @@ impl CommandEncoder {
             .any(|r| !bounds::byte_range_fits(table.buffer.size, r.offset, r.size))
             || table.ray_generation.size == 0
         {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: trace_rays: the table's regions do not lie in its buffer of {} bytes \
                  (or it has no ray-generation record); skipped",
                 table.buffer.size

@@ -491,7 +491,9 @@ pub(super) unsafe fn transfer_ownership(
     textures: &[TextureBarrier<'_, Texture>],
 ) {
     let Some(raw) = encoder.active else {
-        log::error!("keel-hal: transfer_ownership with no recording in progress; ignored");
+        crate::refusal::refused!(
+            "keel-hal: transfer_ownership with no recording in progress; ignored"
+        );
         return;
     };
     let device = &encoder.device;
@@ -535,7 +537,7 @@ pub(super) unsafe fn transfer_ownership(
         let ok = bounds::barrier_range_fits(b.texture, &b.range)
             && !conv::map_barrier_aspect(b.texture.format, b.range.aspect).is_empty();
         if !ok {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: transfer_ownership: range {:?} is not in the texture; skipped",
                 b.range
             );

@@ -208,21 +208,23 @@ fn push_constants_fit(
 #[inline(never)]
 fn outside_pass(render: bool, what: &str) {
     let pass = if render { "a render" } else { "a compute" };
-    log::error!("keel-hal: {what} outside {pass} pass (or in a rejected one); skipped");
+    crate::refusal::refused!(
+        "keel-hal: {what} outside {pass} pass (or in a rejected one); skipped"
+    );
 }
 
 /// Logs a command recorded outside any pass (out of line).
 #[cold]
 #[inline(never)]
 fn outside_any_pass(what: &str) {
-    log::error!("keel-hal: {what} outside a pass; skipped");
+    crate::refusal::refused!("keel-hal: {what} outside a pass; skipped");
 }
 
 /// Logs a `set_bind_group` that does not fit its layout (out of line).
 #[cold]
 #[inline(never)]
 fn bind_group_mismatch(index: u32, groups: usize, offsets: usize, dynamic: u32) {
-    log::error!(
+    crate::refusal::refused!(
         "keel-hal: set_bind_group: index {index} of a layout of {groups} groups, or {offsets} \
          dynamic offsets for a group with {dynamic}; skipped"
     );
@@ -262,7 +264,7 @@ impl CommandEncoder {
     pub(super) fn barrier_allowed(&self, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.recording()?;
         if matches!(self.temp.pass.kind, PassKind::Render { .. }) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: {what} inside a render pass; skipped (record it before the pass)"
             );
             return None;
@@ -274,7 +276,7 @@ impl CommandEncoder {
     pub(super) fn in_ray_tracing_pass(&self, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.recording()?;
         if self.temp.pass.kind != PassKind::RayTracing {
-            log::error!("keel-hal: {what} outside a ray-tracing pass; skipped");
+            crate::refusal::refused!("keel-hal: {what} outside a ray-tracing pass; skipped");
             return None;
         }
         Some(raw)
@@ -308,7 +310,7 @@ impl CommandEncoder {
     fn start_pass(&mut self, kind: PassKind, what: &str) -> Option<vk::CommandBuffer> {
         let raw = self.recording()?;
         if self.temp.pass.kind != PassKind::None {
-            log::error!("keel-hal: {what} inside another pass; skipped");
+            crate::refusal::refused!("keel-hal: {what} inside another pass; skipped");
             return None;
         }
         self.temp.pass = PassState {
@@ -335,7 +337,7 @@ impl CommandEncoder {
             return;
         };
         if desc.color_attachments.len() > MAX_COLOR_ATTACHMENTS {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: begin_render_pass: {} colour attachments, at most {}; the pass is \
                  skipped",
                 desc.color_attachments.len(),
@@ -350,7 +352,7 @@ impl CommandEncoder {
         ) {
             Ok(mask) => mask,
             Err(e) => {
-                log::error!("keel-hal: begin_render_pass: {e}; the pass is skipped");
+                crate::refusal::refused!("keel-hal: begin_render_pass: {e}; the pass is skipped");
                 return;
             }
         };
@@ -434,7 +436,7 @@ impl CommandEncoder {
     pub(super) unsafe fn pass_end_render(&mut self) {
         let Some(raw) = self.recording() else { return };
         let PassKind::Render { rendering } = self.temp.pass.kind else {
-            log::error!("keel-hal: end_render_pass outside a render pass; ignored");
+            crate::refusal::refused!("keel-hal: end_render_pass outside a render pass; ignored");
             return;
         };
         if rendering {
@@ -461,7 +463,7 @@ impl CommandEncoder {
     pub(super) unsafe fn pass_end_compute(&mut self) {
         let Some(raw) = self.recording() else { return };
         if self.temp.pass.kind != PassKind::Compute {
-            log::error!("keel-hal: end_compute_pass outside a compute pass; ignored");
+            crate::refusal::refused!("keel-hal: end_compute_pass outside a compute pass; ignored");
             return;
         }
         self.close_pass(raw);
@@ -475,7 +477,7 @@ impl CommandEncoder {
     /// As the trait method.
     pub(super) unsafe fn pass_begin_ray_tracing(&mut self, desc: &ComputePassDescriptor) {
         if self.device.ray_tracing.is_none() {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: begin_ray_tracing_pass on a device without ray-tracing pipelines; \
                  skipped"
             );
@@ -493,7 +495,9 @@ impl CommandEncoder {
     pub(super) unsafe fn pass_end_ray_tracing(&mut self) {
         let Some(raw) = self.recording() else { return };
         if self.temp.pass.kind != PassKind::RayTracing {
-            log::error!("keel-hal: end_ray_tracing_pass outside a ray-tracing pass; ignored");
+            crate::refusal::refused!(
+                "keel-hal: end_ray_tracing_pass outside a ray-tracing pass; ignored"
+            );
             return;
         }
         self.close_pass(raw);
@@ -557,12 +561,12 @@ impl CommandEncoder {
     ) {
         let Some(raw) = self.recording() else { return };
         if self.temp.pass.kind == PassKind::None {
-            log::error!("keel-hal: set_push_constants outside a pass; skipped");
+            crate::refusal::refused!("keel-hal: set_push_constants outside a pass; skipped");
             return;
         }
         let len = u32::try_from(std::mem::size_of_val(data)).unwrap_or(u32::MAX);
         if !push_constants_fit(layout, stages, offset, len) {
-            log::error!(
+            crate::refusal::refused!(
                 "keel-hal: set_push_constants: {len} bytes at {offset} for {stages:?} do not lie \
                  in the layout's push-constant ranges for those stages; skipped"
             );

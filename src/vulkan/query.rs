@@ -166,7 +166,9 @@ impl CompactionPools {
     /// the caller destroys it).
     fn release(&mut self, range: SlotRange) -> Released {
         let Some(index) = self.pools.iter().position(|p| p.raw == range.pool) else {
-            log::error!("keel-hal: compaction query range {range:?} names no live pool; ignored");
+            crate::refusal::refused!(
+                "keel-hal: compaction query range {range:?} names no live pool; ignored"
+            );
             return Released::InUse;
         };
         let pool = &mut self.pools[index];

@@ -1,5 +1,5 @@
 //! Command encoders: reuse across cycles, discarded recordings, passes
-//! left open when a recording ends, debug markers.
+//! left open when a recording ends, debug markers, refusals captured.
 
 use std::any::Any;
 
@@ -19,6 +19,7 @@ conformance_tests!(
     discarded_recording_leaves_no_trace,
     a_pass_ends_with_its_recording,
     debug_markers_are_accepted,
+    refusals_are_captured,
 );
 
 fn whole(size: u64, dst_offset: u64) -> [BufferCopy; 1] {
@@ -243,6 +244,42 @@ fn debug_markers_are_accepted<A: Api>(ctx: &Ctx<A>) -> TestResult {
         ctx.device.destroy_buffer(upload);
         ctx.device.destroy_buffer(readback);
         compare(&got?, &source, "copy inside debug regions")?;
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A command the encoder refuses (and skips) while recording is handed to a
+/// running `keel_hal::refusal::capture`, in order, with what was asked: how
+/// an upper layer (keel-wgpu at submit) tells its program. A copy region
+/// past a buffer, and a dispatch outside a compute pass.
+fn refusals_are_captured<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const SIZE: u64 = 64;
+    // SAFETY: objects come from ctx.device and are destroyed after the
+    // wait; the refused commands are skipped by every backend (checked).
+    unsafe {
+        let upload = upload_buffer(ctx, &pattern(SIZE as usize, 3))?;
+        let readback = readback_buffer(ctx, SIZE)?;
+        let (result, refusals) = keel_hal::refusal::capture(|| {
+            submit(ctx, |enc| {
+                enc.transition_buffers(&[
+                    buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                    buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+                ]);
+                enc.copy_buffer_to_buffer(&upload, &readback, &whole(SIZE, 16));
+                enc.dispatch([1, 1, 1]);
+            })
+        });
+        ctx.device.destroy_buffer(upload);
+        ctx.device.destroy_buffer(readback);
+        result?;
+        check!(
+            refusals.len() == 2,
+            "expected the copy and the dispatch refused, got {refusals:?}"
+        );
+        check!(
+            refusals[0].contains("copy_buffer_to_buffer") && refusals[1].contains("dispatch"),
+            "refusals out of order or unnamed: {refusals:?}"
+        );
     }
     Ok(Outcome::Pass)
 }
