@@ -195,7 +195,7 @@ pub(crate) fn create_buffer(
             state: Mutex::new(BufferUses::empty()),
             map: Mutex::new(MapState::Idle),
             destroyed: AtomicBool::new(false),
-            needs_clear: AtomicBool::new(false),
+            uninit: Mutex::new(Vec::new()),
         })
     };
     let usage = desc.usage;
@@ -302,7 +302,11 @@ pub(crate) fn create_buffer(
         state: Mutex::new(BufferUses::empty()),
         map: Mutex::new(map),
         destroyed: AtomicBool::new(false),
-        needs_clear: AtomicBool::new(needs_clear),
+        uninit: Mutex::new(if needs_clear {
+            vec![0..hal_size]
+        } else {
+            Vec::new()
+        }),
     })
 }
 
@@ -317,7 +321,7 @@ fn invalid_quiet(shared: &Arc<DeviceShared>, desc: &wgpu::BufferDescriptor<'_>) 
         state: Mutex::new(BufferUses::empty()),
         map: Mutex::new(MapState::Idle),
         destroyed: AtomicBool::new(false),
-        needs_clear: AtomicBool::new(false),
+        uninit: Mutex::new(Vec::new()),
     })
 }
 
@@ -347,7 +351,7 @@ pub(crate) fn create_staging(shared: &Arc<DeviceShared>, size: u64) -> Arc<Buffe
         state: Mutex::new(BufferUses::empty()),
         map: Mutex::new(MapState::Idle),
         destroyed: AtomicBool::new(false),
-        needs_clear: AtomicBool::new(false),
+        uninit: Mutex::new(Vec::new()),
     })
 }
 

@@ -30,7 +30,7 @@
 //!
 //! Not yet carried through (never advertised; creating one reports a
 //! validation error): acceleration structures, mesh shaders, external
-//! textures and memory (`docs/design.md` §17.4).
+//! textures and memory (`docs/design.md` §17.5).
 
 #![warn(missing_docs)]
 

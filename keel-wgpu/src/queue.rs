@@ -571,14 +571,24 @@ pub(crate) fn submit_locked(
     let guards: Vec<_> = frames.iter().map(|f| f.frame.lock()).collect();
     let named: Vec<&keel_hal::dynamic::SurfaceTextureBox> =
         guards.iter().filter_map(|g| g.as_ref()).collect();
-    // SAFETY: the command buffer came from this device; the fence value
-    // grows by one per successful submit; the frames are this device's
-    // surfaces' and still acquired (their slots are full).
-    let result = unsafe {
-        shared
-            .queue()
-            .submit(&[&*command_buffer], &named, &**shared.fence, index)
-    };
+    // A backend that runs commands at submit (noop) re-checks them there:
+    // what it skips is captured too.
+    let (result, refusals) = keel_hal::refusal::capture(|| {
+        // SAFETY: the command buffer came from this device; the fence value
+        // grows by one per successful submit; the frames are this device's
+        // surfaces' and still acquired (their slots are full).
+        unsafe {
+            shared
+                .queue()
+                .submit(&[&*command_buffer], &named, &**shared.fence, index)
+        }
+    });
+    for refusal in refusals {
+        shared.report(KeelError::validation(
+            "submit",
+            format!("keel-hal refused a command: {refusal}"),
+        ));
+    }
     drop(named);
     drop(guards);
     match result {

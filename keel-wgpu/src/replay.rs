@@ -89,6 +89,9 @@ pub(crate) struct Replay<'a> {
     /// Surface frames used: the submit names them.
     frames: Vec<Arc<Texture>>,
     errors: Vec<String>,
+    /// A buffer whose unwritten ranges the current scope leaves alone (the
+    /// destination of a command that writes a whole range of it).
+    exempt: Option<usize>,
 }
 
 impl<'a> Replay<'a> {
@@ -99,6 +102,7 @@ impl<'a> Replay<'a> {
             readbacks: Vec::new(),
             frames: Vec::new(),
             errors: Vec::new(),
+            exempt: None,
         }
     }
 
@@ -179,9 +183,12 @@ impl<'a> Replay<'a> {
     /// Zeroes buffers the GPU has not touched yet (wgpu's rule: new
     /// buffers read as zeros), before their first use.
     fn zero_new_buffers(&mut self, scope: &Scope<'_>) -> Result<(), String> {
-        use std::sync::atomic::Ordering;
         for &(buffer, _) in &scope.buffers {
-            if !buffer.needs_clear.swap(false, Ordering::AcqRel) {
+            if self.exempt == Some(Arc::as_ptr(buffer) as usize) {
+                continue;
+            }
+            let ranges = buffer.take_uninit();
+            if ranges.is_empty() {
                 continue;
             }
             let raw = buffer.raw()?;
@@ -191,12 +198,14 @@ impl<'a> Replay<'a> {
                 usage: StateTransition::new(*state, BufferUses::COPY_DST),
             };
             *state = BufferUses::COPY_DST;
-            let size = buffer.size.max(4).next_multiple_of(4);
             // SAFETY: recording outside passes; the buffer is moved to
-            // COPY_DST first; the range is the whole (4-aligned) buffer.
+            // COPY_DST first; the ranges are 4-aligned and inside the
+            // (4-aligned) hal buffer.
             unsafe {
                 self.enc.transition_buffers(&[barrier]);
-                self.enc.clear_buffer(raw, 0..size);
+                for range in ranges {
+                    self.enc.clear_buffer(raw, range);
+                }
             }
         }
         Ok(())
@@ -296,6 +305,26 @@ impl<'a> Replay<'a> {
         self.apply(&scope).map(|_| ())
     }
 
+    /// As [`Self::buffer_scope`] for a command that writes all of `range`
+    /// of `written` (and reads none of it): the range counts as written,
+    /// and what else of that buffer is unwritten stays so, uncleared.
+    fn writing_scope(
+        &mut self,
+        uses: &[(&Arc<Buffer>, BufferUses)],
+        written: &Arc<Buffer>,
+        range: Range<u64>,
+    ) -> Result<(), String> {
+        if uses.iter().filter(|(b, _)| Arc::ptr_eq(b, written)).count() > 1 {
+            // It is also read (a copy within one buffer): clear as usual.
+            return self.buffer_scope(uses);
+        }
+        written.mark_written(range);
+        self.exempt = Some(Arc::as_ptr(written) as usize);
+        let result = self.buffer_scope(uses);
+        self.exempt = None;
+        result
+    }
+
     fn texture_copy_use(
         &mut self,
         texture: &Arc<Texture>,
@@ -353,7 +382,11 @@ impl<'a> Replay<'a> {
                 dst_offset,
                 size,
             } => {
-                self.buffer_scope(&[(src, BufferUses::COPY_SRC), (dst, BufferUses::COPY_DST)])?;
+                self.writing_scope(
+                    &[(src, BufferUses::COPY_SRC), (dst, BufferUses::COPY_DST)],
+                    dst,
+                    *dst_offset..dst_offset + size,
+                )?;
                 let region = keel_hal::BufferCopy {
                     src_offset: *src_offset,
                     dst_offset: *dst_offset,
@@ -435,7 +468,7 @@ impl<'a> Replay<'a> {
                 };
             }
             Cmd::ClearBuffer { buffer, range } => {
-                self.buffer_scope(&[(buffer, BufferUses::COPY_DST)])?;
+                self.writing_scope(&[(buffer, BufferUses::COPY_DST)], buffer, range.clone())?;
                 if !range.is_empty() {
                     // SAFETY: recording outside passes; in COPY_DST; the
                     // range was checked (4-aligned, inside) when recorded.

@@ -62,13 +62,47 @@ pub(crate) struct Buffer {
     pub state: Mutex<BufferUses>,
     pub map: Mutex<MapState>,
     pub destroyed: AtomicBool,
-    /// Not yet zeroed (device memory): the first GPU use clears it first.
-    pub needs_clear: AtomicBool,
+    /// The byte ranges no command has written yet (device memory; sorted,
+    /// disjoint, 4-aligned): the replay clears those a command would read
+    /// before it runs, and a command that writes a whole range takes it
+    /// out without a clear (wgpu-core's per-range init tracking).
+    pub uninit: Mutex<Vec<Range<u64>>>,
 }
 
 impl Buffer {
     pub(crate) fn last_use(&self) -> u64 {
         self.last_use.get()
+    }
+
+    /// Takes `range` (which a command writes all of) out of the
+    /// uninitialised ranges.
+    pub(crate) fn mark_written(&self, range: Range<u64>) {
+        let mut uninit = self.uninit.lock();
+        if uninit.is_empty() || range.is_empty() {
+            return;
+        }
+        let mut kept = Vec::with_capacity(uninit.len() + 1);
+        for r in uninit.drain(..) {
+            if r.end <= range.start || r.start >= range.end {
+                kept.push(r);
+                continue;
+            }
+            // Keep what lies outside `range`, widened to 4 bytes so the
+            // clear stays aligned (over-clearing a written byte is never
+            // seen: the clear runs before the write).
+            if r.start < range.start {
+                kept.push(r.start..range.start.next_multiple_of(4).min(r.end));
+            }
+            if range.end < r.end {
+                kept.push((range.end / 4 * 4).max(r.start)..r.end);
+            }
+        }
+        *uninit = kept;
+    }
+
+    /// Takes every uninitialised range, leaving none.
+    pub(crate) fn take_uninit(&self) -> Vec<Range<u64>> {
+        std::mem::take(&mut *self.uninit.lock())
     }
 
     /// The keel-hal buffer, or the reason it cannot be used.

@@ -1321,3 +1321,53 @@ fn what_keel_hal_refuses_reaches_the_program() {
             .expect("poll");
     });
 }
+
+/// Buffers are tracked per range: a write of part of a new buffer leaves
+/// the rest reading zeros, whether the write is the first use (a queue
+/// write, a copy, a clear) and the read comes after, or both are in one
+/// submit; memory is reused from a destroyed, patterned buffer each time.
+#[test]
+fn partial_writes_leave_the_rest_zero() {
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let usage = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let size = 4096u64;
+        for round in 0..24u64 {
+            let old = buffer(&gpu.device, size, usage);
+            gpu.queue.write_buffer(&old, 0, &vec![0xee; size as usize]);
+            gpu.queue.submit([]);
+            old.destroy();
+            drop(old);
+            gpu.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .expect("poll");
+            let b = buffer(&gpu.device, size, usage);
+            let (start, len) = (round * 64 % 2048, 256 + round * 32);
+            let mut expected = vec![0u8; size as usize];
+            match round % 3 {
+                0 => gpu.queue.write_buffer(&b, start, &vec![7; len as usize]),
+                1 => {
+                    let src = buffer(&gpu.device, len, usage);
+                    gpu.queue.write_buffer(&src, 0, &vec![7; len as usize]);
+                    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                    encoder.copy_buffer_to_buffer(&src, 0, &b, start, len);
+                    gpu.queue.submit([encoder.finish()]);
+                }
+                _ => {
+                    // A clear is a write of zeros: the bytes around it
+                    // must read zero too.
+                    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+                    encoder.clear_buffer(&b, start, Some(len));
+                    gpu.queue.submit([encoder.finish()]);
+                }
+            }
+            if round % 3 != 2 {
+                expected[start as usize..(start + len) as usize].fill(7);
+            }
+            assert!(
+                read_buffer(gpu, &b, 0, size) == expected,
+                "{}: round {round}: {start}+{len}",
+                gpu.name
+            );
+        }
+    });
+}
