@@ -303,7 +303,7 @@ pub(crate) fn create_buffer(
         map: Mutex::new(map),
         destroyed: AtomicBool::new(false),
         uninit: Mutex::new(if needs_clear {
-            vec![0..hal_size]
+            std::iter::once(0..hal_size).collect()
         } else {
             Vec::new()
         }),
