@@ -3,12 +3,13 @@
 use std::num::NonZeroU64;
 
 use keel_hal as kh;
-use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _};
+use keel_hal::{Adapter as _, CommandEncoder as _, Device as _, Instance as _, Queue as _};
 
 use crate::keel_accel::KeelAccel;
 use crate::workload::{
-    self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
-    UNIFORM_SIZE, UPLOAD_WRITE,
+    self, Kind, Mem, Pass, Side, Workload, Zeroing, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE,
+    TEXTURE_SIZE, UNIFORM_SIZE, UPLOAD_WRITE, ZERO_ENTRY, ZERO_LAYOUT, ZERO_MAX_GROUPS,
+    ZERO_OUT_SIZE,
 };
 
 type Texture<A> = (<A as kh::Api>::Texture, <A as kh::Api>::TextureView);
@@ -28,6 +29,29 @@ struct Res<A: kh::Api> {
     groups: Vec<<A as kh::Api>::BindGroup>,
     holes: Vec<<A as kh::Api>::Buffer>,
     holes_key: Option<(Mem, usize)>,
+    /// The workgroup-zeroing objects, made at that workload's first sample.
+    zero: Option<Zero<A>>,
+}
+
+/// What the workgroup-zeroing samples reuse: one module and pipeline per
+/// [`Zeroing`] (native: from WGSL; polyfill: the bench's SPIR-V).
+struct Zero<A: kh::Api> {
+    layout: <A as kh::Api>::BindGroupLayout,
+    pipeline_layout: <A as kh::Api>::PipelineLayout,
+    out: <A as kh::Api>::Buffer,
+    group: <A as kh::Api>::BindGroup,
+    native: (
+        <A as kh::Api>::ShaderModule,
+        <A as kh::Api>::ComputePipeline,
+    ),
+    polyfill: (
+        <A as kh::Api>::ShaderModule,
+        <A as kh::Api>::ComputePipeline,
+    ),
+    encoder: <A as kh::Api>::CommandEncoder,
+    fence: <A as kh::Api>::Fence,
+    /// The value the last submission signalled.
+    value: kh::FenceValue,
 }
 
 /// The keel-hal side, generic over the backend (`main` picks Vulkan). Field order is drop order: resources, device, queue, instance.
@@ -39,7 +63,7 @@ pub struct Keel<A: kh::Api> {
     /// The external workload's two devices, made on first use.
     pub(crate) external: Option<crate::keel_external::Pair<A>>,
     device: <A as kh::Api>::Device,
-    _queue: <A as kh::Api>::Queue,
+    queue: <A as kh::Api>::Queue,
     pub(crate) instance: <A as kh::Api>::Instance,
 }
 
@@ -75,7 +99,7 @@ impl<A: kh::Api> Keel<A> {
             accel: None,
             external: None,
             device: open.device,
-            _queue: open.queue,
+            queue: open.queue,
             instance,
         };
         side.res = Some(side.make_resources()?);
@@ -171,6 +195,7 @@ impl<A: kh::Api> Keel<A> {
                 groups: Vec::new(),
                 holes: Vec::new(),
                 holes_key: None,
+                zero: None,
             };
             for _ in 0..ENCODE_GROUPS {
                 let entries = group_entries(&res, 0);
@@ -207,6 +232,103 @@ impl<A: kh::Api> Keel<A> {
                     Err(err("view")(e))
                 }
             }
+        }
+    }
+
+    /// The workgroup-zeroing objects. Objects made before a failure are
+    /// left to the device's destruction, as in `make_resources`.
+    fn make_zero(&self) -> Result<Zero<A>, String> {
+        let d = &self.device;
+        let spirv = workload::zero_spirv()?;
+        // SAFETY: every descriptor below is valid and names objects of this device.
+        unsafe {
+            let layout = d
+                .create_bind_group_layout(&kh::BindGroupLayoutDescriptor::new(&ZERO_LAYOUT))
+                .map_err(err("zero layout"))?;
+            let desc = kh::PipelineLayoutDescriptor {
+                label: None,
+                bind_group_layouts: &[&layout],
+                push_constant_ranges: &[],
+            };
+            let pipeline_layout = d
+                .create_pipeline_layout(&desc)
+                .map_err(err("zero pipeline layout"))?;
+            let desc = kh::BufferDescriptor {
+                size: ZERO_OUT_SIZE,
+                usage: wgt::BufferUsages::STORAGE,
+                ..Default::default()
+            };
+            let out = d.create_buffer(&desc).map_err(err("zero buffer"))?;
+            let entries = [kh::BindGroupEntry {
+                binding: 0,
+                resource: kh::BindingResource::Buffer(kh::BufferBinding {
+                    buffer: &out,
+                    offset: 0,
+                    size: NonZeroU64::new(ZERO_OUT_SIZE),
+                }),
+            }];
+            let desc = kh::BindGroupDescriptor {
+                label: None,
+                layout: &layout,
+                entries: &entries,
+            };
+            let group = d.create_bind_group(&desc).map_err(err("zero bind group"))?;
+            let pipeline = |source| -> Result<_, String> {
+                let desc = kh::ShaderModuleDescriptor {
+                    label: None,
+                    source,
+                };
+                let shader = d.create_shader_module(&desc).map_err(err("zero shader"))?;
+                let desc = kh::ComputePipelineDescriptor {
+                    label: None,
+                    layout: &pipeline_layout,
+                    stage: kh::ProgrammableStage::new(&shader, ZERO_ENTRY),
+                    cache: None,
+                };
+                let pipeline = d
+                    .create_compute_pipeline(&desc)
+                    .map_err(err("zero pipeline"))?;
+                Ok((shader, pipeline))
+            };
+            let native = pipeline(kh::ShaderSource::Wgsl(workload::ZERO_WGSL.into()))?;
+            let polyfill = pipeline(kh::ShaderSource::SpirV(spirv.into()))?;
+            let encoder = d
+                .create_command_encoder(&kh::CommandEncoderDescriptor::default())
+                .map_err(err("zero encoder"))?;
+            let fence = d.create_fence().map_err(err("zero fence"))?;
+            Ok(Zero {
+                layout,
+                pipeline_layout,
+                out,
+                group,
+                native,
+                polyfill,
+                encoder,
+                fence,
+                value: 0,
+            })
+        }
+    }
+}
+
+impl<A: kh::Api> Zero<A> {
+    /// Destroys every object.
+    ///
+    /// # Safety
+    /// The objects came from `d`; every submission was waited for.
+    unsafe fn destroy(self, d: &<A as kh::Api>::Device) {
+        // SAFETY: the caller's contract; children go before what they point at.
+        unsafe {
+            d.destroy_command_encoder(self.encoder);
+            d.destroy_fence(self.fence);
+            for (shader, pipeline) in [self.native, self.polyfill] {
+                d.destroy_compute_pipeline(pipeline);
+                d.destroy_shader_module(shader);
+            }
+            d.destroy_bind_group(self.group);
+            d.destroy_buffer(self.out);
+            d.destroy_pipeline_layout(self.pipeline_layout);
+            d.destroy_bind_group_layout(self.layout);
         }
     }
 }
@@ -433,10 +555,68 @@ impl<A: kh::Api> Keel<A> {
                 Ok(start.stop().as_nanos() as f64 / iters as f64)
             }
             Workload::Encode { pass, commands } => self.encode(res, pass, commands),
+            Workload::WorkgroupZero {
+                zeroing,
+                groups,
+                iters,
+            } => self.zero(res, zeroing, groups, iters),
             Workload::Compaction { .. } | Workload::BlasCreate { .. } => {
                 Err("acceleration workloads run on the AS device".into())
             }
         }
+    }
+
+    /// The workgroup-zeroing workload: `iters` rounds of begin, one
+    /// dispatch of `groups` workgroups, end, submit, wait, reset; ns per round.
+    fn zero(
+        &self,
+        res: &mut Res<A>,
+        zeroing: Zeroing,
+        groups: u32,
+        iters: usize,
+    ) -> Result<f64, String> {
+        if groups > ZERO_MAX_GROUPS {
+            return Err(format!(
+                "keel-hal: {groups} groups, at most {ZERO_MAX_GROUPS}"
+            ));
+        }
+        if res.zero.is_none() {
+            res.zero = Some(self.make_zero()?);
+        }
+        let z = res
+            .zero
+            .as_mut()
+            .ok_or("workgroup-zeroing objects missing")?;
+        let pipeline = match zeroing {
+            Zeroing::Native => &z.native.1,
+            Zeroing::Polyfill => &z.polyfill.1,
+        };
+        let e = &mut z.encoder;
+        let start = crate::count::Timer::start();
+        for _ in 0..iters {
+            z.value += 1;
+            // SAFETY: no recording is in progress; every object recorded is
+            // a live object of this device matching the pipeline layout;
+            // `groups` is within the limits; the submission is waited for
+            // before its command buffer goes back to the encoder.
+            unsafe {
+                e.begin_encoding(None).map_err(err("begin"))?;
+                e.begin_compute_pass(&kh::ComputePassDescriptor::default());
+                e.set_compute_pipeline(pipeline);
+                e.set_bind_group(&z.pipeline_layout, 0, &z.group, &[]);
+                e.dispatch([groups, 1, 1]);
+                e.end_compute_pass();
+                let cb = e.end_encoding().map_err(err("end"))?;
+                self.queue
+                    .submit(&[&cb], &[], &z.fence, z.value)
+                    .map_err(err("submit"))?;
+                self.device
+                    .wait(&z.fence, z.value, None)
+                    .map_err(err("wait"))?;
+                e.reset_all(std::iter::once(cb));
+            }
+        }
+        Ok(start.stop().as_nanos() as f64 / iters as f64)
     }
 
     fn make_holes(&self, res: &mut Res<A>, mem: Mem, holes: usize) -> Result<(), String> {
@@ -565,9 +745,13 @@ impl<A: kh::Api> Drop for Keel<A> {
         };
         Self::drop_holes(&self.device, &mut res);
         let d = &self.device;
-        // SAFETY: nothing was ever submitted, so no GPU work uses any of
-        // these; children are destroyed before what they point at.
+        // SAFETY: only the workgroup-zeroing samples submit, and each waits
+        // for its submissions, so no GPU work uses any of these; children
+        // are destroyed before what they point at.
         unsafe {
+            if let Some(zero) = res.zero.take() {
+                zero.destroy(d);
+            }
             d.destroy_command_encoder(res.encoder);
             for g in res.groups {
                 d.destroy_bind_group(g);

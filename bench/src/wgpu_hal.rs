@@ -2,14 +2,16 @@
 
 use std::borrow::Cow;
 use std::num::NonZeroU64;
+use std::time::Duration;
 
 use wgpu_hal as hal;
-use wgpu_hal::{CommandEncoder as _, Device as _, Instance as _};
+use wgpu_hal::{CommandEncoder as _, Device as _, Instance as _, Queue as _};
 
 use crate::wgpu_hal_accel::WgpuAccel;
 use crate::workload::{
-    self, Kind, Mem, Pass, Side, Workload, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE, TEXTURE_SIZE,
-    UNIFORM_SIZE, UPLOAD_WRITE,
+    self, Kind, Mem, Pass, Side, Workload, Zeroing, ENCODE_GROUPS, LAYOUTS, TARGET_SIZE,
+    TEXTURE_SIZE, UNIFORM_SIZE, UPLOAD_WRITE, ZERO_ENTRY, ZERO_LAYOUT, ZERO_MAX_GROUPS,
+    ZERO_OUT_SIZE,
 };
 
 type A = hal::vulkan::Api;
@@ -30,6 +32,29 @@ struct Res {
     groups: Vec<<A as hal::Api>::BindGroup>,
     holes: Vec<<A as hal::Api>::Buffer>,
     holes_key: Option<(Mem, usize)>,
+    /// The workgroup-zeroing objects, made at that workload's first sample.
+    zero: Option<Zero>,
+}
+
+/// What the workgroup-zeroing samples reuse: one module and pipeline per
+/// [`Zeroing`] (native: the naga module; polyfill: the bench's SPIR-V).
+struct Zero {
+    layout: <A as hal::Api>::BindGroupLayout,
+    pipeline_layout: <A as hal::Api>::PipelineLayout,
+    out: <A as hal::Api>::Buffer,
+    group: <A as hal::Api>::BindGroup,
+    native: (
+        <A as hal::Api>::ShaderModule,
+        <A as hal::Api>::ComputePipeline,
+    ),
+    polyfill: (
+        <A as hal::Api>::ShaderModule,
+        <A as hal::Api>::ComputePipeline,
+    ),
+    encoder: <A as hal::Api>::CommandEncoder,
+    fence: <A as hal::Api>::Fence,
+    /// The value the last submission signalled.
+    value: u64,
 }
 
 /// The wgpu-hal side. Field order is drop order: resources, device, queue, instance.
@@ -39,7 +64,7 @@ pub struct WgpuHal {
     /// The acceleration-structure device, opened at its first workload.
     accel: Option<WgpuAccel>,
     device: <A as hal::Api>::Device,
-    _queue: <A as hal::Api>::Queue,
+    queue: <A as hal::Api>::Queue,
     instance: <A as hal::Api>::Instance,
 }
 
@@ -150,7 +175,7 @@ impl WgpuHal {
             res: None,
             accel: None,
             device: open.device,
-            _queue: open.queue,
+            queue: open.queue,
             instance,
         };
         side.res = Some(side.make_resources()?);
@@ -255,7 +280,7 @@ impl WgpuHal {
                 .map_err(|e| format!("wgpu-hal render: {e}"))?;
             let desc = hal::CommandEncoderDescriptor {
                 label: None,
-                queue: &self._queue,
+                queue: &self.queue,
             };
             let encoder = d.create_command_encoder(&desc).map_err(err("encoder"))?;
             let mut res = Res {
@@ -272,6 +297,7 @@ impl WgpuHal {
                 groups: Vec::new(),
                 holes: Vec::new(),
                 holes_key: None,
+                zero: None,
             };
             for _ in 0..ENCODE_GROUPS {
                 let group = self.create_group(&res, 0)?;
@@ -319,6 +345,114 @@ impl WgpuHal {
                     Err(err("view")(e))
                 }
             }
+        }
+    }
+
+    /// The workgroup-zeroing objects. Objects made before a failure are
+    /// left to the device's destruction, as in `make_resources`.
+    fn make_zero(&self) -> Result<Zero, String> {
+        let d = &self.device;
+        let spirv = workload::zero_spirv()?;
+        // SAFETY: every descriptor below is valid and names objects of this device.
+        unsafe {
+            let desc = hal::BindGroupLayoutDescriptor {
+                label: None,
+                flags: hal::BindGroupLayoutFlags::empty(),
+                entries: &ZERO_LAYOUT,
+            };
+            let layout = d
+                .create_bind_group_layout(&desc)
+                .map_err(err("zero layout"))?;
+            let desc = hal::PipelineLayoutDescriptor {
+                label: None,
+                flags: hal::PipelineLayoutFlags::empty(),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            };
+            let pipeline_layout = d
+                .create_pipeline_layout(&desc)
+                .map_err(err("zero pipeline layout"))?;
+            let desc = hal::BufferDescriptor {
+                label: None,
+                size: ZERO_OUT_SIZE,
+                usage: wgt::BufferUses::STORAGE_READ_WRITE,
+                memory_flags: hal::MemoryFlags::empty(),
+            };
+            let out = d.create_buffer(&desc).map_err(err("zero buffer"))?;
+            let buffers = [hal::BufferBinding::new_unchecked(
+                &out,
+                0,
+                NonZeroU64::new(ZERO_OUT_SIZE),
+            )];
+            let entries = [hal::BindGroupEntry {
+                binding: 0,
+                resource_index: 0,
+                count: 1,
+            }];
+            let desc = hal::BindGroupDescriptor {
+                label: None,
+                layout: &layout,
+                buffers: &buffers,
+                samplers: &[],
+                textures: &[],
+                entries: &entries,
+                acceleration_structures: &[],
+                external_textures: &[],
+            };
+            let group = d.create_bind_group(&desc).map_err(err("zero bind group"))?;
+            let constants = Default::default();
+            let pipeline = |input| -> Result<_, String> {
+                let desc = hal::ShaderModuleDescriptor {
+                    label: None,
+                    runtime_checks: wgt::ShaderRuntimeChecks::checked(),
+                };
+                let shader = d
+                    .create_shader_module(&desc, input)
+                    .map_err(|e| format!("wgpu-hal zero shader: {e}"))?;
+                let desc = hal::ComputePipelineDescriptor {
+                    label: None,
+                    layout: &pipeline_layout,
+                    stage: hal::ProgrammableStage {
+                        module: &shader,
+                        entry_point: ZERO_ENTRY,
+                        constants: &constants,
+                        // As wgpu asks: zeroed, as the module's options say.
+                        zero_initialize_workgroup_memory: true,
+                    },
+                    cache: None,
+                };
+                let pipeline = d
+                    .create_compute_pipeline(&desc)
+                    .map_err(|e| format!("wgpu-hal zero pipeline: {e}"))?;
+                Ok((shader, pipeline))
+            };
+            let (module, info) = workload::zero_module()?;
+            let naga = hal::NagaShader {
+                module: Cow::Owned(module),
+                info,
+                debug_source: None,
+            };
+            let native = pipeline(hal::ShaderInput::Naga(naga))?;
+            let polyfill = pipeline(hal::ShaderInput::SpirV(spirv))?;
+            let desc = hal::CommandEncoderDescriptor {
+                label: None,
+                queue: &self.queue,
+            };
+            let encoder = d
+                .create_command_encoder(&desc)
+                .map_err(err("zero encoder"))?;
+            let fence = d.create_fence().map_err(err("zero fence"))?;
+            Ok(Zero {
+                layout,
+                pipeline_layout,
+                out,
+                group,
+                native,
+                polyfill,
+                encoder,
+                fence,
+                value: 0,
+            })
         }
     }
 
@@ -564,10 +698,75 @@ impl WgpuHal {
                 Ok(start.stop().as_nanos() as f64 / iters as f64)
             }
             Workload::Encode { pass, commands } => self.encode(res, pass, commands),
+            Workload::WorkgroupZero {
+                zeroing,
+                groups,
+                iters,
+            } => self.zero(res, zeroing, groups, iters),
             Workload::Compaction { .. } | Workload::BlasCreate { .. } => {
                 Err("acceleration workloads run on the AS device".into())
             }
         }
+    }
+
+    /// The workgroup-zeroing workload: `iters` rounds of begin, one
+    /// dispatch of `groups` workgroups, end, submit, wait, reset; ns per round.
+    fn zero(
+        &self,
+        res: &mut Res,
+        zeroing: Zeroing,
+        groups: u32,
+        iters: usize,
+    ) -> Result<f64, String> {
+        if groups > ZERO_MAX_GROUPS {
+            return Err(format!(
+                "wgpu-hal: {groups} groups, at most {ZERO_MAX_GROUPS}"
+            ));
+        }
+        if res.zero.is_none() {
+            res.zero = Some(self.make_zero()?);
+        }
+        let z = res
+            .zero
+            .as_mut()
+            .ok_or("workgroup-zeroing objects missing")?;
+        let pipeline = match zeroing {
+            Zeroing::Native => &z.native.1,
+            Zeroing::Polyfill => &z.polyfill.1,
+        };
+        let e = &mut z.encoder;
+        let start = crate::count::Timer::start();
+        for _ in 0..iters {
+            z.value += 1;
+            // SAFETY: no recording is in progress; every object recorded is
+            // a live object of this device matching the pipeline layout;
+            // `groups` is within the limits; the submission is waited for
+            // before its command buffer goes back to the encoder.
+            unsafe {
+                e.begin_encoding(None).map_err(err("begin"))?;
+                e.begin_compute_pass(&hal::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: None,
+                });
+                e.set_compute_pipeline(pipeline);
+                e.set_bind_group(&z.pipeline_layout, 0, &z.group, &[]);
+                e.dispatch_workgroups([groups, 1, 1]);
+                e.end_compute_pass();
+                let cb = e.end_encoding().map_err(err("end"))?;
+                self.queue
+                    .submit(&[&cb], &[], (&z.fence, z.value))
+                    .map_err(err("submit"))?;
+                let done = self
+                    .device
+                    .wait(&z.fence, z.value, Some(Duration::from_secs(600)))
+                    .map_err(err("wait"))?;
+                if !done {
+                    return Err("wgpu-hal: the GPU did not finish in 600 s".into());
+                }
+                e.reset_all(std::iter::once(cb));
+            }
+        }
+        Ok(start.stop().as_nanos() as f64 / iters as f64)
     }
 
     fn make_holes(&self, res: &mut Res, mem: Mem, holes: usize) -> Result<(), String> {
@@ -687,9 +886,22 @@ impl Drop for WgpuHal {
         // wgpu-hal has no destroy for encoders: dropping one frees its pool.
         drop(res.encoder);
         let d = &self.device;
-        // SAFETY: nothing was ever submitted, so no GPU work uses any of
-        // these; children are destroyed before what they point at.
+        // SAFETY: only the workgroup-zeroing samples submit, and each waits
+        // for its submissions, so no GPU work uses any of these; children
+        // are destroyed before what they point at.
         unsafe {
+            if let Some(z) = res.zero.take() {
+                drop(z.encoder);
+                d.destroy_fence(z.fence);
+                for (shader, pipeline) in [z.native, z.polyfill] {
+                    d.destroy_compute_pipeline(pipeline);
+                    d.destroy_shader_module(shader);
+                }
+                d.destroy_bind_group(z.group);
+                d.destroy_buffer(z.out);
+                d.destroy_pipeline_layout(z.pipeline_layout);
+                d.destroy_bind_group_layout(z.layout);
+            }
             for g in res.groups {
                 d.destroy_bind_group(g);
             }

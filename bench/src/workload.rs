@@ -33,6 +33,18 @@ pub enum SetFloor {
     Allocate,
 }
 
+/// How the workgroup-zeroing workload's shader zeroes its `var<workgroup>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zeroing {
+    /// Each side translates [`ZERO_WGSL`] itself, with its own defaults
+    /// (naga's native mode, `OpVariable` with a null initializer, where the
+    /// device has `shaderZeroInitializeWorkgroupMemory`).
+    Native,
+    /// Both sides get the same SPIR-V, [`zero_spirv`]: naga's polyfill,
+    /// which zeroes the memory in the shader, then a barrier.
+    Polyfill,
+}
+
 /// Bytes the Upload buffer workloads write through the mapping per buffer.
 pub const UPLOAD_WRITE: usize = 64;
 
@@ -82,6 +94,15 @@ pub enum Workload {
     /// One op = one such round; `iters` rounds a sample. Each sample also
     /// checks that the process's open-fd count is where it started.
     External { size: u64, iters: usize },
+    /// keel-hal vs wgpu-hal only (no raw floor): `iters` rounds of one
+    /// dispatch of [`ZERO_WGSL`], `groups` workgroups, submitted with a
+    /// fence and waited for, the encoder reset; the pipeline, buffer, bind
+    /// group, encoder and fence are made once. One op = one round.
+    WorkgroupZero {
+        zeroing: Zeroing,
+        groups: u32,
+        iters: usize,
+    },
 }
 
 /// Bytes the external workload copies out of the imported buffer.
@@ -187,6 +208,16 @@ impl fmt::Display for Workload {
             Workload::External { size, .. } => {
                 write!(f, "external {} export+import+copy", size_text(size))
             }
+            Workload::WorkgroupZero {
+                zeroing, groups, ..
+            } => write!(
+                f,
+                "workgroup zeroing 16 KiB, {}, {groups} groups",
+                match zeroing {
+                    Zeroing::Native => "native",
+                    Zeroing::Polyfill => "naga polyfill (same SPIR-V both sides)",
+                }
+            ),
         }
     }
 }
@@ -231,6 +262,13 @@ pub struct Scale {
     pub blas_creates: usize,
     /// External-memory rounds per sample.
     pub external_iters: usize,
+    /// Dispatch rounds per workgroup-zeroing sample.
+    pub zero_iters: usize,
+    /// Workgroups per dispatch of the native workgroup-zeroing row.
+    pub zero_groups: u32,
+    /// Workgroups per dispatch of the polyfill row (naga's polyfill runs
+    /// about 100 times slower on lavapipe).
+    pub zero_polyfill_groups: u32,
 }
 
 impl Scale {
@@ -248,6 +286,9 @@ impl Scale {
         blas_triangles: 1000,
         blas_creates: 1000,
         external_iters: EXTERNAL_FULL_ITERS,
+        zero_iters: 20,
+        zero_groups: ZERO_MAX_GROUPS,
+        zero_polyfill_groups: 16,
     };
     /// Tiny counts, for CI.
     pub const SMOKE: Scale = Scale {
@@ -263,6 +304,9 @@ impl Scale {
         blas_triangles: 16,
         blas_creates: 20,
         external_iters: 10,
+        zero_iters: 1,
+        zero_groups: 4,
+        zero_polyfill_groups: 4,
     };
 
     /// Every workload, in run order (buffer workloads grouped by hole
@@ -339,6 +383,16 @@ impl Scale {
             size: 64 << 20,
             iters: self.external_iters,
         });
+        for (zeroing, groups) in [
+            (Zeroing::Native, self.zero_groups),
+            (Zeroing::Polyfill, self.zero_polyfill_groups),
+        ] {
+            list.push(Workload::WorkgroupZero {
+                zeroing,
+                groups,
+                iters: self.zero_iters,
+            });
+        }
         list
     }
 }
@@ -456,6 +510,93 @@ pub fn spirv() -> Result<Vec<u32>, String> {
     naga::back::spv::write_vec(&module, &info, &options, None).map_err(|e| e.to_string())
 }
 
+/// The workgroup-zeroing shader: 16 KiB of `var<workgroup>` that every
+/// invocation reads a 64th of (so the zeroing cannot be left out), its sum
+/// written to `out`.
+pub const ZERO_WGSL: &str = r#"
+var<workgroup> scratch: array<u32, 4096>;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(local_invocation_index) index: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+) {
+    var sum = 0u;
+    for (var k = index; k < 4096u; k += 64u) {
+        sum += scratch[k];
+    }
+    out[group.x * 64u + index] = sum;
+}
+"#;
+
+/// The entry point of [`ZERO_WGSL`].
+pub const ZERO_ENTRY: &str = "main";
+
+/// The most workgroups one workgroup-zeroing dispatch has.
+pub const ZERO_MAX_GROUPS: u32 = 256;
+
+/// Bytes of the workgroup-zeroing output buffer: one `u32` per invocation
+/// of [`ZERO_MAX_GROUPS`] workgroups of 64.
+pub const ZERO_OUT_SIZE: u64 = ZERO_MAX_GROUPS as u64 * 64 * 4;
+
+/// The workgroup-zeroing bind group layout: `out`, a read-write storage buffer.
+pub const ZERO_LAYOUT: [wgt::BindGroupLayoutEntry; 1] = [wgt::BindGroupLayoutEntry {
+    binding: 0,
+    visibility: wgt::ShaderStages::COMPUTE,
+    ty: wgt::BindingType::Buffer {
+        ty: wgt::BufferBindingType::Storage { read_only: false },
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    },
+    count: None,
+}];
+
+/// Parses and validates [`ZERO_WGSL`] with naga (default capabilities, as
+/// for [`WGSL`]), for wgpu-hal's native row.
+pub fn zero_module() -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
+    let module =
+        naga::front::wgsl::parse_str(ZERO_WGSL).map_err(|e| e.emit_to_string(ZERO_WGSL))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{e:?}"))?;
+    Ok((module, info))
+}
+
+/// [`ZERO_WGSL`]'s entry point as SPIR-V 1.3 with naga's workgroup-zeroing
+/// polyfill, made once and handed to both sides (group `g` binding `b` is
+/// set `g` binding `b`; no debug info).
+pub fn zero_spirv() -> Result<&'static [u32], String> {
+    static WORDS: std::sync::OnceLock<Result<Vec<u32>, String>> = std::sync::OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        use naga::back::spv;
+        let module =
+            naga::front::wgsl::parse_str(ZERO_WGSL).map_err(|e| e.emit_to_string(ZERO_WGSL))?;
+        let info = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .map_err(|e| format!("{e:?}"))?;
+        let options = spv::Options {
+            lang_version: (1, 3),
+            flags: spv::WriterFlags::empty(),
+            fake_missing_bindings: true,
+            zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::Polyfill,
+            ..Default::default()
+        };
+        let pipeline = spv::PipelineOptions {
+            shader_stage: naga::ShaderStage::Compute,
+            entry_point: ZERO_ENTRY.into(),
+        };
+        spv::write_vec(&module, &info, &options, Some(&pipeline)).map_err(|e| e.to_string())
+    });
+    words.as_deref().map_err(Clone::clone)
+}
+
 /// What one binding of a churn layout holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -517,6 +658,22 @@ mod tests {
             let vertices = positions.len() as u32 / 3;
             assert!(indices.iter().all(|&i| i < vertices));
         }
+    }
+
+    #[test]
+    fn zeroing_dispatches_fit_the_output_buffer() {
+        for scale in [Scale::FULL, Scale::SMOKE] {
+            for work in scale.workloads() {
+                if let Workload::WorkgroupZero { groups, .. } = work {
+                    assert!(groups <= ZERO_MAX_GROUPS, "{work}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zero_spirv_is_made() {
+        assert!(zero_spirv().is_ok_and(|w| w.first() == Some(&0x0723_0203)));
     }
 
     #[test]

@@ -219,6 +219,13 @@ pub(super) fn translate(
         storage_input_output_16: storage_input_output_16(shared),
         force_point_size: point_list,
         zero_initialize_workgroup_memory: zero_init,
+        // Indices into arrays, vectors and matrices are clamped (WGSL's
+        // rule, and wgpu-hal's): an index past a `var<workgroup>` or
+        // private array never reaches the driver.
+        bounds_checks: naga::proc::BoundsCheckPolicies {
+            index: naga::proc::BoundsCheckPolicy::Restrict,
+            ..Default::default()
+        },
         ..Default::default()
     };
     to_spirv(module, &options).map_err(translation_error)
