@@ -490,7 +490,12 @@ fn fs_main() -> @location(0) vec4<f32> {
 
 /// Parses and validates [`WGSL`] with naga.
 pub fn naga_module() -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
-    let module = naga::front::wgsl::parse_str(WGSL).map_err(|e| e.emit_to_string(WGSL))?;
+    validated(WGSL)
+}
+
+/// `source` parsed and validated by naga (default capabilities).
+fn validated(source: &str) -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::default(),
@@ -555,15 +560,7 @@ pub const ZERO_LAYOUT: [wgt::BindGroupLayoutEntry; 1] = [wgt::BindGroupLayoutEnt
 /// Parses and validates [`ZERO_WGSL`] with naga (default capabilities, as
 /// for [`WGSL`]), for wgpu-hal's native row.
 pub fn zero_module() -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
-    let module =
-        naga::front::wgsl::parse_str(ZERO_WGSL).map_err(|e| e.emit_to_string(ZERO_WGSL))?;
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    )
-    .validate(&module)
-    .map_err(|e| format!("{e:?}"))?;
-    Ok((module, info))
+    validated(ZERO_WGSL)
 }
 
 /// [`ZERO_WGSL`]'s entry point as SPIR-V 1.3 with naga's workgroup-zeroing
@@ -573,14 +570,7 @@ pub fn zero_spirv() -> Result<&'static [u32], String> {
     static WORDS: std::sync::OnceLock<Result<Vec<u32>, String>> = std::sync::OnceLock::new();
     let words = WORDS.get_or_init(|| {
         use naga::back::spv;
-        let module =
-            naga::front::wgsl::parse_str(ZERO_WGSL).map_err(|e| e.emit_to_string(ZERO_WGSL))?;
-        let info = naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::all(),
-        )
-        .validate(&module)
-        .map_err(|e| format!("{e:?}"))?;
+        let (module, info) = zero_module()?;
         let options = spv::Options {
             lang_version: (1, 3),
             flags: spv::WriterFlags::empty(),
