@@ -1060,13 +1060,13 @@ impl<'a> Replay<'a> {
                 | PassCmd::DrawIndexed { .. }
                 | PassCmd::DrawIndirect { .. }
                 | PassCmd::DrawIndirectCount { .. } => {
-                    let pipeline = state.render.clone().ok_or("no render pipeline is set")?;
+                    let pipeline = state.render.clone().ok_or("Render pipeline must be set")?;
                     // wgpu's draw checks: every slot the pipeline reads has
                     // a buffer; an indexed draw has an index buffer.
                     let missing = pipeline.vertex_slots & !state.vertex_set;
                     if missing != 0 {
                         return Err(format!(
-                            "Vertex buffer {} must be set",
+                            "Currently set RenderPipeline requires vertex buffer {} to be set",
                             missing.trailing_zeros()
                         ));
                     }
