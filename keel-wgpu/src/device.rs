@@ -926,7 +926,15 @@ impl cu::DeviceInterface for KeelDevice {
             surface: None,
         });
         if texture.raw.is_some() && desc.format.is_compressed() {
-            crate::queue::zero_compressed(shared, &texture);
+            if let Err(e) = crate::queue::zero_compressed(shared, &texture) {
+                // Unzeroed memory must not be read: the texture is unusable.
+                texture.mark_destroyed();
+                shared.report(KeelError {
+                    call: "create_texture",
+                    message: format!("zero-initialising the texture: {e}"),
+                    kind: crate::error::ErrorKind::OutOfMemory,
+                });
+            }
         }
         cu::DispatchTexture::custom(KTexture(texture))
     }

@@ -414,14 +414,15 @@ impl KeelQueue {
 /// tracker's rule for the other formats: cleared before their first read).
 /// Each mip level is one copy of its physical size, all layers at once; a
 /// texture destroyed before the submit is left out (`Cmd::writes_destroyed`).
-/// Without staging memory the subresources stay uninitialised, and their
-/// first read reports the failed clear.
-pub(crate) fn zero_compressed(shared: &Arc<DeviceShared>, texture: &Arc<Texture>) {
-    let (Some(block), (bw, bh)) = (
-        texture.format.block_copy_size(None),
-        texture.format.block_dimensions(),
-    ) else {
-        return;
+/// `Err` (what was missing) when it could not queue every copy: the caller
+/// makes the texture unusable, since it would read stale memory.
+pub(crate) fn zero_compressed(
+    shared: &Arc<DeviceShared>,
+    texture: &Arc<Texture>,
+) -> Result<(), String> {
+    let format = texture.format;
+    let (Some(block), (bw, bh)) = (format.block_copy_size(None), format.block_dimensions()) else {
+        return Err(format!("{format:?} has no single copy block size"));
     };
     for mip in 0..texture.mip_level_count {
         let size = texture.physical_mip_size(mip);
@@ -432,12 +433,12 @@ pub(crate) fn zero_compressed(shared: &Arc<DeviceShared>, texture: &Arc<Texture>
             .checked_mul(u64::from(high))
             .and_then(|b| b.checked_mul(u64::from(size.depth_or_array_layers)))
         else {
-            return;
+            return Err(format!("mip {mip} is larger than memory"));
         };
         let mut subs = shared.subs.lock();
         let next = subs.last_submitted + 1;
         let Some((chunk, offset, ptr)) = subs.staging.alloc(shared, bytes, next) else {
-            return;
+            return Err(format!("no {bytes} bytes of staging memory for mip {mip}"));
         };
         // SAFETY: the region is fresh staging memory of `bytes` bytes.
         unsafe { std::ptr::write_bytes(ptr, 0, bytes as usize) };
@@ -457,6 +458,7 @@ pub(crate) fn zero_compressed(shared: &Arc<DeviceShared>, texture: &Arc<Texture>
             size,
         });
     }
+    Ok(())
 }
 
 /// Replays `buffers` (after the writes queued for this submit) into one
