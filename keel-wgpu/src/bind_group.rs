@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use keel_hal::dynamic::{DynBuffer, DynResources, DynSampler, DynTextureView};
 
-use crate::binding::{buffer_use, texture_use, BindGroup, BindGroupLayout, BoundBuffer};
+use crate::binding::{
+    buffer_use, texture_use, BindGroup, BindGroupLayout, BoundBuffer, DynamicBinding,
+};
 use crate::error::KeelError;
 use crate::handles::{KBindGroupLayout, KBuffer, KSampler, KTextureView};
 use crate::owner::owned;
@@ -79,7 +81,7 @@ pub(crate) fn create(
                 buffers: Vec::new(),
                 views: Vec::new(),
                 samplers: Vec::new(),
-                dynamic_count: 0,
+                dynamic: Vec::new(),
                 last_use: LastUse::default(),
             })
         }
@@ -214,19 +216,29 @@ fn try_create(
     // SAFETY: every object came from this device and is alive.
     let raw = unsafe { shared.hal().create_bind_group(&hal_desc) }
         .map_err(|e| KeelError::from_hal(call, &e))?;
-    let dynamic_count = layout
-        .entries
+    let mut dynamic: Vec<DynamicBinding> = resolved
         .iter()
-        .filter(|e| {
-            matches!(
-                e.ty,
+        .filter_map(|(binding, ty, r, _)| match (ty, r) {
+            (
                 wgpu::BindingType::Buffer {
+                    ty,
                     has_dynamic_offset: true,
                     ..
+                },
+                Resolved::Buffers(list),
+            ) => list.first().map(|(buffer, offset, size)| {
+                let end = size.map_or(buffer.size, |s| offset.saturating_add(s.get()));
+                DynamicBinding {
+                    binding: *binding,
+                    uniform: matches!(ty, wgpu::BufferBindingType::Uniform),
+                    range: (*offset, end),
+                    buffer_size: buffer.size,
                 }
-            )
+            }),
+            _ => None,
         })
-        .count();
+        .collect();
+    dynamic.sort_by_key(|d| d.binding);
     drop(entries);
     drop((buffer_lists, sampler_lists, view_lists));
     Ok(Arc::new(BindGroup {
@@ -236,7 +248,7 @@ fn try_create(
         buffers,
         views,
         samplers,
-        dynamic_count,
+        dynamic,
         last_use: LastUse::default(),
     }))
 }

@@ -50,9 +50,19 @@ pub(crate) struct BindGroup {
     pub buffers: Vec<BoundBuffer>,
     pub views: Vec<(Arc<TextureView>, TextureUses)>,
     pub samplers: Vec<Arc<Sampler>>,
-    /// How many dynamic offsets `set_bind_group` must give.
-    pub dynamic_count: usize,
+    /// The dynamic bindings in binding order, for the offset checks.
+    pub dynamic: Vec<DynamicBinding>,
     pub last_use: LastUse,
+}
+
+/// A buffer binding with a dynamic offset: where it starts and ends without
+/// the offset, and the buffer's size.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DynamicBinding {
+    pub binding: u32,
+    pub uniform: bool,
+    pub range: (u64, u64),
+    pub buffer_size: u64,
 }
 
 impl Drop for BindGroup {

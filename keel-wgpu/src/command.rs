@@ -223,10 +223,51 @@ pub(crate) enum PassCmd {
     ExecuteBundles(Vec<Arc<RenderBundle>>),
 }
 
-/// A finished render bundle: commands replayed inside render passes.
+impl PassCmd {
+    /// The wgpu call that recorded the command, for messages.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            PassCmd::SetComputePipeline(_) | PassCmd::SetRenderPipeline(_) => "set_pipeline",
+            PassCmd::SetBindGroup { .. } => "set_bind_group",
+            PassCmd::SetImmediates { .. } => "set_immediates",
+            PassCmd::Dispatch(_) => "dispatch_workgroups",
+            PassCmd::DispatchIndirect { .. } => "dispatch_workgroups_indirect",
+            PassCmd::SetIndexBuffer { .. } => "set_index_buffer",
+            PassCmd::SetVertexBuffer { .. } => "set_vertex_buffer",
+            PassCmd::SetBlendConstant(_) => "set_blend_constant",
+            PassCmd::SetScissorRect(_) => "set_scissor_rect",
+            PassCmd::SetViewport { .. } => "set_viewport",
+            PassCmd::SetStencilReference(_) => "set_stencil_reference",
+            PassCmd::Draw { .. } => "draw",
+            PassCmd::DrawIndexed { .. } => "draw_indexed",
+            PassCmd::DrawIndirect { indexed: false, .. } => "draw_indirect",
+            PassCmd::DrawIndirect { indexed: true, .. } => "draw_indexed_indirect",
+            PassCmd::DrawIndirectCount { .. } => "multi_draw_indirect_count",
+            PassCmd::PushDebugGroup(_) => "push_debug_group",
+            PassCmd::PopDebugGroup => "pop_debug_group",
+            PassCmd::InsertDebugMarker(_) => "insert_debug_marker",
+            PassCmd::WriteTimestamp { .. } => "write_timestamp",
+            PassCmd::BeginOcclusionQuery(_) => "begin_occlusion_query",
+            PassCmd::EndOcclusionQuery => "end_occlusion_query",
+            PassCmd::BeginStatisticsQuery { .. } => "begin_pipeline_statistics_query",
+            PassCmd::EndStatisticsQuery => "end_pipeline_statistics_query",
+            PassCmd::ExecuteBundles(_) => "execute_bundles",
+        }
+    }
+}
+
+/// A finished render bundle: commands replayed inside render passes,
+/// with what they use and the attachments they were recorded for.
 #[derive(Debug)]
 pub(crate) struct RenderBundle {
     pub shared: Arc<DeviceShared>,
+    pub label: String,
+    /// Whether it was recorded without an error; an invalid bundle may not
+    /// be executed.
+    pub valid: bool,
+    pub targets: crate::pipeline::Targets,
+    pub read_only: crate::pass_check::ReadOnly,
+    pub scope: crate::pass_check::UsageScope,
     pub cmds: Vec<PassCmd>,
 }
 

@@ -148,6 +148,8 @@ pub(crate) fn create_view(
         shared: shared.clone(),
         raw,
         texture: texture.clone(),
+        format: desc.format.unwrap_or(texture.format),
+        aspect: desc.aspect,
         mips: desc.base_mip_level..mips_end,
         layers: desc.base_array_layer..layers_end,
         last_use: LastUse::default(),
@@ -188,6 +190,7 @@ pub(crate) fn create_buffer(
         Arc::new(Buffer {
             shared: shared.clone(),
             raw: None,
+            label: desc.label.unwrap_or_default().into(),
             size: desc.size,
             usage: desc.usage,
             memory: Memory::Device,
@@ -295,6 +298,7 @@ pub(crate) fn create_buffer(
     Arc::new(Buffer {
         shared: shared.clone(),
         raw: Some(raw),
+        label: desc.label.unwrap_or_default().into(),
         size: desc.size,
         usage,
         memory,
@@ -314,6 +318,7 @@ fn invalid_quiet(shared: &Arc<DeviceShared>, desc: &wgpu::BufferDescriptor<'_>) 
     Arc::new(Buffer {
         shared: shared.clone(),
         raw: None,
+        label: desc.label.unwrap_or_default().into(),
         size: desc.size,
         usage: desc.usage,
         memory: Memory::Device,
@@ -344,6 +349,7 @@ pub(crate) fn create_staging(shared: &Arc<DeviceShared>, size: u64) -> Arc<Buffe
     Arc::new(Buffer {
         shared: shared.clone(),
         raw,
+        label: "keel-wgpu staging".into(),
         size: desc.size,
         usage: desc.usage,
         memory: Memory::Upload,
@@ -655,13 +661,9 @@ impl cu::DeviceInterface for KeelDevice {
         let shared = self.shared();
         let call = "create_render_pipeline";
         let invalid = |layout| {
-            cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline {
-                shared: shared.clone(),
-                raw: None,
-                layout,
-                vertex_slots: 0,
-                last_use: LastUse::default(),
-            })))
+            cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline::invalid(
+                shared, desc.label, layout,
+            ))))
         };
         let Some(vertex) = self.stage(
             call,
@@ -746,19 +748,10 @@ impl cu::DeviceInterface for KeelDevice {
         // SAFETY: every object came from this device and is alive.
         match unsafe { shared.hal().create_render_pipeline(&hal_desc) } {
             Ok(raw) => {
-                cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline {
-                    shared: shared.clone(),
-                    raw: Some(raw),
-                    layout: Some(layout),
-                    vertex_slots: desc
-                        .vertex
-                        .buffers
-                        .iter()
-                        .enumerate()
-                        .filter(|(slot, b)| b.is_some() && *slot < 64)
-                        .fold(0, |bits, (slot, _)| bits | 1 << slot),
-                    last_use: LastUse::default(),
-                })))
+                let mut pipeline = RenderPipeline::invalid(shared, desc.label, Some(layout));
+                pipeline.raw = Some(raw);
+                pipeline.describe(desc);
+                cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(pipeline)))
             }
             Err(e) => {
                 shared.report(KeelError::from_hal(call, &e));
@@ -776,13 +769,11 @@ impl cu::DeviceInterface for KeelDevice {
             "create_mesh_pipeline",
             "mesh shaders are not among keel-wgpu's features",
         ));
-        cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline {
-            shared: shared.clone(),
-            raw: None,
-            layout: None,
-            vertex_slots: 0,
-            last_use: LastUse::default(),
-        })))
+        cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline::invalid(
+            shared,
+            _desc.label,
+            None,
+        ))))
     }
 
     fn create_compute_pipeline(
@@ -795,6 +786,7 @@ impl cu::DeviceInterface for KeelDevice {
             cu::DispatchComputePipeline::custom(KComputePipeline(Arc::new(ComputePipeline {
                 shared: shared.clone(),
                 raw: None,
+                label: desc.label.unwrap_or_default().into(),
                 layout,
                 last_use: LastUse::default(),
             })))
@@ -837,6 +829,7 @@ impl cu::DeviceInterface for KeelDevice {
                 cu::DispatchComputePipeline::custom(KComputePipeline(Arc::new(ComputePipeline {
                     shared: shared.clone(),
                     raw: Some(raw),
+                    label: desc.label.unwrap_or_default().into(),
                     layout: Some(layout),
                     last_use: LastUse::default(),
                 })))
@@ -913,6 +906,7 @@ impl cu::DeviceInterface for KeelDevice {
         let texture = Arc::new(Texture {
             shared: shared.clone(),
             raw,
+            label: desc.label.unwrap_or_default().into(),
             size: desc.size,
             mip_level_count: desc.mip_level_count,
             sample_count: desc.sample_count,

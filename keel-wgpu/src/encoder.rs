@@ -16,6 +16,8 @@ use crate::command::{
 use crate::error::KeelError;
 use crate::handles::*;
 use crate::owner::owned;
+use crate::pass_check::{ComputeState, ReadOnly, RenderState};
+use crate::pipeline::Targets;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
 
@@ -277,6 +279,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             shared: self.shared.clone(),
             rec: self.rec.clone(),
             pass: Some(record),
+            state: ComputeState::new(&self.shared),
         })
     }
 
@@ -341,9 +344,18 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
                 Err(e) => error = Some(e),
             }
         }
-        if record.colors.iter().all(Option::is_none) && record.depth.is_none() {
-            error = Some("a render pass needs at least one attachment".into());
-        }
+        let state = match crate::pass_check::begin_render_pass(&self.shared, &record) {
+            Ok(state) => state,
+            Err(e) => {
+                error.get_or_insert(e);
+                RenderState::new(
+                    &self.shared,
+                    "RenderPass",
+                    Default::default(),
+                    Default::default(),
+                )
+            }
+        };
         let mut rec = self.rec.lock();
         if rec.pass_open {
             rec.fail("begin_render_pass: a pass is already open");
@@ -357,6 +369,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             shared: self.shared.clone(),
             rec: self.rec.clone(),
             pass: Some(record),
+            state,
         })
     }
 
@@ -539,19 +552,24 @@ fn timestamps(
     Ok(PassTimestamps { set, begin, end })
 }
 
-/// A pass's recording, appended to its encoder when the pass ends.
+/// A pass's recording, appended to its encoder when the pass ends; each
+/// command is checked against the pass's state (`pass_check.rs`) first.
 macro_rules! pass_type {
-    ($name:ident, $record:ty, $variant:ident) => {
+    ($name:ident, $record:ty, $state:ty, $variant:ident) => {
         /// An open pass.
         #[derive(Debug)]
         pub(crate) struct $name {
             shared: Arc<DeviceShared>,
             rec: Arc<Mutex<Recording>>,
             pass: Option<$record>,
+            state: $state,
         }
 
         impl $name {
             fn push(&mut self, cmd: PassCmd) {
+                if let Err(e) = self.state.record(&cmd) {
+                    return self.fail(format!("{}: {e}", cmd.name()));
+                }
                 if let Some(pass) = &mut self.pass {
                     pass.cmds.push(cmd);
                 }
@@ -573,32 +591,20 @@ macro_rules! pass_type {
     };
 }
 
-pass_type!(KComputePass, ComputePassRecord, ComputePass);
-pass_type!(KRenderPass, RenderPassRecord, RenderPass);
+pass_type!(KComputePass, ComputePassRecord, ComputeState, ComputePass);
+pass_type!(KRenderPass, RenderPassRecord, RenderState, RenderPass);
 
-/// Records `set_bind_group`, checking the dynamic offsets' count.
+/// `set_bind_group`'s command (its checks are the pass state's).
 fn bind_group_cmd(
     on: &Arc<DeviceShared>,
     index: u32,
     group: Option<&cu::DispatchBindGroup>,
     offsets: &[wgpu::DynamicOffset],
 ) -> Result<PassCmd, String> {
-    if index >= 8 {
-        return Err(format!("bind group index {index} is over the limit of 8"));
-    }
     let group = match group {
         Some(g) => Some(owned(on, g.as_custom::<KBindGroup>())?),
         None => None,
     };
-    if let Some(g) = &group {
-        if g.dynamic_count != offsets.len() {
-            return Err(format!(
-                "the group has {} dynamic bindings; {} offsets were given",
-                g.dynamic_count,
-                offsets.len()
-            ));
-        }
-    }
     Ok(PassCmd::SetBindGroup {
         index,
         group,
@@ -671,10 +677,7 @@ impl cu::ComputePassInterface for KComputePass {
         offset: wgpu::BufferAddress,
     ) {
         match buffer(&self.shared, b) {
-            Ok(b) => match check_range(&b, offset, 12, "indirect arguments") {
-                Ok(()) => self.push(PassCmd::DispatchIndirect { buffer: b, offset }),
-                Err(e) => self.fail(format!("dispatch_workgroups_indirect: {e}")),
-            },
+            Ok(b) => self.push(PassCmd::DispatchIndirect { buffer: b, offset }),
             Err(e) => self.fail(format!("dispatch_workgroups_indirect: {e}")),
         }
     }
@@ -753,18 +756,12 @@ trait RenderRecorder {
     }
     fn rec_indirect(&mut self, b: &cu::DispatchBuffer, offset: u64, count: u32, indexed: bool) {
         match buffer(self.on(), b) {
-            Ok(buffer) => {
-                let stride = if indexed { 20 } else { 16 };
-                match check_range(&buffer, offset, stride * count as u64, "indirect arguments") {
-                    Ok(()) => self.push_cmd(PassCmd::DrawIndirect {
-                        buffer,
-                        offset,
-                        count,
-                        indexed,
-                    }),
-                    Err(e) => self.fail_cmd(format!("draw_indirect: {e}")),
-                }
-            }
+            Ok(buffer) => self.push_cmd(PassCmd::DrawIndirect {
+                buffer,
+                offset,
+                count,
+                indexed,
+            }),
             Err(e) => self.fail_cmd(format!("draw_indirect: {e}")),
         }
     }
@@ -1018,6 +1015,8 @@ impl KRenderPass {
 #[derive(Debug)]
 pub(crate) struct KRenderBundleEncoder {
     shared: Arc<DeviceShared>,
+    label: String,
+    state: RenderState,
     cmds: Vec<PassCmd>,
     error: Option<String>,
 }
@@ -1025,10 +1024,22 @@ pub(crate) struct KRenderBundleEncoder {
 impl KRenderBundleEncoder {
     pub(crate) fn new(
         shared: &Arc<DeviceShared>,
-        _desc: &wgpu::RenderBundleEncoderDescriptor<'_>,
+        desc: &wgpu::RenderBundleEncoderDescriptor<'_>,
     ) -> Self {
+        let targets = Targets::new(
+            desc.color_formats.to_vec(),
+            desc.depth_stencil.map(|d| d.format),
+            desc.sample_count,
+            desc.multiview,
+        );
+        let read_only = ReadOnly {
+            depth: desc.depth_stencil.is_none_or(|d| d.depth_read_only),
+            stencil: desc.depth_stencil.is_none_or(|d| d.stencil_read_only),
+        };
         Self {
             shared: shared.clone(),
+            label: desc.label.unwrap_or_default().into(),
+            state: RenderState::new(shared, "RenderBundle", targets, read_only),
             cmds: Vec::new(),
             error: None,
         }
@@ -1040,7 +1051,10 @@ impl RenderRecorder for KRenderBundleEncoder {
         &self.shared
     }
     fn push_cmd(&mut self, cmd: PassCmd) {
-        self.cmds.push(cmd);
+        match self.state.record(&cmd) {
+            Ok(()) => self.cmds.push(cmd),
+            Err(e) => self.fail_cmd(format!("{}: {e}", cmd.name())),
+        }
     }
     fn fail_cmd(&mut self, e: String) {
         self.error.get_or_insert(e);
@@ -1049,15 +1063,26 @@ impl RenderRecorder for KRenderBundleEncoder {
 
 impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
     render_commands!();
-    fn finish(self, _desc: &wgpu::RenderBundleDescriptor<'_>) -> cu::DispatchRenderBundle {
+    fn finish(self, desc: &wgpu::RenderBundleDescriptor<'_>) -> cu::DispatchRenderBundle {
         if let Some(e) = &self.error {
             self.shared.report(KeelError::validation(
                 "RenderBundleEncoder::finish",
                 e.clone(),
             ));
         }
+        let RenderState {
+            targets,
+            read_only,
+            scope,
+            ..
+        } = self.state;
         cu::DispatchRenderBundle::custom(KRenderBundle(Arc::new(RenderBundle {
             shared: self.shared.clone(),
+            label: desc.label.map_or(self.label, str::to_string),
+            valid: self.error.is_none(),
+            targets,
+            read_only,
+            scope,
             cmds: self.cmds,
         })))
     }

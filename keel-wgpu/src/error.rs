@@ -1,6 +1,7 @@
 //! Errors: keel-hal's typed errors become `wgpu::Error`s, delivered through
-//! the device's error scopes or its uncaptured-error handler (wgpu's rules),
-//! never as a panic.
+//! the device's error scopes or its uncaptured-error handler (wgpu's rules);
+//! with neither, the error panics at the call that made it, as wgpu's
+//! default handler does.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -98,8 +99,8 @@ struct Scope {
 }
 
 /// Where a device's errors go: the innermost matching error scope of the
-/// thread that made the error, else the uncaptured-error handler, else the
-/// log. Scopes are per thread, as wgpu's (`std` feature) are: an error made
+/// thread that made the error, else the uncaptured-error handler, else a
+/// panic (wgpu's default handler: `wgpu error: …`). Scopes are per thread, as wgpu's (`std` feature) are: an error made
 /// on another thread never lands in this thread's scope.
 #[derive(Default)]
 pub(crate) struct ErrorSink {
@@ -136,7 +137,17 @@ impl ErrorSink {
         let handler = self.handler.lock().clone();
         match handler {
             Some(handler) => handler(error.into_wgpu()),
-            None => log::error!("keel-wgpu: uncaptured error: {error}"),
+            // Already unwinding (an error met while dropping): a second
+            // panic would abort the process; the log gets it.
+            None if std::thread::panicking() => {
+                log::error!("keel-wgpu: uncaptured error while panicking: {error}")
+            }
+            // wgpu's default: an uncaptured error is fatal, so a program (or
+            // a test) that forgot an error scope fails at the error.
+            None => {
+                log::error!("Handling wgpu errors as fatal by default");
+                panic!("wgpu error: {}\n", error.into_wgpu());
+            }
         }
     }
 

@@ -23,8 +23,8 @@
 //! - **layouts**: `layout: None` pipelines get layouts derived from their
 //!   shaders (`binding.rs`);
 //! - **errors**: keel-hal's typed errors become `wgpu::Error`s through
-//!   error scopes and the uncaptured-error handler (`error.rs`), never a
-//!   panic;
+//!   error scopes and the uncaptured-error handler (`error.rs`); with
+//!   neither, wgpu's default: a panic at the call that made the error;
 //! - **surfaces** and **pipeline caches**: keel-hal's (`surface.rs`,
 //!   `pipeline.rs`).
 //!
@@ -43,6 +43,7 @@ mod error;
 mod handles;
 mod instance;
 mod owner;
+mod pass_check;
 mod pipeline;
 mod queue;
 mod replay;

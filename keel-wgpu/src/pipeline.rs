@@ -61,6 +61,7 @@ impl Drop for ShaderModule {
 pub(crate) struct ComputePipeline {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynComputePipeline>>,
+    pub label: String,
     pub layout: Option<Arc<PipelineLayout>>,
     pub last_use: LastUse,
 }
@@ -77,16 +78,134 @@ impl Drop for ComputePipeline {
     }
 }
 
+/// The attachments a render pipeline, a render bundle or a render pass
+/// draws into: a pipeline or bundle is used only where they are equal
+/// (wgpu's render-pass compatibility).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Targets {
+    /// Colour formats by attachment index, trailing empty ones trimmed.
+    pub colors: Vec<Option<wgpu::TextureFormat>>,
+    pub depth_stencil: Option<wgpu::TextureFormat>,
+    pub samples: u32,
+    pub multiview: Option<std::num::NonZeroU32>,
+}
+
+impl Targets {
+    /// Targets with `colors` trimmed of trailing empty attachments.
+    pub(crate) fn new(
+        mut colors: Vec<Option<wgpu::TextureFormat>>,
+        depth_stencil: Option<wgpu::TextureFormat>,
+        samples: u32,
+        multiview: Option<std::num::NonZeroU32>,
+    ) -> Self {
+        while colors.last() == Some(&None) {
+            colors.pop();
+        }
+        Self {
+            colors,
+            depth_stencil,
+            samples,
+            multiview,
+        }
+    }
+}
+
+/// One vertex buffer slot a render pipeline reads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VertexSlot {
+    pub stride: u64,
+    pub step: wgpu::VertexStepMode,
+    /// The bytes one element needs: the end of its last attribute.
+    pub end: u64,
+}
+
 /// A render pipeline.
 #[derive(Debug)]
 pub(crate) struct RenderPipeline {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynRenderPipeline>>,
+    pub label: String,
     pub layout: Option<Arc<PipelineLayout>>,
     /// The vertex buffer slots the pipeline reads (bit per slot): each
     /// must have a buffer set before a draw.
     pub vertex_slots: u64,
+    /// The slots' layouts (`None`: a gap), for the draw range checks.
+    pub vertex: Vec<Option<VertexSlot>>,
+    pub targets: Targets,
+    pub writes_depth: bool,
+    pub writes_stencil: bool,
     pub last_use: LastUse,
+}
+
+impl RenderPipeline {
+    /// A pipeline with no keel-hal object (yet).
+    pub(crate) fn invalid(
+        shared: &Arc<DeviceShared>,
+        label: Option<&str>,
+        layout: Option<Arc<PipelineLayout>>,
+    ) -> Self {
+        Self {
+            shared: shared.clone(),
+            raw: None,
+            label: label.unwrap_or_default().into(),
+            layout,
+            vertex_slots: 0,
+            vertex: Vec::new(),
+            targets: Targets::default(),
+            writes_depth: false,
+            writes_stencil: false,
+            last_use: LastUse::default(),
+        }
+    }
+
+    /// Takes what the recording checks need from `desc`: vertex slots,
+    /// targets, depth and stencil writes.
+    pub(crate) fn describe(&mut self, desc: &wgpu::RenderPipelineDescriptor<'_>) {
+        self.vertex = desc
+            .vertex
+            .buffers
+            .iter()
+            .map(|b| {
+                b.as_ref().map(|b| VertexSlot {
+                    stride: b.array_stride,
+                    step: b.step_mode,
+                    end: b
+                        .attributes
+                        .iter()
+                        .map(|a| a.offset + a.format.size())
+                        .max()
+                        .unwrap_or(0),
+                })
+            })
+            .collect();
+        self.vertex_slots = self
+            .vertex
+            .iter()
+            .enumerate()
+            .filter(|(slot, b)| b.is_some() && *slot < 64)
+            .fold(0, |bits, (slot, _)| bits | 1 << slot);
+        let colors = desc.fragment.as_ref().map_or(Vec::new(), |f| {
+            f.targets
+                .iter()
+                .map(|t| t.as_ref().map(|t| t.format))
+                .collect()
+        });
+        self.targets = Targets::new(
+            colors,
+            desc.depth_stencil.as_ref().map(|d| d.format),
+            desc.multisample.count,
+            desc.multiview_mask,
+        );
+        if let Some(ds) = &desc.depth_stencil {
+            self.writes_depth = !ds.is_depth_read_only();
+            self.writes_stencil = !ds.is_stencil_read_only(desc.primitive.cull_mode);
+        }
+    }
+
+    /// How wgpu names the pipeline in its messages.
+    pub(crate) fn ident(&self) -> String {
+        format!("RenderPipeline with '{}' label", self.label)
+    }
 }
 
 impl Drop for RenderPipeline {

@@ -19,6 +19,10 @@ use crate::shared::{DeviceShared, InFlight};
 const CHUNK: u64 = 1 << 20;
 /// Free chunks kept for reuse; more are released.
 const KEEP_FREE: usize = 4;
+/// Free staging memory kept for reuse, in bytes: a chunk that would take
+/// the free list past it is released once its submission is done, so a
+/// loop of large writes does not pin their size in idle memory.
+const KEEP_FREE_BYTES: u64 = 4 * CHUNK;
 /// Staging offsets are aligned for every texel block size and for copies.
 const STAGING_ALIGN: u64 = 256;
 
@@ -55,7 +59,9 @@ impl StagingBelt {
         let (chunk, ptr) = match found {
             Some(i) => self.free.swap_remove(i),
             None => {
-                let chunk = create_staging(shared, size.max(CHUNK).next_power_of_two());
+                // Sized to the write (whole chunks): the waste is under one
+                // chunk, never a doubling.
+                let chunk = create_staging(shared, size.max(CHUNK).next_multiple_of(CHUNK));
                 let raw = chunk.raw.as_deref()?;
                 // SAFETY: a new Upload buffer; mappings are persistent.
                 let mapping = match unsafe { shared.hal().map_buffer(raw) } {
@@ -89,7 +95,8 @@ impl StagingBelt {
             let (chunk, after) = &self.used[i];
             if *after <= done && chunk.last_use() <= done {
                 let (chunk, _) = self.used.swap_remove(i);
-                if self.free.len() < KEEP_FREE {
+                let free_bytes: u64 = self.free.iter().map(|(c, _)| c.size).sum();
+                if self.free.len() < KEEP_FREE && free_bytes + chunk.size <= KEEP_FREE_BYTES {
                     if let Some(raw) = chunk.raw.as_deref() {
                         // SAFETY: persistent mapping of a chunk the GPU is done with.
                         if let Ok(m) = unsafe { chunk.shared.hal().map_buffer(raw) } {

@@ -231,30 +231,24 @@ impl<'a> Replay<'a> {
         // Block-compressed textures were zeroed by a copy queued at
         // creation (`queue::zero_compressed`); `clear_texture` takes the rest.
         let clearable = !texture.format.is_compressed();
-        let single = |mip: u32, layer: u32| wgpu::ImageSubresourceRange {
-            aspect: wgpu::TextureAspect::All,
-            base_mip_level: mip,
-            mip_level_count: Some(1),
-            base_array_layer: layer,
-            array_layer_count: Some(1),
-        };
         let mut clears = Vec::new();
         if !overwrite && clearable {
-            for layer in layers.clone() {
-                for mip in mips.clone() {
-                    let i = layer as usize * count as usize + mip as usize;
-                    if states.get(i) == Some(&TextureUses::UNINITIALIZED) {
-                        clears.push(single(mip, layer));
-                        states[i] = TextureUses::COPY_DST;
-                    }
-                }
+            clears = merged_ranges(mips.clone(), layers.clone(), |mip, layer| {
+                let i = layer as usize * count as usize + mip as usize;
+                (states.get(i) == Some(&TextureUses::UNINITIALIZED))
+                    .then_some(TextureUses::UNINITIALIZED)
+            });
+            for (range, _) in &clears {
+                for_each_subresource(range, |mip, layer| {
+                    states[layer as usize * count as usize + mip as usize] = TextureUses::COPY_DST;
+                });
             }
         }
         let mut recorded = false;
         if !clears.is_empty() {
             let barriers: Vec<_> = clears
                 .iter()
-                .map(|range| TextureBarrier {
+                .map(|(range, _)| TextureBarrier {
                     texture: raw,
                     range: *range,
                     usage: StateTransition::new(TextureUses::UNINITIALIZED, TextureUses::COPY_DST),
@@ -262,7 +256,7 @@ impl<'a> Replay<'a> {
                 .collect();
             // SAFETY: recording outside passes; the subresources are new.
             unsafe { self.enc.transition_textures(&barriers) };
-            for range in &clears {
+            for (range, _) in &clears {
                 // SAFETY: recording outside passes; in COPY_DST (above).
                 if let Err(e) = unsafe { self.enc.clear_texture(raw, range) } {
                     self.fail("zero-initialising a texture", e);
@@ -270,25 +264,29 @@ impl<'a> Replay<'a> {
             }
             recorded = true;
         }
-        let mut barriers = Vec::new();
+        if mips.end > count || layers.end as usize * count as usize > states.len() {
+            return Err(format!(
+                "mips {mips:?} layers {layers:?} are outside the texture ({count} mips, {} layers)",
+                states.len() / count.max(1) as usize
+            ));
+        }
+        let changes = merged_ranges(mips.clone(), layers.clone(), |mip, layer| {
+            let state = states[layer as usize * count as usize + mip as usize];
+            (state != usage || usage.intersects(TEXTURE_WRITES)).then_some(state)
+        });
         for layer in layers {
             for mip in mips.clone() {
-                let i = layer as usize * count as usize + mip as usize;
-                let Some(state) = states.get_mut(i) else {
-                    return Err(format!(
-                        "mip {mip} layer {layer} is outside the texture ({count} mips)"
-                    ));
-                };
-                if *state != usage || usage.intersects(TEXTURE_WRITES) {
-                    barriers.push(TextureBarrier {
-                        texture: raw,
-                        range: single(mip, layer),
-                        usage: StateTransition::new(*state, usage),
-                    });
-                }
-                *state = usage;
+                states[layer as usize * count as usize + mip as usize] = usage;
             }
         }
+        let barriers: Vec<_> = changes
+            .into_iter()
+            .map(|(range, from)| TextureBarrier {
+                texture: raw,
+                range,
+                usage: StateTransition::new(from, usage),
+            })
+            .collect();
         if !barriers.is_empty() {
             // SAFETY: recording outside passes; each subresource is in `from`.
             unsafe { self.enc.transition_textures(&barriers) };
@@ -1233,5 +1231,110 @@ impl BindState {
         self.immediate_offset = offset;
         self.immediate_data = Some(data.to_vec());
         self.immediate_dirty = true;
+    }
+}
+
+/// The subresources of `mips` × `layers` for which `state` is `Some`,
+/// merged into as few ranges as share one state: runs of mips within a
+/// layer, then runs of layers with the same runs (wgpu-core's merged
+/// texture barriers, rather than one per subresource).
+fn merged_ranges(
+    mips: Range<u32>,
+    layers: Range<u32>,
+    state: impl Fn(u32, u32) -> Option<TextureUses>,
+) -> Vec<(wgpu::ImageSubresourceRange, TextureUses)> {
+    let mut out: Vec<(wgpu::ImageSubresourceRange, TextureUses)> = Vec::new();
+    // The runs of the layers merged so far, and where they started.
+    let mut open: Vec<(Range<u32>, TextureUses)> = Vec::new();
+    let mut open_from = layers.start;
+    let flush = |out: &mut Vec<_>, runs: &[(Range<u32>, TextureUses)], from: u32, to: u32| {
+        for (run, s) in runs {
+            out.push((
+                wgpu::ImageSubresourceRange {
+                    aspect: wgpu::TextureAspect::All,
+                    base_mip_level: run.start,
+                    mip_level_count: Some(run.end - run.start),
+                    base_array_layer: from,
+                    array_layer_count: Some(to - from),
+                },
+                *s,
+            ));
+        }
+    };
+    for layer in layers.clone() {
+        let mut runs: Vec<(Range<u32>, TextureUses)> = Vec::new();
+        for mip in mips.clone() {
+            let Some(s) = state(mip, layer) else {
+                continue;
+            };
+            match runs.last_mut() {
+                Some((run, last)) if run.end == mip && *last == s => run.end = mip + 1,
+                _ => runs.push((mip..mip + 1, s)),
+            }
+        }
+        if runs != open {
+            flush(&mut out, &open, open_from, layer);
+            open = runs;
+            open_from = layer;
+        }
+    }
+    flush(&mut out, &open, open_from, layers.end);
+    out
+}
+
+/// Calls `f` with every (mip, layer) of `range` (counts given).
+fn for_each_subresource(range: &wgpu::ImageSubresourceRange, mut f: impl FnMut(u32, u32)) {
+    let mips = range.mip_level_count.unwrap_or(0);
+    let layers = range.array_layer_count.unwrap_or(0);
+    for layer in range.base_array_layer..range.base_array_layer + layers {
+        for mip in range.base_mip_level..range.base_mip_level + mips {
+            f(mip, layer);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barriers_merge_into_ranges() {
+        // A 4-mip, 3-layer texture: mips 0..2 of every layer in one state,
+        // mip 3 of layer 1 in another, mip 2 nowhere (no barrier).
+        let state = |mip: u32, layer: u32| match (mip, layer) {
+            (2, _) => None,
+            (3, 1) => Some(TextureUses::COPY_DST),
+            (3, _) => Some(TextureUses::RESOURCE),
+            _ => Some(TextureUses::RESOURCE),
+        };
+        let ranges = merged_ranges(0..4, 0..3, state);
+        let flat: Vec<_> = ranges
+            .iter()
+            .map(|(r, s)| {
+                (
+                    r.base_mip_level..r.base_mip_level + r.mip_level_count.unwrap(),
+                    r.base_array_layer..r.base_array_layer + r.array_layer_count.unwrap(),
+                    *s,
+                )
+            })
+            .collect();
+        assert_eq!(
+            flat,
+            vec![
+                (0..2, 0..1, TextureUses::RESOURCE),
+                (3..4, 0..1, TextureUses::RESOURCE),
+                (0..2, 1..2, TextureUses::RESOURCE),
+                (3..4, 1..2, TextureUses::COPY_DST),
+                (0..2, 2..3, TextureUses::RESOURCE),
+                (3..4, 2..3, TextureUses::RESOURCE),
+            ]
+        );
+        // Every subresource alike: one range.
+        let all = merged_ranges(0..4, 0..3, |_, _| Some(TextureUses::RESOURCE));
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].0.mip_level_count, Some(4));
+        assert_eq!(all[0].0.array_layer_count, Some(3));
+        // Nothing: no range.
+        assert!(merged_ranges(0..4, 0..3, |_, _| None).is_empty());
     }
 }

@@ -54,6 +54,8 @@ pub(crate) enum MapState {
 pub(crate) struct Buffer {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynBuffer>>,
+    /// The program's label (empty without one), for error messages.
+    pub label: String,
     pub size: u64,
     pub usage: wgpu::BufferUsages,
     pub memory: Memory,
@@ -70,6 +72,11 @@ pub(crate) struct Buffer {
 }
 
 impl Buffer {
+    /// How wgpu names the buffer in its messages.
+    pub(crate) fn ident(&self) -> String {
+        format!("Buffer with '{}' label", self.label)
+    }
+
     pub(crate) fn last_use(&self) -> u64 {
         self.last_use.get()
     }
@@ -187,6 +194,8 @@ impl Drop for Buffer {
 pub(crate) struct Texture {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynTexture>>,
+    /// The program's label (empty without one), for error messages.
+    pub label: String,
     pub size: wgpu::Extent3d,
     pub mip_level_count: u32,
     pub sample_count: u32,
@@ -215,6 +224,7 @@ impl Texture {
         Self {
             shared: shared.clone(),
             raw: None,
+            label: "surface frame".into(),
             size: wgpu::Extent3d {
                 width: config.width,
                 height: config.height,
@@ -231,6 +241,11 @@ impl Texture {
             frame: Mutex::new(Some(frame)),
             surface: Some(surface),
         }
+    }
+
+    /// How wgpu names the texture in its messages.
+    pub(crate) fn ident(&self) -> String {
+        format!("Texture with '{}' label", self.label)
     }
 
     /// Whether this is a surface frame.
@@ -380,6 +395,9 @@ pub(crate) struct TextureView {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynTextureView>>,
     pub texture: Arc<Texture>,
+    /// The view's format (the texture's unless the view names another).
+    pub format: wgpu::TextureFormat,
+    pub aspect: wgpu::TextureAspect,
     pub mips: Range<u32>,
     pub layers: Range<u32>,
     pub last_use: LastUse,

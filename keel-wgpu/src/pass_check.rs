@@ -1,0 +1,933 @@
+//! What wgpu-core checks while a pass or a render bundle is recorded, made
+//! at the same commands: the state a pass keeps (pipeline, bind groups,
+//! vertex and index buffers) and the checks against it at `set_*`, draw
+//! and dispatch, and the usage scope (wgpu's: each dispatch of a compute
+//! pass, a whole render pass with its bundles) whose conflicting uses are
+//! errors. An error makes the encoder invalid; `finish` reports it (wgpu's
+//! point). Nothing a failed check stood for reaches keel-hal: a command
+//! buffer with an error is never replayed.
+//!
+//! The replay (`replay.rs`) keeps its own state checks as a second net.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
+
+use keel_hal::{BufferUses, TextureUses};
+
+use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
+use crate::command::{PassCmd, RenderBundle};
+use crate::pipeline::{ComputePipeline, RenderPipeline, Targets};
+use crate::resource::{Buffer, TextureView};
+use crate::shared::DeviceShared;
+
+/// Bind group slots a pass keeps (wgpu's `MAX_BIND_GROUPS`).
+pub(crate) const MAX_GROUPS: usize = 8;
+
+/// Buffer uses that exclude every other use in one scope (wgpu's).
+const BUFFER_EXCLUSIVE: BufferUses = BufferUses::MAP_WRITE
+    .union(BufferUses::COPY_DST)
+    .union(BufferUses::STORAGE_READ_WRITE);
+/// Texture uses that exclude every other use of a subresource in one scope.
+const TEXTURE_EXCLUSIVE: TextureUses = TextureUses::COPY_DST
+    .union(TextureUses::COLOR_TARGET)
+    .union(TextureUses::DEPTH_STENCIL_WRITE)
+    .union(TextureUses::STORAGE_READ_WRITE)
+    .union(TextureUses::PRESENT);
+
+/// wgpu's words for a conflict in a usage scope.
+fn conflict(
+    what: String,
+    current: impl std::fmt::Debug,
+    new: impl std::fmt::Debug,
+    exclusive: impl std::fmt::Debug,
+) -> String {
+    format!(
+        "Attempted to use {what} with conflicting usages. Current usage {current:?} and new \
+         usage {new:?}. {exclusive:?} is an exclusive usage and cannot be used with any other \
+         usages within the usage scope (renderpass or compute dispatch)"
+    )
+}
+
+/// wgpu's words for a resource used without the usage it needs.
+pub(crate) fn missing_usage(
+    what: String,
+    actual: impl std::fmt::Debug,
+    expected: impl std::fmt::Debug,
+) -> String {
+    format!("Usage flags {actual:?} of {what} do not contain required usage flags {expected:?}")
+}
+
+/// Whether `range` of `b` (`size`: the rest of the buffer when `None`)
+/// fits, as the bound size.
+fn bound_size(b: &Buffer, offset: u64, size: Option<wgpu::BufferSize>) -> Result<u64, String> {
+    let end = match size {
+        Some(s) => offset.checked_add(s.get()),
+        None => Some(b.size),
+    };
+    match end {
+        Some(end) if offset <= b.size && end <= b.size => Ok(end - offset),
+        _ => Err(format!(
+            "Buffer range {offset}..{} is out of bounds for {} of size {}",
+            end.unwrap_or(u64::MAX),
+            b.ident(),
+            b.size
+        )),
+    }
+}
+
+fn overlap(a: &Range<u32>, b: &Range<u32>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+fn aspects_overlap(a: wgpu::TextureAspect, b: wgpu::TextureAspect) -> bool {
+    use wgpu::TextureAspect as A;
+    a == b || a == A::All || b == A::All
+}
+
+/// The resources one usage scope uses and how, with the conflicts wgpu
+/// refuses found as they are added.
+#[derive(Debug, Default)]
+pub(crate) struct UsageScope {
+    pub buffers: Vec<(Arc<Buffer>, BufferUses)>,
+    pub views: Vec<(Arc<TextureView>, TextureUses)>,
+    /// Buffer → position in `buffers`, built past [`UsageScope::LINEAR`].
+    buffer_index: HashMap<usize, usize>,
+}
+
+impl UsageScope {
+    /// Up to this many buffers a linear search is cheaper than the index.
+    const LINEAR: usize = 8;
+
+    /// Adds `usage` of `buffer`.
+    pub(crate) fn buffer(&mut self, buffer: &Arc<Buffer>, usage: BufferUses) -> Result<(), String> {
+        let key = Arc::as_ptr(buffer) as usize;
+        let found = if self.buffers.len() <= Self::LINEAR {
+            self.buffers
+                .iter()
+                .position(|(b, _)| Arc::ptr_eq(b, buffer))
+        } else {
+            if self.buffer_index.is_empty() {
+                for (i, (b, _)) in self.buffers.iter().enumerate() {
+                    self.buffer_index.insert(Arc::as_ptr(b) as usize, i);
+                }
+            }
+            self.buffer_index.get(&key).copied()
+        };
+        match found {
+            Some(i) => {
+                let current = self.buffers[i].1;
+                let union = current | usage;
+                if union.intersects(BUFFER_EXCLUSIVE) && !union.bits().is_power_of_two() {
+                    return Err(conflict(
+                        buffer.ident(),
+                        current,
+                        usage,
+                        union & BUFFER_EXCLUSIVE,
+                    ));
+                }
+                self.buffers[i].1 = union;
+            }
+            None => {
+                if !self.buffer_index.is_empty() {
+                    self.buffer_index.insert(key, self.buffers.len());
+                }
+                self.buffers.push((buffer.clone(), usage));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `usage` of `view`'s subresources.
+    pub(crate) fn view(
+        &mut self,
+        view: &Arc<TextureView>,
+        usage: TextureUses,
+    ) -> Result<(), String> {
+        let mut same = false;
+        for (v, u) in &self.views {
+            if Arc::ptr_eq(v, view) && *u == usage {
+                same = true;
+                continue;
+            }
+            if !Arc::ptr_eq(&v.texture, &view.texture)
+                || !overlap(&v.mips, &view.mips)
+                || !overlap(&v.layers, &view.layers)
+                || !aspects_overlap(v.aspect, view.aspect)
+            {
+                continue;
+            }
+            let union = *u | usage;
+            if union.intersects(TEXTURE_EXCLUSIVE) && !union.bits().is_power_of_two() {
+                return Err(conflict(
+                    format!(
+                        "{} (mips {:?} layers {:?})",
+                        view.texture.ident(),
+                        view.mips,
+                        view.layers
+                    ),
+                    *u,
+                    usage,
+                    union & TEXTURE_EXCLUSIVE,
+                ));
+            }
+        }
+        if !same {
+            self.views.push((view.clone(), usage));
+        }
+        Ok(())
+    }
+
+    /// Adds every resource of `group`.
+    pub(crate) fn group(&mut self, group: &BindGroup) -> Result<(), String> {
+        for b in &group.buffers {
+            self.buffer(&b.buffer, b.usage)?;
+        }
+        for (view, usage) in &group.views {
+            self.view(view, *usage)?;
+        }
+        Ok(())
+    }
+
+    /// Adds everything `other` uses.
+    pub(crate) fn merge(&mut self, other: &UsageScope) -> Result<(), String> {
+        for (b, u) in &other.buffers {
+            self.buffer(b, *u)?;
+        }
+        for (v, u) in &other.views {
+            self.view(v, *u)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks `set_bind_group`'s arguments: the index, the group's validity,
+/// the dynamic offsets' count, alignment and range.
+fn check_set_group(
+    shared: &DeviceShared,
+    index: u32,
+    group: Option<&Arc<BindGroup>>,
+    offsets: &[u32],
+) -> Result<(), String> {
+    let max = shared.limits.max_bind_groups;
+    if index >= max || index as usize >= MAX_GROUPS {
+        return Err(format!(
+            "Bind group index {index} is greater than the device's requested `max_bind_group` \
+             limit {max}"
+        ));
+    }
+    let Some(group) = group else {
+        return Ok(());
+    };
+    if group.raw.is_none() {
+        return Err("BindGroup is invalid".into());
+    }
+    if group.dynamic.len() != offsets.len() {
+        return Err(format!(
+            "Bind group {index} expects {} dynamic offset{}. However {} dynamic offset{} \
+             provided.",
+            group.dynamic.len(),
+            if group.dynamic.len() == 1 { "" } else { "s" },
+            offsets.len(),
+            if offsets.len() == 1 { " was" } else { "s were" },
+        ));
+    }
+    for (i, (d, &offset)) in group.dynamic.iter().zip(offsets).enumerate() {
+        let (limit_name, alignment) = if d.uniform {
+            (
+                "min_uniform_buffer_offset_alignment",
+                shared.limits.min_uniform_buffer_offset_alignment,
+            )
+        } else {
+            (
+                "min_storage_buffer_offset_alignment",
+                shared.limits.min_storage_buffer_offset_alignment,
+            )
+        };
+        if alignment != 0 && offset % alignment != 0 {
+            return Err(format!(
+                "Dynamic binding offset index {i} with offset {offset} does not respect \
+                 device's requested `{limit_name}` limit {alignment}"
+            ));
+        }
+        let (start, end) = d.range;
+        if end.saturating_add(offset as u64) > d.buffer_size {
+            return Err(format!(
+                "Dynamic binding at index {i} with offset {offset} would overrun the buffer \
+                 bound to group {index} -> binding {}. Buffer size is {} bytes, the binding \
+                 binds bytes {start}..{end}, meaning the maximum the binding can be offset is \
+                 {} bytes",
+                d.binding,
+                d.buffer_size,
+                d.buffer_size.saturating_sub(end)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a group made for `have` may stand where `want` is expected:
+/// the same layout, or one with the same entries (wgpu deduplicates equal
+/// layouts).
+fn layouts_compatible(have: &Arc<BindGroupLayout>, want: &Arc<BindGroupLayout>) -> bool {
+    Arc::ptr_eq(have, want)
+        || (have.entries.len() == want.entries.len()
+            && have
+                .entries
+                .iter()
+                .all(|e| want.entry(e.binding) == Some(e)))
+}
+
+/// Checks the bound groups against the pipeline's layout.
+fn check_groups(
+    groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
+    layout: &PipelineLayout,
+    pipeline: &str,
+) -> Result<(), String> {
+    for (index, want) in layout.groups.iter().enumerate() {
+        match groups.get(index).and_then(Option::as_ref) {
+            None => {
+                return Err(format!(
+                    "The current set {pipeline} expects a BindGroup to be set at index {index}"
+                ))
+            }
+            Some(g) if !layouts_compatible(&g.layout, want) => {
+                return Err(format!(
+                    "Incompatible bind group at index {index} in the current {pipeline}: the \
+                     group was made for a layout with entries {:?}, the pipeline expects {:?}",
+                    g.layout
+                        .entries
+                        .iter()
+                        .map(|e| (e.binding, e.ty))
+                        .collect::<Vec<_>>(),
+                    want.entries
+                        .iter()
+                        .map(|e| (e.binding, e.ty))
+                        .collect::<Vec<_>>()
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks an indirect arguments buffer: its usage, offset and range.
+fn check_indirect(buffer: &Buffer, offset: u64, size: u64) -> Result<(), String> {
+    if !buffer.usage.contains(wgpu::BufferUsages::INDIRECT) {
+        return Err(missing_usage(
+            buffer.ident(),
+            buffer.usage,
+            wgpu::BufferUsages::INDIRECT,
+        ));
+    }
+    if !offset.is_multiple_of(4) {
+        return Err(format!(
+            "Indirect buffer offset {offset} is not a multiple of 4"
+        ));
+    }
+    if offset.checked_add(size).is_none_or(|end| end > buffer.size) {
+        return Err(format!(
+            "Indirect draw uses bytes {offset}..{} which overruns indirect buffer of size {}",
+            offset.saturating_add(size),
+            buffer.size
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `set_immediates`' range.
+fn check_immediates(shared: &DeviceShared, offset: u32, len: usize) -> Result<(), String> {
+    let max = shared.limits.max_immediate_size;
+    if !offset.is_multiple_of(4) || !len.is_multiple_of(4) {
+        return Err(format!(
+            "Immediate data offset {offset} and size {len} must be multiples of 4"
+        ));
+    }
+    if (offset as u64).saturating_add(len as u64) > max as u64 {
+        return Err(format!(
+            "Immediate data range {offset}..{} is outside the device's `max_immediate_size` \
+             limit {max}",
+            offset as u64 + len as u64
+        ));
+    }
+    Ok(())
+}
+
+/// The state of a compute pass being recorded.
+#[derive(Debug)]
+pub(crate) struct ComputeState {
+    shared: Arc<DeviceShared>,
+    pipeline: Option<Arc<ComputePipeline>>,
+    groups: [Option<Arc<BindGroup>>; MAX_GROUPS],
+    /// The pipeline and groups were checked together, and the groups'
+    /// scope found free of conflicts, since the last change.
+    checked: bool,
+}
+
+impl ComputeState {
+    pub(crate) fn new(shared: &Arc<DeviceShared>) -> Self {
+        Self {
+            shared: shared.clone(),
+            pipeline: None,
+            groups: Default::default(),
+            checked: false,
+        }
+    }
+
+    /// Checks `cmd` against the state and takes its changes.
+    pub(crate) fn record(&mut self, cmd: &PassCmd) -> Result<(), String> {
+        match cmd {
+            PassCmd::SetComputePipeline(p) => {
+                if p.raw.is_none() {
+                    return Err(format!(
+                        "ComputePipeline with '{}' label is invalid",
+                        p.label
+                    ));
+                }
+                self.pipeline = Some(p.clone());
+                self.checked = false;
+            }
+            PassCmd::SetBindGroup {
+                index,
+                group,
+                offsets,
+            } => {
+                check_set_group(&self.shared, *index, group.as_ref(), offsets)?;
+                self.groups[*index as usize] = group.clone();
+                self.checked = false;
+            }
+            PassCmd::SetImmediates { offset, data } => {
+                check_immediates(&self.shared, *offset, data.len())?
+            }
+            PassCmd::Dispatch(_) => self.dispatch(None)?,
+            PassCmd::DispatchIndirect { buffer, offset } => {
+                check_indirect(buffer, *offset, 12)?;
+                self.dispatch(Some(buffer))?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A dispatch's checks: a pipeline, its groups, and the dispatch's
+    /// usage scope (the groups the pipeline uses, the indirect buffer).
+    fn dispatch(&mut self, indirect: Option<&Arc<Buffer>>) -> Result<(), String> {
+        if self.checked && indirect.is_none() {
+            return Ok(());
+        }
+        let pipeline = self.pipeline.as_ref().ok_or("Pipeline must be set")?;
+        let layout = pipeline
+            .layout
+            .as_ref()
+            .ok_or("the compute pipeline is invalid")?;
+        let ident = format!("ComputePipeline with '{}' label", pipeline.label);
+        check_groups(&self.groups, layout, &ident)?;
+        let mut scope = UsageScope::default();
+        for group in self.groups.iter().take(layout.groups.len()).flatten() {
+            scope.group(group)?;
+        }
+        if let Some(buffer) = indirect {
+            scope.buffer(buffer, BufferUses::INDIRECT)?;
+        }
+        self.checked = true;
+        Ok(())
+    }
+}
+
+/// Depth and stencil access of a render pass or bundle.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ReadOnly {
+    pub depth: bool,
+    pub stencil: bool,
+}
+
+/// The state of a render pass or render bundle being recorded.
+#[derive(Debug)]
+pub(crate) struct RenderState {
+    shared: Arc<DeviceShared>,
+    /// "RenderPass" or "RenderBundle", for messages.
+    what: &'static str,
+    pub targets: Targets,
+    pub read_only: ReadOnly,
+    pipeline: Option<Arc<RenderPipeline>>,
+    groups: [Option<Arc<BindGroup>>; MAX_GROUPS],
+    groups_checked: bool,
+    /// The bound size of each vertex buffer slot.
+    vertex: Vec<Option<u64>>,
+    /// The index format and the number of indices the index buffer holds.
+    index: Option<u64>,
+    /// What the pass (with its bundles) or bundle uses.
+    pub scope: UsageScope,
+    groups_seen: HashSet<usize>,
+}
+
+impl RenderState {
+    pub(crate) fn new(
+        shared: &Arc<DeviceShared>,
+        what: &'static str,
+        targets: Targets,
+        read_only: ReadOnly,
+    ) -> Self {
+        Self {
+            shared: shared.clone(),
+            what,
+            targets,
+            read_only,
+            pipeline: None,
+            groups: Default::default(),
+            groups_checked: false,
+            vertex: Vec::new(),
+            index: None,
+            scope: UsageScope::default(),
+            groups_seen: HashSet::new(),
+        }
+    }
+
+    /// Checks that what was made for `other` may be used here.
+    fn check_targets(&self, other: &Targets, res: &str) -> Result<(), String> {
+        let mine = &self.targets;
+        if mine.colors != other.colors {
+            let len = mine.colors.len().max(other.colors.len());
+            let indices: Vec<usize> = (0..len)
+                .filter(|&i| {
+                    mine.colors.get(i).copied().flatten() != other.colors.get(i).copied().flatten()
+                })
+                .collect();
+            return Err(format!(
+                "Incompatible color attachments at indices {indices:?}: the {} uses textures \
+                 with formats {:?} but the {res} uses attachments with formats {:?}",
+                self.what, mine.colors, other.colors
+            ));
+        }
+        if mine.depth_stencil != other.depth_stencil {
+            return Err(format!(
+                "Incompatible depth-stencil attachment format: the {} uses a texture with \
+                 format {:?} but the {res} uses an attachment with format {:?}",
+                self.what, mine.depth_stencil, other.depth_stencil
+            ));
+        }
+        if mine.samples != other.samples {
+            return Err(format!(
+                "Incompatible sample count: the {} uses textures with sample count {} but the \
+                 {res} uses attachments with format {}",
+                self.what, mine.samples, other.samples
+            ));
+        }
+        if mine.multiview != other.multiview {
+            return Err(format!(
+                "Incompatible multiview setting: the {} uses setting {:?} but the {res} uses \
+                 setting {:?}",
+                self.what, mine.multiview, other.multiview
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks `cmd` against the state and takes its changes.
+    pub(crate) fn record(&mut self, cmd: &PassCmd) -> Result<(), String> {
+        match cmd {
+            PassCmd::SetRenderPipeline(p) => {
+                if p.raw.is_none() {
+                    return Err(format!("{} is invalid", p.ident()));
+                }
+                self.check_targets(&p.targets, &p.ident())?;
+                if p.writes_depth && self.read_only.depth {
+                    return Err(format!(
+                        "{} writes to depth, while the pass has read-only depth access",
+                        p.ident()
+                    ));
+                }
+                if p.writes_stencil && self.read_only.stencil {
+                    return Err(format!(
+                        "{} writes to stencil, while the pass has read-only stencil access",
+                        p.ident()
+                    ));
+                }
+                self.pipeline = Some(p.clone());
+                self.groups_checked = false;
+            }
+            PassCmd::SetBindGroup {
+                index,
+                group,
+                offsets,
+            } => {
+                check_set_group(&self.shared, *index, group.as_ref(), offsets)?;
+                if let Some(g) = group {
+                    if self.groups_seen.insert(Arc::as_ptr(g) as usize) {
+                        self.scope.group(g)?;
+                    }
+                }
+                self.groups[*index as usize] = group.clone();
+                self.groups_checked = false;
+            }
+            PassCmd::SetImmediates { offset, data } => {
+                check_immediates(&self.shared, *offset, data.len())?
+            }
+            PassCmd::SetVertexBuffer {
+                slot,
+                buffer,
+                offset,
+                size,
+            } => {
+                let max = self.shared.limits.max_vertex_buffers;
+                if *slot >= max {
+                    return Err(format!(
+                        "Vertex buffer slot {slot} is greater than the device's requested \
+                         `max_vertex_buffers` limit {max}"
+                    ));
+                }
+                let slot = *slot as usize;
+                if self.vertex.len() <= slot {
+                    self.vertex.resize(slot + 1, None);
+                }
+                let Some(buffer) = buffer else {
+                    self.vertex[slot] = None;
+                    return Ok(());
+                };
+                if !buffer.usage.contains(wgpu::BufferUsages::VERTEX) {
+                    return Err(missing_usage(
+                        buffer.ident(),
+                        buffer.usage,
+                        wgpu::BufferUsages::VERTEX,
+                    ));
+                }
+                if !offset.is_multiple_of(wgpu::VERTEX_ALIGNMENT) {
+                    return Err(format!(
+                        "Buffer offset {offset} is not aligned to {}",
+                        wgpu::VERTEX_ALIGNMENT
+                    ));
+                }
+                self.vertex[slot] = Some(bound_size(buffer, *offset, *size)?);
+                self.scope.buffer(buffer, BufferUses::VERTEX)?;
+            }
+            PassCmd::SetIndexBuffer {
+                buffer,
+                format,
+                offset,
+                size,
+            } => {
+                if !buffer.usage.contains(wgpu::BufferUsages::INDEX) {
+                    return Err(missing_usage(
+                        buffer.ident(),
+                        buffer.usage,
+                        wgpu::BufferUsages::INDEX,
+                    ));
+                }
+                let stride = format.byte_size() as u64;
+                if !offset.is_multiple_of(stride) {
+                    return Err(format!(
+                        "Index buffer offset {offset} is not aligned to the index format's \
+                         size {stride}"
+                    ));
+                }
+                self.index = Some(bound_size(buffer, *offset, *size)? / stride);
+                self.scope.buffer(buffer, BufferUses::INDEX)?;
+            }
+            PassCmd::Draw {
+                vertices,
+                instances,
+            } => {
+                self.draw_state(false)?;
+                self.check_ranges(Some(vertices), instances)?;
+            }
+            PassCmd::DrawIndexed {
+                indices, instances, ..
+            } => {
+                self.draw_state(true)?;
+                let limit = self.index.unwrap_or(0);
+                if indices.end as u64 > limit {
+                    return Err(format!(
+                        "Index {} extends beyond limit {limit}. Did you bind the correct index \
+                         buffer?",
+                        indices.end
+                    ));
+                }
+                self.check_ranges(None, instances)?;
+            }
+            PassCmd::DrawIndirect {
+                buffer,
+                offset,
+                count,
+                indexed,
+            } => {
+                let stride = if *indexed { 20 } else { 16 };
+                check_indirect(buffer, *offset, stride * *count as u64)?;
+                self.scope.buffer(buffer, BufferUses::INDIRECT)?;
+                self.draw_state(*indexed)?;
+            }
+            PassCmd::DrawIndirectCount {
+                buffer,
+                offset,
+                count_buffer,
+                count_offset,
+                max_count,
+                indexed,
+            } => {
+                let stride = if *indexed { 20 } else { 16 };
+                check_indirect(buffer, *offset, stride * *max_count as u64)?;
+                check_indirect(count_buffer, *count_offset, 4)?;
+                self.scope.buffer(buffer, BufferUses::INDIRECT)?;
+                self.scope.buffer(count_buffer, BufferUses::INDIRECT)?;
+                self.draw_state(*indexed)?;
+            }
+            PassCmd::ExecuteBundles(bundles) => {
+                for bundle in bundles {
+                    self.execute(bundle)?;
+                }
+                // wgpu's rule: after bundles, the pass state is reset.
+                self.pipeline = None;
+                self.groups = Default::default();
+                self.vertex.clear();
+                self.index = None;
+                self.groups_checked = false;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, bundle: &RenderBundle) -> Result<(), String> {
+        let res = format!("RenderBundle with '{}' label", bundle.label);
+        if !bundle.valid {
+            return Err(format!("{res} is invalid"));
+        }
+        self.check_targets(&bundle.targets, &res)?;
+        if self.read_only.depth && !bundle.read_only.depth {
+            return Err(format!(
+                "{res} writes to depth, while the pass has read-only depth access"
+            ));
+        }
+        if self.read_only.stencil && !bundle.read_only.stencil {
+            return Err(format!(
+                "{res} writes to stencil, while the pass has read-only stencil access"
+            ));
+        }
+        self.scope.merge(&bundle.scope)
+    }
+
+    /// A draw's checks: a pipeline, its groups, its vertex buffers, an
+    /// index buffer for an indexed draw.
+    fn draw_state(&mut self, indexed: bool) -> Result<(), String> {
+        let pipeline = self.pipeline.as_ref().ok_or("Pipeline must be set")?;
+        if !self.groups_checked {
+            let layout = pipeline
+                .layout
+                .as_ref()
+                .ok_or("the render pipeline is invalid")?;
+            check_groups(&self.groups, layout, &pipeline.ident())?;
+            self.groups_checked = true;
+        }
+        for (slot, layout) in pipeline.vertex.iter().enumerate() {
+            if layout.is_some() && self.vertex.get(slot).copied().flatten().is_none() {
+                return Err(format!(
+                    "Currently set {} requires vertex buffer {slot} to be set",
+                    pipeline.ident()
+                ));
+            }
+        }
+        if indexed && self.index.is_none() {
+            return Err("Index buffer must be set".into());
+        }
+        Ok(())
+    }
+
+    /// A direct draw's vertex (when not indexed) and instance ranges
+    /// against the bound vertex buffers.
+    fn check_ranges(
+        &self,
+        vertices: Option<&Range<u32>>,
+        instances: &Range<u32>,
+    ) -> Result<(), String> {
+        let Some(pipeline) = &self.pipeline else {
+            return Ok(());
+        };
+        for (slot, layout) in pipeline.vertex.iter().enumerate() {
+            let (Some(layout), Some(Some(size))) = (layout, self.vertex.get(slot)) else {
+                continue;
+            };
+            let limit = if *size < layout.end {
+                0
+            } else {
+                // A zero stride reads the same element for every index.
+                (size - layout.end)
+                    .checked_div(layout.stride)
+                    .map_or(u64::MAX, |n| n + 1)
+            };
+            match layout.step {
+                wgpu::VertexStepMode::Vertex => {
+                    if let Some(v) = vertices {
+                        if v.end as u64 > limit {
+                            return Err(format!(
+                                "Vertex {} extends beyond limit {limit} imposed by the buffer \
+                                 in slot {slot}. Did you bind the correct `Vertex` step-rate \
+                                 vertex buffer?",
+                                v.end
+                            ));
+                        }
+                    }
+                }
+                wgpu::VertexStepMode::Instance => {
+                    if instances.end as u64 > limit {
+                        return Err(format!(
+                            "Instance {} extends beyond limit {limit} imposed by the buffer in \
+                             slot {slot}. Did you bind the correct `Instance` step-rate vertex \
+                             buffer?",
+                            instances.end
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The checks `begin_render_pass` makes on its attachments (usage, one mip,
+/// equal sizes and sample counts, resolve targets, depth and stencil
+/// operations against the format) and the state the pass starts with:
+/// its targets, its depth and stencil access, the attachments in its scope.
+pub(crate) fn begin_render_pass(
+    shared: &Arc<DeviceShared>,
+    pass: &crate::command::RenderPassRecord,
+) -> Result<RenderState, String> {
+    let mut extent: Option<(wgpu::Extent3d, String)> = None;
+    let mut samples: Option<u32> = None;
+    let mut scope = UsageScope::default();
+    let mut check_view = |view: &TextureView, location: String| -> Result<(), String> {
+        let texture = &view.texture;
+        if !texture
+            .usage
+            .contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+        {
+            return Err(missing_usage(
+                texture.ident(),
+                texture.usage,
+                wgpu::TextureUsages::RENDER_ATTACHMENT,
+            ));
+        }
+        if view.mips.len() != 1 {
+            return Err(format!(
+                "The {location} view must have exactly one mip level; it has {}",
+                view.mips.len()
+            ));
+        }
+        let mut size = view.extent();
+        size.depth_or_array_layers = 1;
+        match &extent {
+            Some((first, first_at)) if *first != size => {
+                return Err(format!(
+                    "Attachments have differing sizes: the {first_at} has extent {first:?} but \
+                     is followed by the {location} which has {size:?}"
+                ))
+            }
+            Some(_) => {}
+            None => extent = Some((size, location)),
+        }
+        Ok(())
+    };
+    let mut colors = Vec::with_capacity(pass.colors.len());
+    for (i, color) in pass.colors.iter().enumerate() {
+        let Some(color) = color else {
+            colors.push(None);
+            continue;
+        };
+        let location = format!("color attachment at index {i}");
+        check_view(&color.view, location.clone())?;
+        if !color.view.format.has_color_aspect() {
+            return Err(format!(
+                "The {location}'s format {:?} is not a color format",
+                color.view.format
+            ));
+        }
+        let count = color.view.texture.sample_count;
+        match samples {
+            Some(s) if s != count => {
+                return Err(format!(
+                    "Attachments have differing sample counts: the first has {s} but the \
+                     {location} has {count}"
+                ))
+            }
+            _ => samples = Some(count),
+        }
+        if let Some(resolve) = &color.resolve {
+            let at = format!("resolve target of {location}");
+            check_view(resolve, at.clone())?;
+            if count == 1 {
+                return Err(format!(
+                    "The {location} has a resolve target but is not multisampled"
+                ));
+            }
+            if resolve.texture.sample_count != 1 {
+                return Err(format!("The {at} must have a sample count of 1"));
+            }
+            if resolve.format != color.view.format {
+                return Err(format!(
+                    "The {at} has format {:?}, the attachment {:?}",
+                    resolve.format, color.view.format
+                ));
+            }
+            scope.view(resolve, TextureUses::COLOR_TARGET)?;
+        }
+        scope.view(&color.view, TextureUses::COLOR_TARGET)?;
+        colors.push(Some(color.view.format));
+    }
+    let mut read_only = ReadOnly::default();
+    let mut depth_format = None;
+    if let Some(depth) = &pass.depth {
+        let location = "depth-stencil attachment".to_string();
+        check_view(&depth.view, location.clone())?;
+        let format = depth.view.format;
+        if !format.is_depth_stencil_format() {
+            return Err(format!(
+                "The {location}'s format {format:?} is not a depth-stencil format"
+            ));
+        }
+        let count = depth.view.texture.sample_count;
+        if let Some(s) = samples.filter(|&s| s != count) {
+            return Err(format!(
+                "Attachments have differing sample counts: the color attachments have {s} but \
+                 the {location} has {count}"
+            ));
+        }
+        samples = Some(count);
+        let has_depth = format.has_depth_aspect();
+        let has_stencil = format.has_stencil_aspect();
+        if has_depth && depth.depth.is_none() && !has_stencil && depth.stencil.is_some() {
+            return Err("stencil_ops were given for a format without stencil".into());
+        }
+        if !has_depth && depth.depth.is_some() {
+            return Err(format!(
+                "depth_ops were given for {format:?}, which has no depth aspect"
+            ));
+        }
+        if !has_stencil && depth.stencil.is_some() {
+            return Err(format!(
+                "stencil_ops were given for {format:?}, which has no stencil aspect"
+            ));
+        }
+        read_only = ReadOnly {
+            depth: !has_depth || depth.depth.is_none(),
+            stencil: !has_stencil || depth.stencil.is_none(),
+        };
+        let usage = if read_only.depth && read_only.stencil {
+            TextureUses::DEPTH_STENCIL_READ
+        } else {
+            TextureUses::DEPTH_STENCIL_WRITE
+        };
+        scope.view(&depth.view, usage)?;
+        depth_format = Some(format);
+    }
+    if extent.is_none() {
+        return Err("a render pass needs at least one attachment".into());
+    }
+    let targets = Targets::new(
+        colors,
+        depth_format,
+        samples.unwrap_or(1),
+        pass.multiview_mask,
+    );
+    let mut state = RenderState::new(shared, "RenderPass", targets, read_only);
+    state.scope = scope;
+    Ok(state)
+}
