@@ -5,12 +5,14 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use keel_hal::dynamic::{DynCommandBuffer, DynCommandEncoder};
 use parking_lot::Mutex;
 
 use crate::binding::BindGroup;
 use crate::pipeline::{ComputePipeline, RenderPipeline};
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
+use crate::tracker::Tracker;
 
 /// Where in a texture a copy starts.
 #[derive(Clone, Copy, Debug)]
@@ -289,9 +291,35 @@ impl Recording {
     }
 }
 
-/// A finished command buffer, replayed at submit.
+/// A command buffer encoded at `finish` into a keel-hal command buffer of
+/// its own, with the uses the submit resolves (`tracker.rs`).
+#[derive(Debug)]
+pub(crate) struct Encoded {
+    pub encoder: Box<dyn DynCommandEncoder>,
+    pub buffer: Box<dyn DynCommandBuffer>,
+    pub tracker: Tracker,
+}
+
+/// A finished command buffer: encoded already (`encoded`), or replayed at
+/// submit (one that uses a surface frame). `recording` keeps its commands
+/// (and so every object they use) and its error until the submit.
 #[derive(Debug)]
 pub(crate) struct CommandBuffer {
     pub shared: Arc<DeviceShared>,
     pub recording: Mutex<Option<Recording>>,
+    pub encoded: Mutex<Option<Encoded>>,
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        // Never submitted: the encoder goes back to the pool.
+        if let Some(encoded) = self.encoded.get_mut().take() {
+            // SAFETY: the buffer came from the encoder (ended at `finish`)
+            // and was never submitted.
+            unsafe {
+                self.shared
+                    .recycle_encoder(encoded.encoder, vec![encoded.buffer])
+            };
+        }
+    }
 }

@@ -18,6 +18,7 @@ use crate::handles::*;
 use crate::owner::owned;
 use crate::pass_check::{ComputeState, ReadOnly, RenderState};
 use crate::pipeline::Targets;
+use crate::replay::Encoding;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
 
@@ -378,13 +379,26 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         if recording.pass_open {
             recording.fail("finish: a pass is still open");
         }
-        if let Some(e) = &recording.error {
-            self.shared
-                .report(KeelError::validation("CommandEncoder::finish", e.clone()));
+        let mut encoded = None;
+        match &recording.error {
+            Some(e) => self
+                .shared
+                .report(KeelError::validation("CommandEncoder::finish", e.clone())),
+            // Encoded here, on the finishing thread, into a keel-hal
+            // command buffer of its own (`tracker.rs`).
+            None => match crate::replay::encode(&self.shared, &recording.cmds) {
+                Encoding::Done(e) => encoded = Some(e),
+                Encoding::AtSubmit => {}
+                Encoding::Failed(e) => {
+                    recording.fail(e.message.clone());
+                    self.shared.report(e);
+                }
+            },
         }
         cu::DispatchCommandBuffer::custom(KCommandBuffer(CommandBuffer {
             shared: self.shared.clone(),
             recording: Mutex::new(Some(recording)),
+            encoded: Mutex::new(encoded),
         }))
     }
 

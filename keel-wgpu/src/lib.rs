@@ -50,6 +50,7 @@ mod replay;
 mod resource;
 mod shared;
 mod surface;
+mod tracker;
 
 pub use error::{ErrorKind, KeelError};
 pub use keel_hal::dynamic::BackendChoice;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use wgpu::custom as cu;
 
-use crate::command::{Cmd, TexelBase};
+use crate::command::{Cmd, Encoded, Recording, TexelBase};
 use crate::device::{create_staging, DeviceHandle};
 use crate::error::KeelError;
 use crate::handles::{KBuffer, KCommandBuffer, KTexture};
@@ -468,8 +468,20 @@ pub(crate) fn zero_compressed(
     Ok(())
 }
 
-/// Replays `buffers` (after the writes queued for this submit) into one
-/// keel-hal command buffer and submits it; returns the submission index.
+/// One command buffer of a submit, as it came.
+enum Item {
+    /// Replayed at submit, against the device's states (one that uses a
+    /// surface frame).
+    Replay(Recording),
+    /// Encoded at `finish`; the submit resolves its first uses.
+    Encoded(Recording, Encoded),
+}
+
+/// Submits `buffers` after the writes queued for this submit; returns the
+/// submission index. The queued writes, and each encoded command buffer's
+/// first uses against the device's states, are recorded in short keel-hal
+/// command buffers in front of what they precede (wgpu-core's model); a
+/// command buffer that uses a surface frame is replayed in there too.
 pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandBuffer]) -> u64 {
     let _order = shared.submit_lock.lock();
     if shared.is_lost() {
@@ -480,40 +492,83 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
         });
         return shared.subs.lock().last_submitted;
     }
-    let mut recordings = Vec::with_capacity(buffers.len());
+    let mut items = Vec::with_capacity(buffers.len());
     for buffer in buffers {
-        match buffer.as_custom::<KCommandBuffer>() {
-            Some(cb) => match same_device(shared, &cb.0).map(|()| cb.0.recording.lock().take()) {
-                Err(e) => shared.report(KeelError::validation("submit", e)),
-                Ok(Some(r)) => match r.error {
-                    Some(e) => shared.report(KeelError::validation(
-                        "submit",
-                        format!("the command buffer is invalid: {e}"),
-                    )),
-                    None => recordings.push(r),
-                },
-                Ok(None) => shared.report(KeelError::validation(
-                    "submit",
-                    "the command buffer was already submitted",
-                )),
-            },
-            None => shared.report(KeelError::validation(
+        let Some(cb) = buffer.as_custom::<KCommandBuffer>() else {
+            shared.report(KeelError::validation(
                 "submit",
                 "a command buffer of another backend",
+            ));
+            continue;
+        };
+        if let Err(e) = same_device(shared, &cb.0) {
+            shared.report(KeelError::validation("submit", e));
+            continue;
+        }
+        let recording = cb.0.recording.lock().take();
+        let encoded = cb.0.encoded.lock().take();
+        match (recording, encoded) {
+            (None, _) => shared.report(KeelError::validation(
+                "submit",
+                "the command buffer was already submitted",
             )),
+            (Some(r), encoded) if r.error.is_some() => {
+                shared.report(KeelError::validation(
+                    "submit",
+                    format!(
+                        "the command buffer is invalid: {}",
+                        r.error.as_deref().unwrap_or_default()
+                    ),
+                ));
+                if let Some(e) = encoded {
+                    // SAFETY: ended at `finish`, never submitted.
+                    unsafe { shared.recycle_encoder(e.encoder, vec![e.buffer]) };
+                }
+            }
+            (Some(r), Some(e)) => items.push(Item::Encoded(r, e)),
+            (Some(r), None) => items.push(Item::Replay(r)),
         }
     }
     let mut pending = std::mem::take(&mut shared.subs.lock().pending);
     pending.retain(|cmd| !cmd.writes_destroyed());
     let index = shared.subs.lock().last_submitted + 1;
-    submit_locked(shared, |enc| {
+    let mut kept = Vec::new();
+    submit_locked(shared, |enc, parts| {
         let mut replay = Replay::new(enc, index);
         for cmd in &pending {
             replay.cmd(cmd);
         }
-        for recording in &recordings {
-            for cmd in &recording.cmds {
-                replay.cmd(cmd);
+        for item in items {
+            match item {
+                Item::Replay(recording) => {
+                    for cmd in &recording.cmds {
+                        replay.cmd(cmd);
+                    }
+                    kept.push(recording);
+                }
+                Item::Encoded(recording, encoded) => {
+                    // wgpu's submit-time checks: destroyed or mapped.
+                    if let Err(e) = encoded.tracker.check_submit() {
+                        shared.report(KeelError::validation("submit", e));
+                        // SAFETY: ended at `finish`, never submitted.
+                        unsafe { shared.recycle_encoder(encoded.encoder, vec![encoded.buffer]) };
+                        continue;
+                    }
+                    let mut readbacks = std::mem::take(replay.readbacks());
+                    encoded
+                        .tracker
+                        .resolve(replay.encoder(), index, &mut readbacks, |e| {
+                            shared.report(KeelError::validation("submit", e))
+                        });
+                    *replay.readbacks() = readbacks;
+                    if !split(shared, replay.encoder(), parts) {
+                        // SAFETY: ended at `finish`, never submitted.
+                        unsafe { shared.recycle_encoder(encoded.encoder, vec![encoded.buffer]) };
+                        break;
+                    }
+                    parts.push(Part::Encoded(encoded));
+                    kept.push(recording);
+                }
             }
         }
         replay.finish();
@@ -522,76 +577,108 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
         }
         replay.take_frames()
     });
-    drop((pending, recordings));
+    // The recorded commands (and what they hold) go now: every object they
+    // used is marked with this submission.
+    drop((pending, kept));
     shared.subs.lock().last_submitted
 }
 
-/// Records one keel-hal command buffer with `record` (which returns the
-/// surface frames it used) and submits it as the next submission, naming
-/// those frames. The caller holds the submit lock. Whether it was
-/// submitted (errors are reported).
+/// Ends the submit encoder's current command buffer into `parts` and
+/// begins the next (what follows an encoded command buffer); whether the
+/// encoder records again (errors are reported).
+fn split(
+    shared: &DeviceShared,
+    enc: &mut dyn keel_hal::dynamic::DynCommandEncoder,
+    parts: &mut Vec<Part>,
+) -> bool {
+    // SAFETY: recording, outside any pass.
+    match unsafe { enc.end_encoding() } {
+        Ok(cb) => parts.push(Part::Own(cb)),
+        Err(e) => {
+            shared.report(KeelError::from_hal("submit", &e));
+            return false;
+        }
+    }
+    // SAFETY: not recording (ended above).
+    if let Err(e) = unsafe { enc.begin_encoding(Some("keel-wgpu submit")) } {
+        shared.report(KeelError::from_hal("submit", &e));
+        return false;
+    }
+    true
+}
+
+/// A keel-hal command buffer of a submission, in submission order.
+pub(crate) enum Part {
+    /// One of the submit encoder's.
+    Own(Box<dyn keel_hal::dynamic::DynCommandBuffer>),
+    /// One encoded at `finish`, with its own encoder.
+    Encoded(Encoded),
+}
+
+/// Records the submission's keel-hal command buffers with `record` (which
+/// returns the surface frames it used and may end the submit encoder's
+/// command buffer into `parts` and begin another, between the encoded
+/// command buffers it adds) and submits them, in order, as the next
+/// submission, naming those frames. The caller holds the submit lock.
+/// Whether it was submitted (errors are reported; on failure every
+/// encoder goes back to the pool).
 pub(crate) fn submit_locked(
     shared: &Arc<DeviceShared>,
     record: impl FnOnce(
         &mut dyn keel_hal::dynamic::DynCommandEncoder,
+        &mut Vec<Part>,
     ) -> Vec<Arc<crate::resource::Texture>>,
 ) -> bool {
-    let (index, encoder) = {
-        let mut subs = shared.subs.lock();
-        (subs.last_submitted + 1, subs.free_encoders.pop())
+    let index = shared.subs.lock().last_submitted + 1;
+    let mut encoder = match shared.begin_encoder("keel-wgpu submit") {
+        Ok(e) => e,
+        Err(e) => {
+            shared.report(KeelError {
+                call: "submit",
+                ..e
+            });
+            return false;
+        }
     };
-    let mut encoder = match encoder {
-        Some(e) => e,
-        // SAFETY: a plain creation on a live device.
-        None => match unsafe { shared.hal().create_command_encoder(&Default::default()) } {
-            Ok(e) => e,
-            Err(e) => {
-                shared.report(KeelError::from_hal("submit", &e));
-                return false;
-            }
-        },
-    };
-    // SAFETY: the encoder is not recording (new or reset).
-    if let Err(e) = unsafe { encoder.as_mut().begin_encoding(Some("keel-wgpu submit")) } {
-        shared.report(KeelError::from_hal("submit", &e));
-        shared.subs.lock().free_encoders.push(encoder);
-        return false;
-    }
+    let mut parts = Vec::new();
     // Whatever keel-hal refuses to record (and skips) reaches the program:
     // keel-wgpu's own checks should leave nothing for it to refuse.
-    let (frames, refusals) = keel_hal::refusal::capture(|| record(&mut *encoder));
+    let (frames, refusals) = keel_hal::refusal::capture(|| record(&mut *encoder, &mut parts));
     for refusal in refusals {
         shared.report(KeelError::validation(
             "submit",
             format!("keel-hal refused a command: {refusal}"),
         ));
     }
-    // SAFETY: recording (begun above), outside any pass.
-    let command_buffer = match unsafe { encoder.as_mut().end_encoding() } {
-        Ok(cb) => cb,
+    // SAFETY: recording (begun above, or again by `split`), outside passes.
+    match unsafe { encoder.as_mut().end_encoding() } {
+        Ok(cb) => parts.push(Part::Own(cb)),
         Err(e) => {
             shared.report(KeelError::from_hal("submit", &e));
-            // SAFETY: nothing of this encoder is pending.
-            unsafe { encoder.as_mut().reset_all(&mut std::iter::empty()) };
-            shared.subs.lock().free_encoders.push(encoder);
+            give_back(shared, encoder, parts);
             return false;
         }
-    };
+    }
     let guards: Vec<_> = frames.iter().map(|f| f.frame.lock()).collect();
     let named: Vec<&keel_hal::dynamic::SurfaceTextureBox> =
         guards.iter().filter_map(|g| g.as_ref()).collect();
+    let list: Vec<&dyn keel_hal::dynamic::DynCommandBuffer> = parts
+        .iter()
+        .map(|p| match p {
+            Part::Own(cb) => &**cb,
+            Part::Encoded(e) => &*e.buffer,
+        })
+        .collect();
     // A backend that runs commands at submit (noop) re-checks them there:
     // what it skips is captured too.
     let (result, refusals) = keel_hal::refusal::capture(|| {
-        // SAFETY: the command buffer came from this device; the fence value
-        // grows by one per successful submit; the frames are this device's
-        // surfaces' and still acquired (their slots are full).
-        unsafe {
-            shared
-                .queue()
-                .submit(&[&*command_buffer], &named, &**shared.fence, index)
-        }
+        // SAFETY: every command buffer came from this device and is ended;
+        // the fence value grows by one per successful submit; the frames
+        // are this device's surfaces' and still acquired (their slots are
+        // full).
+        unsafe { shared.queue().submit(&list, &named, &**shared.fence, index) }
     });
+    drop(list);
     for refusal in refusals {
         shared.report(KeelError::validation(
             "submit",
@@ -604,25 +691,49 @@ pub(crate) fn submit_locked(
         Ok(()) => {
             let mut subs = shared.subs.lock();
             subs.last_submitted = index;
+            let mut own = Vec::new();
+            for part in parts {
+                match part {
+                    Part::Own(cb) => own.push(cb),
+                    Part::Encoded(e) => subs.in_flight.push(InFlight {
+                        encoder: e.encoder,
+                        buffers: vec![e.buffer],
+                        done_at: index,
+                    }),
+                }
+            }
             subs.in_flight.push(InFlight {
                 encoder,
-                buffers: vec![command_buffer],
+                buffers: own,
                 done_at: index,
             });
             true
         }
         Err(e) => {
             shared.report(KeelError::from_hal("submit", &e));
-            // SAFETY: the buffer was not submitted; nothing is pending.
-            unsafe {
-                encoder
-                    .as_mut()
-                    .reset_all(&mut std::iter::once(command_buffer))
-            };
-            shared.subs.lock().free_encoders.push(encoder);
+            give_back(shared, encoder, parts);
             false
         }
     }
+}
+
+/// Returns the encoders of a submission that was not submitted to the pool.
+fn give_back(
+    shared: &DeviceShared,
+    encoder: Box<dyn keel_hal::dynamic::DynCommandEncoder>,
+    parts: Vec<Part>,
+) {
+    let mut own = Vec::new();
+    for part in parts {
+        match part {
+            Part::Own(cb) => own.push(cb),
+            // SAFETY: ended at `finish`, not submitted.
+            Part::Encoded(e) => unsafe { shared.recycle_encoder(e.encoder, vec![e.buffer]) },
+        }
+    }
+    // SAFETY: the submit encoder is not recording (ended, or its end
+    // failed) and none of its buffers was submitted.
+    unsafe { shared.recycle_encoder(encoder, own) };
 }
 
 /// `Device::poll`: waits as asked, then frees, recycles and fires what the

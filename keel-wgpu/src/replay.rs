@@ -16,16 +16,20 @@ use keel_hal::dynamic::{DynBuffer, DynCommandEncoder, DynResources};
 use keel_hal::{BufferBarrier, BufferUses, StateTransition, TextureBarrier, TextureUses};
 
 use crate::binding::BindGroup;
+use crate::command::Encoded;
 use crate::command::{
     Cmd, ComputePassRecord, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
 };
+use crate::error::KeelError;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
+use crate::shared::DeviceShared;
+use crate::tracker::{Tracker, Used};
 
-const BUFFER_WRITES: BufferUses = BufferUses::COPY_DST
+pub(crate) const BUFFER_WRITES: BufferUses = BufferUses::COPY_DST
     .union(BufferUses::STORAGE_READ_WRITE)
     .union(BufferUses::QUERY_RESOLVE)
     .union(BufferUses::MAP_WRITE);
-const TEXTURE_WRITES: TextureUses = TextureUses::COPY_DST
+pub(crate) const TEXTURE_WRITES: TextureUses = TextureUses::COPY_DST
     .union(TextureUses::COLOR_TARGET)
     .union(TextureUses::DEPTH_STENCIL_WRITE)
     .union(TextureUses::STORAGE_READ_WRITE);
@@ -92,6 +96,13 @@ pub(crate) struct Replay<'a> {
     /// A buffer whose unwritten ranges the current scope leaves alone (the
     /// destination of a command that writes a whole range of it).
     exempt: Option<usize>,
+    /// Encoding a command buffer on its own (`finish`): the uses it makes,
+    /// resolved against the device's states at submit. `None`: replaying
+    /// at submit against those states directly.
+    tracker: Option<Tracker>,
+    /// A surface frame was met while encoding on its own: frames are used
+    /// under the submit lock, so such a command buffer is replayed at submit.
+    pub met_frame: bool,
 }
 
 impl<'a> Replay<'a> {
@@ -103,6 +114,63 @@ impl<'a> Replay<'a> {
             frames: Vec::new(),
             errors: Vec::new(),
             exempt: None,
+            tracker: None,
+            met_frame: false,
+        }
+    }
+
+    /// A replay that encodes one command buffer on its own, tracking its
+    /// uses instead of reading the device's states.
+    pub(crate) fn local(enc: &'a mut dyn DynCommandEncoder) -> Self {
+        let mut replay = Self::new(enc, 0);
+        replay.tracker = Some(Tracker::default());
+        replay
+    }
+
+    /// The uses a local replay tracked.
+    pub(crate) fn take_tracker(&mut self) -> Option<Tracker> {
+        self.tracker.take()
+    }
+
+    /// The encoder, to record outside the replayed commands (submit).
+    pub(crate) fn encoder(&mut self) -> &mut dyn DynCommandEncoder {
+        &mut *self.enc
+    }
+
+    /// Buffers the CPU may map for reading that the replay (or a resolved
+    /// command buffer) used: `finish` moves them to `MAP_READ`.
+    pub(crate) fn readbacks(&mut self) -> &mut Vec<Arc<Buffer>> {
+        &mut self.readbacks
+    }
+
+    /// Marks `obj` used by this submission (locally: kept until submit).
+    fn used<T: Used + 'static>(&mut self, obj: &Arc<T>) {
+        match &mut self.tracker {
+            None => obj.last_use().bump(self.submission),
+            Some(t) => t.used(obj),
+        }
+    }
+
+    /// The state `buffer` is in before the next use: the device's, or
+    /// locally the last use so far (`None` before the first).
+    fn buffer_state(&self, buffer: &Arc<Buffer>) -> Option<BufferUses> {
+        match &self.tracker {
+            None => Some(*buffer.state.lock()),
+            Some(t) => t
+                .buffers
+                .get(&(Arc::as_ptr(buffer) as usize))
+                .and_then(|b| b.first.map(|_| b.last)),
+        }
+    }
+
+    fn set_buffer_state(&mut self, buffer: &Arc<Buffer>, usage: BufferUses) {
+        match &mut self.tracker {
+            None => *buffer.state.lock() = usage,
+            Some(t) => {
+                let b = t.buffer(buffer);
+                b.first.get_or_insert(usage);
+                b.last = usage;
+            }
         }
     }
 
@@ -150,21 +218,21 @@ impl<'a> Replay<'a> {
         self.zero_new_buffers(scope)?;
         let mut buffers: Vec<BufferBarrier<'_, dyn DynBuffer>> = Vec::new();
         for &(buffer, usage) in &scope.buffers {
-            let raw = buffer.raw()?;
-            buffer.last_use.bump(self.submission);
-            if buffer.usage.contains(wgpu::BufferUsages::MAP_READ)
-                && !self.readbacks.iter().any(|b| Arc::ptr_eq(b, buffer))
-            {
-                self.readbacks.push(buffer.clone());
+            let raw = if self.tracker.is_some() {
+                buffer.handle()?
+            } else {
+                buffer.raw()?
+            };
+            self.used_buffer(buffer);
+            if let Some(state) = self.buffer_state(buffer) {
+                if state != usage || usage.intersects(BUFFER_WRITES) {
+                    buffers.push(BufferBarrier {
+                        buffer: raw,
+                        usage: StateTransition::new(state, usage),
+                    });
+                }
             }
-            let mut state = buffer.state.lock();
-            if *state != usage || usage.intersects(BUFFER_WRITES) {
-                buffers.push(BufferBarrier {
-                    buffer: raw,
-                    usage: StateTransition::new(*state, usage),
-                });
-            }
-            *state = usage;
+            self.set_buffer_state(buffer, usage);
         }
         let mut any = !buffers.is_empty();
         if any {
@@ -172,7 +240,7 @@ impl<'a> Replay<'a> {
             unsafe { self.enc.transition_buffers(&buffers) };
         }
         for &(view, usage, overwrite) in &scope.views {
-            view.last_use.bump(self.submission);
+            self.used(view);
             let mips = view.mips.clone();
             let layers = view.layers.clone();
             any |= self.texture(&view.texture, mips, layers, usage, overwrite)?;
@@ -180,11 +248,35 @@ impl<'a> Replay<'a> {
         Ok(any)
     }
 
+    /// A buffer used by the replay: by this submission, and read back at
+    /// its end if the CPU may map it for reading.
+    fn used_buffer(&mut self, buffer: &Arc<Buffer>) {
+        match &mut self.tracker {
+            // Locally the buffer's track keeps it; the submit marks it.
+            Some(t) => {
+                t.buffer(buffer);
+            }
+            None => {
+                buffer.last_use.bump(self.submission);
+                if buffer.usage.contains(wgpu::BufferUsages::MAP_READ)
+                    && !self.readbacks.iter().any(|b| Arc::ptr_eq(b, buffer))
+                {
+                    self.readbacks.push(buffer.clone());
+                }
+            }
+        }
+    }
+
     /// Zeroes buffers the GPU has not touched yet (wgpu's rule: new
-    /// buffers read as zeros), before their first use.
+    /// buffers read as zeros), before their first use. Locally: notes that
+    /// the use reads what was never written, and the submit zeroes it.
     fn zero_new_buffers(&mut self, scope: &Scope<'_>) -> Result<(), String> {
         for &(buffer, _) in &scope.buffers {
             if self.exempt == Some(Arc::as_ptr(buffer) as usize) {
+                continue;
+            }
+            if let Some(t) = &mut self.tracker {
+                t.buffer(buffer).reads_uninit = true;
                 continue;
             }
             let ranges = buffer.take_uninit();
@@ -221,6 +313,9 @@ impl<'a> Replay<'a> {
         usage: TextureUses,
         overwrite: bool,
     ) -> Result<bool, String> {
+        if self.tracker.is_some() {
+            return self.local_texture(texture, mips, layers, usage, overwrite);
+        }
         let raw = texture.raw()?;
         texture.last_use.bump(self.submission);
         if texture.is_frame() && !self.frames.iter().any(|f| Arc::ptr_eq(f, texture)) {
@@ -295,6 +390,66 @@ impl<'a> Replay<'a> {
         Ok(recorded)
     }
 
+    /// [`Self::texture`] for a local replay: barriers between the command
+    /// buffer's own uses; the first use of each subresource is kept for
+    /// the submit (with whether it reads, for zeroing).
+    fn local_texture(
+        &mut self,
+        texture: &Arc<Texture>,
+        mips: Range<u32>,
+        layers: Range<u32>,
+        usage: TextureUses,
+        overwrite: bool,
+    ) -> Result<bool, String> {
+        if texture.is_frame() {
+            self.met_frame = true;
+            return Err("a surface frame: replayed at submit".into());
+        }
+        let raw = texture.handle()?;
+        let Some(tracker) = &mut self.tracker else {
+            return Ok(false);
+        };
+        let count = texture.mip_level_count;
+        let track = tracker.texture(texture);
+        if mips.end > count || layers.end as usize * count as usize > track.last.len() {
+            return Err(format!(
+                "mips {mips:?} layers {layers:?} are outside {} ({count} mips, {} layers)",
+                texture.ident(),
+                texture.layers()
+            ));
+        }
+        let at = |mip: u32, layer: u32| layer as usize * count as usize + mip as usize;
+        let changes = merged_ranges(mips.clone(), layers.clone(), |mip, layer| {
+            track.last[at(mip, layer)]
+                .filter(|state| *state != usage || usage.intersects(TEXTURE_WRITES))
+        });
+        let reads = !overwrite;
+        for layer in layers {
+            for mip in mips.clone() {
+                let i = at(mip, layer);
+                if track.first[i].is_none() {
+                    track.first[i] = Some((usage, reads));
+                }
+                track.last[i] = Some(usage);
+            }
+        }
+        let barriers: Vec<_> = changes
+            .into_iter()
+            .map(|(range, from)| TextureBarrier {
+                texture: raw,
+                range,
+                usage: StateTransition::new(from, usage),
+            })
+            .collect();
+        if barriers.is_empty() {
+            return Ok(false);
+        }
+        // SAFETY: recording outside passes; each subresource is in `from`
+        // (this command buffer's own last use of it).
+        unsafe { self.enc.transition_textures(&barriers) };
+        Ok(true)
+    }
+
     fn buffer_scope(&mut self, uses: &[(&Arc<Buffer>, BufferUses)]) -> Result<(), String> {
         let mut scope = Scope::default();
         for &(b, u) in uses {
@@ -316,7 +471,15 @@ impl<'a> Replay<'a> {
             // It is also read (a copy within one buffer): clear as usual.
             return self.buffer_scope(uses);
         }
-        written.mark_written(range);
+        match &mut self.tracker {
+            None => written.mark_written(range),
+            Some(t) => {
+                let track = t.buffer(written);
+                if !track.reads_uninit {
+                    track.pre_written.push(range);
+                }
+            }
+        }
         self.exempt = Some(Arc::as_ptr(written) as usize);
         let result = self.buffer_scope(uses);
         self.exempt = None;
@@ -394,7 +557,7 @@ impl<'a> Replay<'a> {
                 // the range was checked when recorded.
                 unsafe {
                     self.enc
-                        .copy_buffer_to_buffer(src.raw()?, dst.raw()?, &[region])
+                        .copy_buffer_to_buffer(src.handle()?, dst.handle()?, &[region])
                 };
             }
             Cmd::CopyBufferToTexture {
@@ -414,7 +577,7 @@ impl<'a> Replay<'a> {
                 // SAFETY: recording outside passes; states set above.
                 unsafe {
                     self.enc
-                        .copy_buffer_to_texture(src.raw()?, dst.raw()?, &[region])
+                        .copy_buffer_to_texture(src.handle()?, dst.handle()?, &[region])
                 };
             }
             Cmd::CopyTextureToBuffer {
@@ -434,9 +597,9 @@ impl<'a> Replay<'a> {
                 // SAFETY: recording outside passes; states set above.
                 unsafe {
                     self.enc.copy_texture_to_buffer(
-                        src.raw()?,
+                        src.handle()?,
                         TextureUses::COPY_SRC,
-                        dst.raw()?,
+                        dst.handle()?,
                         &[region],
                     )
                 };
@@ -458,9 +621,9 @@ impl<'a> Replay<'a> {
                 // SAFETY: recording outside passes; states set above.
                 unsafe {
                     self.enc.copy_texture_to_texture(
-                        src.raw()?,
+                        src.handle()?,
                         TextureUses::COPY_SRC,
-                        dst.raw()?,
+                        dst.handle()?,
                         &[region],
                     )
                 };
@@ -470,7 +633,7 @@ impl<'a> Replay<'a> {
                 if !range.is_empty() {
                     // SAFETY: recording outside passes; in COPY_DST; the
                     // range was checked (4-aligned, inside) when recorded.
-                    unsafe { self.enc.clear_buffer(buffer.raw()?, range.clone()) };
+                    unsafe { self.enc.clear_buffer(buffer.handle()?, range.clone()) };
                 }
             }
             Cmd::ClearTexture { texture, range } => {
@@ -484,7 +647,7 @@ impl<'a> Replay<'a> {
                     });
                 self.texture(texture, mips, layers, TextureUses::COPY_DST, true)?;
                 // SAFETY: recording outside passes; in COPY_DST.
-                unsafe { self.enc.clear_texture(texture.raw()?, range) }
+                unsafe { self.enc.clear_texture(texture.handle()?, range) }
                     .map_err(|e| e.to_string())?;
             }
             Cmd::WriteTimestamp { set, index } => self.timestamp(set, *index),
@@ -495,7 +658,7 @@ impl<'a> Replay<'a> {
                 offset,
             } => {
                 self.buffer_scope(&[(dst, BufferUses::QUERY_RESOLVE)])?;
-                set.last_use.bump(self.submission);
+                self.used(set);
                 let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
                 // wgpu's layout: one u64 per value, a statistics query's
                 // values next to each other.
@@ -506,8 +669,13 @@ impl<'a> Replay<'a> {
                 // SAFETY: recording outside passes; the range and the
                 // destination were checked when recorded.
                 unsafe {
-                    self.enc
-                        .copy_query_results(raw, queries.clone(), dst.raw()?, *offset, stride)
+                    self.enc.copy_query_results(
+                        raw,
+                        queries.clone(),
+                        dst.handle()?,
+                        *offset,
+                        stride,
+                    )
                 };
             }
             // SAFETY (three arms): recording; markers nest as wgpu checked.
@@ -521,8 +689,8 @@ impl<'a> Replay<'a> {
     }
 
     /// Resets and writes one timestamp, outside passes.
-    fn timestamp(&mut self, set: &QuerySet, index: u32) {
-        set.last_use.bump(self.submission);
+    fn timestamp(&mut self, set: &Arc<QuerySet>, index: u32) {
+        self.used(set);
         let Some(raw) = set.raw.as_deref() else {
             self.fail("write_timestamp", "the query set is invalid");
             return;
@@ -572,7 +740,7 @@ impl<'a> Replay<'a> {
                         self.fail("dispatch_workgroups", "the compute pipeline is invalid");
                         continue;
                     };
-                    pipeline.last_use.bump(self.submission);
+                    self.used(&pipeline);
                     let bound: Vec<Arc<BindGroup>> = state
                         .groups
                         .iter()
@@ -617,7 +785,7 @@ impl<'a> Replay<'a> {
                         // its groups bound, resources in their states.
                         PassCmd::Dispatch(count) => unsafe { self.enc.dispatch(*count) },
                         PassCmd::DispatchIndirect { buffer, offset } => {
-                            if let Ok(b) = buffer.raw() {
+                            if let Ok(b) = buffer.handle() {
                                 // SAFETY: as above; the buffer is in INDIRECT.
                                 unsafe { self.enc.dispatch_indirect(b, *offset) };
                             }
@@ -639,7 +807,7 @@ impl<'a> Replay<'a> {
                         unsafe { self.enc.end_compute_pass() };
                         in_pass = false;
                     }
-                    set.last_use.bump(self.submission);
+                    self.used(set);
                     if let Some(raw) = set.raw.as_deref() {
                         // SAFETY: outside passes; index checked when recorded.
                         unsafe {
@@ -681,17 +849,22 @@ impl<'a> Replay<'a> {
 
     /// Whether applying `scope` would record a barrier (cheap, no change).
     fn scope_needs_barrier(&self, scope: &Scope<'_>) -> bool {
+        let texture_state = |v: &TextureView, i: usize| match &self.tracker {
+            None => v.texture.states.lock().get(i).copied(),
+            Some(t) => t
+                .textures
+                .get(&(Arc::as_ptr(&v.texture) as usize))
+                .and_then(|t| t.last.get(i).copied().flatten()),
+        };
         scope.buffers.iter().any(|(b, u)| {
-            let s = *b.state.lock();
-            s != *u || u.intersects(BUFFER_WRITES)
+            self.buffer_state(b)
+                .is_some_and(|s| s != *u || u.intersects(BUFFER_WRITES))
         }) || scope.views.iter().any(|(v, u, _)| {
-            let states = v.texture.states.lock();
             let count = v.texture.mip_level_count;
             v.layers.clone().any(|layer| {
                 v.mips.clone().any(|mip| {
-                    states
-                        .get(layer as usize * count as usize + mip as usize)
-                        .is_some_and(|s| *s != *u || u.intersects(TEXTURE_WRITES))
+                    texture_state(v, layer as usize * count as usize + mip as usize)
+                        .is_some_and(|s| s != *u || u.intersects(TEXTURE_WRITES))
                 })
             })
         })
@@ -714,7 +887,10 @@ impl<'a> Replay<'a> {
                 return Err(format!("no bind group is set at index {i}"));
             };
             let raw = group.raw.as_deref().ok_or("the bind group is invalid")?;
-            group.last_use.bump(self.submission);
+            match &mut self.tracker {
+                None => group.last_use.bump(self.submission),
+                Some(t) => t.used(group),
+            }
             // SAFETY: inside a pass; the group matches the layout's slot
             // (checked by keel-hal) and its resources are in their states.
             unsafe { self.enc.set_bind_group(raw_layout, i as u32, raw, offsets) };
@@ -847,7 +1023,7 @@ impl<'a> Replay<'a> {
         let extent = extent.ok_or("a render pass needs at least one attachment")?;
         self.apply(&scope)?;
         for (set, index) in resets {
-            set.last_use.bump(self.submission);
+            self.used(set);
             if let Some(raw) = set.raw.as_deref() {
                 // SAFETY: outside passes; the index was checked when recorded.
                 unsafe { self.enc.reset_queries(raw, index..index + 1) };
@@ -874,14 +1050,14 @@ impl<'a> Replay<'a> {
             };
             let resolve_target = match &color.resolve {
                 Some(r) => Some(keel_hal::Attachment {
-                    view: r.raw()?,
+                    view: r.handle()?,
                     usage: TextureUses::COLOR_TARGET,
                 }),
                 None => None,
             };
             colors.push(Some(keel_hal::ColorAttachment {
                 target: keel_hal::Attachment {
-                    view: color.view.raw()?,
+                    view: color.view.handle()?,
                     usage: TextureUses::COLOR_TARGET,
                 },
                 resolve_target,
@@ -925,7 +1101,7 @@ impl<'a> Replay<'a> {
                 };
                 Some(keel_hal::DepthStencilAttachment {
                     target: keel_hal::Attachment {
-                        view: depth.view.raw()?,
+                        view: depth.view.handle()?,
                         usage: depth_usage,
                     },
                     depth_ops,
@@ -983,7 +1159,10 @@ impl<'a> Replay<'a> {
             match cmd {
                 PassCmd::SetRenderPipeline(p) => {
                     let raw = p.raw.as_deref().ok_or("the render pipeline is invalid")?;
-                    p.last_use.bump(self.submission);
+                    match &mut self.tracker {
+                        None => p.last_use.bump(self.submission),
+                        Some(t) => t.used(p),
+                    }
                     enc.set_render_pipeline(raw);
                     state.render = Some(p.clone());
                     state.dirty_all();
@@ -1003,7 +1182,7 @@ impl<'a> Replay<'a> {
                     state.index_set = true;
                     enc.set_index_buffer(
                         keel_hal::BufferBinding {
-                            buffer: buffer.raw()?,
+                            buffer: buffer.handle()?,
                             offset: *offset,
                             size: *size,
                         },
@@ -1022,7 +1201,7 @@ impl<'a> Replay<'a> {
                     enc.set_vertex_buffer(
                         *slot,
                         keel_hal::BufferBinding {
-                            buffer: buffer.raw()?,
+                            buffer: buffer.handle()?,
                             offset: *offset,
                             size: *size,
                         },
@@ -1111,9 +1290,9 @@ impl<'a> Replay<'a> {
                             indexed,
                         } => {
                             if *indexed {
-                                enc.draw_indexed_indirect(buffer.raw()?, *offset, *count)
+                                enc.draw_indexed_indirect(buffer.handle()?, *offset, *count)
                             } else {
-                                enc.draw_indirect(buffer.raw()?, *offset, *count)
+                                enc.draw_indirect(buffer.handle()?, *offset, *count)
                             }
                         }
                         PassCmd::DrawIndirectCount {
@@ -1126,17 +1305,17 @@ impl<'a> Replay<'a> {
                         } => {
                             if *indexed {
                                 enc.draw_indexed_indirect_count(
-                                    buffer.raw()?,
+                                    buffer.handle()?,
                                     *offset,
-                                    count_buffer.raw()?,
+                                    count_buffer.handle()?,
                                     *count_offset,
                                     *max_count,
                                 )
                             } else {
                                 enc.draw_indirect_count(
-                                    buffer.raw()?,
+                                    buffer.handle()?,
                                     *offset,
-                                    count_buffer.raw()?,
+                                    count_buffer.handle()?,
                                     *count_offset,
                                     *max_count,
                                 )
@@ -1196,6 +1375,70 @@ impl<'a> Replay<'a> {
     }
 }
 
+/// How `finish` encoded a command buffer.
+pub(crate) enum Encoding {
+    /// Into its own keel-hal command buffer.
+    Done(Encoded),
+    /// It uses a surface frame: it is replayed at submit instead.
+    AtSubmit,
+    /// It cannot be encoded (what the replay or keel-hal refused, or the
+    /// encoder failed): the command buffer is invalid.
+    Failed(KeelError),
+}
+
+/// Encodes `cmds` into a keel-hal command buffer of their own, with the
+/// uses a submit resolves (`tracker.rs`): `finish`'s work, on its thread.
+pub(crate) fn encode(shared: &Arc<DeviceShared>, cmds: &[Cmd]) -> Encoding {
+    let call = "CommandEncoder::finish";
+    let mut encoder = match shared.begin_encoder("keel-wgpu command buffer") {
+        Ok(e) => e,
+        Err(e) => return Encoding::Failed(e),
+    };
+    let ((tracker, error, met_frame), refusals) = keel_hal::refusal::capture(|| {
+        let mut replay = Replay::local(&mut *encoder);
+        for cmd in cmds {
+            replay.cmd(cmd);
+            if replay.met_frame {
+                break;
+            }
+        }
+        let error = replay.errors().first().cloned();
+        (replay.take_tracker(), error, replay.met_frame)
+    });
+    // SAFETY: recording (begun above), outside any pass: every pass the
+    // replay opened it closed.
+    let buffer = match unsafe { encoder.as_mut().end_encoding() } {
+        Ok(b) => b,
+        Err(e) => {
+            // SAFETY: nothing of this encoder was submitted.
+            unsafe { shared.recycle_encoder(encoder, Vec::new()) };
+            return Encoding::Failed(KeelError::from_hal(call, &e));
+        }
+    };
+    let failure = match (met_frame, error, refusals.first(), tracker) {
+        (true, ..) => None,
+        (_, Some(e), ..) => Some(Encoding::Failed(KeelError::validation(call, e))),
+        (_, None, Some(r), _) => Some(Encoding::Failed(KeelError::validation(
+            call,
+            format!("keel-hal refused a command: {r}"),
+        ))),
+        (_, None, None, Some(tracker)) => {
+            return Encoding::Done(Encoded {
+                encoder,
+                buffer,
+                tracker,
+            })
+        }
+        (_, None, None, None) => Some(Encoding::Failed(KeelError::validation(
+            call,
+            "the replay kept no uses",
+        ))),
+    };
+    // SAFETY: the buffer came from this encoder and was never submitted.
+    unsafe { shared.recycle_encoder(encoder, vec![buffer]) };
+    failure.unwrap_or(Encoding::AtSubmit)
+}
+
 /// Pipeline and bind-group state inside one pass.
 #[derive(Default)]
 struct BindState {
@@ -1238,7 +1481,7 @@ impl BindState {
 /// merged into as few ranges as share one state: runs of mips within a
 /// layer, then runs of layers with the same runs (wgpu-core's merged
 /// texture barriers, rather than one per subresource).
-fn merged_ranges(
+pub(crate) fn merged_ranges(
     mips: Range<u32>,
     layers: Range<u32>,
     state: impl Fn(u32, u32) -> Option<TextureUses>,

@@ -112,6 +112,15 @@ impl Buffer {
         std::mem::take(&mut *self.uninit.lock())
     }
 
+    /// The keel-hal buffer whatever its state (destroyed or mapped: a
+    /// command buffer encoded with it is refused at submit, and the handle
+    /// lives as long as this object), or why there is none.
+    pub(crate) fn handle(&self) -> Result<&dyn DynBuffer, String> {
+        self.raw
+            .as_deref()
+            .ok_or_else(|| format!("{} is invalid", self.ident()))
+    }
+
     /// The keel-hal buffer, or the reason it cannot be used.
     pub(crate) fn raw(&self) -> Result<&dyn DynBuffer, String> {
         if self.destroyed.load(Ordering::Acquire) {
@@ -276,6 +285,18 @@ impl Texture {
         }
     }
 
+    /// The keel-hal texture even if destroyed (a command buffer encoded
+    /// with it is refused at submit), or why there is none. For a surface
+    /// frame, as [`Texture::raw`].
+    pub(crate) fn handle(&self) -> Result<&dyn DynTexture, String> {
+        if self.is_frame() {
+            return self.raw();
+        }
+        self.raw
+            .as_deref()
+            .ok_or_else(|| format!("{} is invalid", self.ident()))
+    }
+
     /// The keel-hal texture, or why it cannot be used. For a surface
     /// frame, the caller holds the device's submit lock.
     pub(crate) fn raw(&self) -> Result<&dyn DynTexture, String> {
@@ -404,6 +425,14 @@ pub(crate) struct TextureView {
 }
 
 impl TextureView {
+    /// As [`Texture::handle`], for the view.
+    pub(crate) fn handle(&self) -> Result<&dyn DynTextureView, String> {
+        self.texture.handle()?;
+        self.raw
+            .as_deref()
+            .ok_or_else(|| "the texture view is invalid".into())
+    }
+
     pub(crate) fn raw(&self) -> Result<&dyn DynTextureView, String> {
         self.texture.raw()?;
         self.raw

@@ -296,6 +296,41 @@ impl DeviceShared {
             .map_err(|e| KeelError::from_hal("poll", &e))
     }
 
+    /// An idle keel-hal encoder (from the pool, or new), begun with `label`.
+    pub(crate) fn begin_encoder(
+        &self,
+        label: &str,
+    ) -> Result<Box<dyn DynCommandEncoder>, KeelError> {
+        let pooled = self.subs.lock().free_encoders.pop();
+        let mut encoder = match pooled {
+            Some(e) => e,
+            // SAFETY: a plain creation on a live device.
+            None => unsafe { self.hal().create_command_encoder(&Default::default()) }
+                .map_err(|e| KeelError::from_hal("create_command_encoder", &e))?,
+        };
+        // SAFETY: the encoder is not recording (new or reset).
+        if let Err(e) = unsafe { encoder.as_mut().begin_encoding(Some(label)) } {
+            self.subs.lock().free_encoders.push(encoder);
+            return Err(KeelError::from_hal("begin_encoding", &e));
+        }
+        Ok(encoder)
+    }
+
+    /// Resets `encoder` with `buffers` and puts it back in the pool.
+    ///
+    /// # Safety
+    /// The buffers came from `encoder`, which is not recording, and none is
+    /// pending on the GPU (never submitted, or done).
+    pub(crate) unsafe fn recycle_encoder(
+        &self,
+        mut encoder: Box<dyn DynCommandEncoder>,
+        buffers: Vec<Box<dyn DynCommandBuffer>>,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { encoder.as_mut().reset_all(&mut buffers.into_iter()) };
+        self.subs.lock().free_encoders.push(encoder);
+    }
+
     /// Destroys idle encoders and free staging memory (kept for reuse).
     pub(crate) fn release_caches(&self) {
         let (encoders, staging) = {

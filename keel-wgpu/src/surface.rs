@@ -234,7 +234,7 @@ pub(crate) fn present(shared: &Arc<DeviceShared>, detail: &cu::DispatchSurfaceOu
         ));
     };
     let _order = shared.submit_lock.lock();
-    let submitted = crate::queue::submit_locked(shared, |enc| {
+    let submitted = crate::queue::submit_locked(shared, |enc, _| {
         let Ok(raw) = frame.raw() else {
             return Vec::new();
         };

@@ -10,7 +10,16 @@
 //! texture array, one layer rendered per light through a single-layer
 //! view, then sampled as a whole array (with a comparison sampler) by the
 //! forward pass; several frames in a row.
+//!
+//! And command buffers encoded at `finish` on their own (keel-wgpu's
+//! model, wgpu-core's too): finished in one order and submitted in
+//! another, finished on several threads at once, with a resource destroyed
+//! between `finish` and submit. These run on keel-wgpu's noop and Vulkan
+//! backends and on stock wgpu, with the same assertions.
 
+mod common;
+
+use common::{caught, each_backend, Gpu};
 use wgpu::util::DeviceExt;
 
 /// A keel-wgpu Vulkan device with the layer on, or `None` (printed why).
@@ -409,4 +418,189 @@ fn a_shadow_mapping_frame_loop_is_hazard_free() {
         Some(0),
         "validation messages (see the log above)"
     );
+}
+
+fn buffer(gpu: &Gpu, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+fn read(gpu: &Gpu, b: &wgpu::Buffer) -> Vec<u8> {
+    b.slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("poll");
+    let data = b.slice(..).get_mapped_range().expect("mapped").to_vec();
+    b.unmap();
+    data
+}
+
+/// Command buffer A reads a buffer and a texture that B writes whole; A is
+/// finished first, B submitted first: A sees B's data, not the zeros a
+/// never-written resource reads as when A was finished.
+#[test]
+fn command_buffers_finished_in_one_order_run_in_submission_order() {
+    use wgpu::BufferUsages as U;
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let data: Vec<u8> = (0..256u32).map(|i| (i * 7 + 1) as u8).collect();
+        let src = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("src"),
+                contents: &data,
+                usage: U::COPY_SRC,
+            });
+        let middle = buffer(gpu, "middle", 256, U::COPY_SRC | U::COPY_DST);
+        let texture = gpu.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("middle texture"),
+            size: wgpu::Extent3d {
+                width: 64,
+                height: 1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::R32Uint,
+            usage: wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        let out = buffer(gpu, "out", 512, U::MAP_READ | U::COPY_DST);
+        let layout = wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(256),
+            rows_per_image: None,
+        };
+        let row = wgpu::Extent3d {
+            width: 64,
+            height: 1,
+            depth_or_array_layers: 1,
+        };
+        let mut a = gpu.device.create_command_encoder(&Default::default());
+        a.copy_buffer_to_buffer(&middle, 0, &out, 0, 256);
+        a.copy_texture_to_buffer(
+            texture.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &out,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 256,
+                    ..layout
+                },
+            },
+            row,
+        );
+        let a = a.finish();
+        let mut b = gpu.device.create_command_encoder(&Default::default());
+        b.copy_buffer_to_buffer(&src, 0, &middle, 0, 256);
+        b.copy_buffer_to_texture(
+            wgpu::TexelCopyBufferInfo {
+                buffer: &src,
+                layout,
+            },
+            texture.as_image_copy(),
+            row,
+        );
+        let b = b.finish();
+        gpu.queue.submit([b, a]);
+        let got = read(gpu, &out);
+        assert_eq!(&got[..256], &data[..], "{}: the buffer", gpu.name);
+        assert_eq!(&got[256..], &data[..], "{}: the texture", gpu.name);
+    });
+}
+
+/// Eight threads each record and finish a command buffer of copies and
+/// clears into their own buffer at once; one submit carries them all.
+#[test]
+fn encoders_finished_on_several_threads_submit_together() {
+    use wgpu::BufferUsages as U;
+    const THREADS: usize = 8;
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let src = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("src"),
+                contents: &(0..THREADS as u32 * 64)
+                    .flat_map(|i| i.to_le_bytes())
+                    .collect::<Vec<_>>(),
+                usage: U::COPY_SRC,
+            });
+        let outs: Vec<_> = (0..THREADS)
+            .map(|t| buffer(gpu, &format!("out {t}"), 256, U::MAP_READ | U::COPY_DST))
+            .collect();
+        let buffers = std::thread::scope(|s| {
+            let handles: Vec<_> = outs
+                .iter()
+                .enumerate()
+                .map(|(t, out)| {
+                    let (device, src) = (&gpu.device, &src);
+                    s.spawn(move || {
+                        let mut e = device.create_command_encoder(&Default::default());
+                        for round in 0..50u64 {
+                            // Clear, then copy this thread's words back in:
+                            // the last round leaves them.
+                            e.clear_buffer(out, 0, None);
+                            e.copy_buffer_to_buffer(
+                                src,
+                                t as u64 * 256,
+                                out,
+                                0,
+                                256 - (round + 1) % 2 * 128,
+                            );
+                        }
+                        e.finish()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("encoding thread"))
+                .collect::<Vec<_>>()
+        });
+        gpu.queue.submit(buffers);
+        for (t, out) in outs.iter().enumerate() {
+            let got = read(gpu, out);
+            let want: Vec<u8> = (t as u32 * 64..t as u32 * 64 + 64)
+                .flat_map(|i| i.to_le_bytes())
+                .collect();
+            assert_eq!(got, want, "{}: thread {t}", gpu.name);
+        }
+    });
+}
+
+/// A buffer destroyed between `finish` and submit: the submit is the
+/// error (wgpu's point), `finish` is not.
+#[test]
+fn a_resource_destroyed_after_finish_fails_the_submit() {
+    use wgpu::BufferUsages as U;
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let a = buffer(gpu, "a", 256, U::COPY_SRC | U::COPY_DST);
+        let b = buffer(gpu, "b", 256, U::COPY_DST);
+        let mut cb = None;
+        let at_finish = caught(&gpu.device, || {
+            let mut e = gpu.device.create_command_encoder(&Default::default());
+            e.copy_buffer_to_buffer(&a, 0, &b, 0, 256);
+            cb = Some(e.finish());
+        });
+        assert_eq!(at_finish, None, "{}: finish", gpu.name);
+        a.destroy();
+        let at_submit = caught(&gpu.device, || {
+            gpu.queue.submit(cb.take());
+        });
+        assert!(at_submit.is_some(), "{}: the submit passed", gpu.name);
+        // The queue goes on.
+        let after = caught(&gpu.device, || {
+            let mut e = gpu.device.create_command_encoder(&Default::default());
+            e.clear_buffer(&b, 0, None);
+            gpu.queue.submit([e.finish()]);
+        });
+        assert_eq!(after, None, "{}: the next submit", gpu.name);
+        gpu.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+    });
 }
