@@ -4,8 +4,11 @@
 # packages, the validation layer, and release builds of the test binaries,
 # examples and the benchmark. Run it here, then carry .gl to the GPU machine and
 # run scripts/gpu-run.sh there (scripts/gpu-suite.sh runs the lot).
-# Arguments: the examples to carry too.
+# Arguments: the examples to carry too; `--bench-only` first carries only the
+# keel-wgpu-vs-stock benchmarks (wgpu_frame, wgpu_threads, wgpu_memory).
 set -euo pipefail
+bench_only=
+if [ "${1:-}" = --bench-only ]; then bench_only=1; shift; fi
 cd "$(dirname "$0")/.."
 exclude=$(git rev-parse --git-path info/exclude)
 grep -qx '/.gl/' "$exclude" 2>/dev/null || echo /.gl/ >> "$exclude"
@@ -24,9 +27,19 @@ if [ ! -f .gl/layer-1.4.309.tar.xz ] && [ -f "$trixie/.keel-ready" ]; then
         usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so \
         usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
 fi
-cargo test --release --features fault-injection --no-run 2>&1 | tee /tmp/gpu-bundle.log | grep -E '^error' || true
 rm -rf .gl/bin .gl/bin.tar.xz .gl/tests.txt
 mkdir -p .gl/bin
+wgpu_benches=(wgpu_frame wgpu_threads wgpu_memory)
+if [ -n "$bench_only" ]; then
+    cargo build --release -p bench $(printf -- '--bin %s ' "${wgpu_benches[@]}")
+    for b in "${wgpu_benches[@]}"; do cp "target/release/$b" .gl/bin/; done
+    strip .gl/bin/* 2>/dev/null || true
+    tar -C .gl -cf - bin | xz -T2 -9 > .gl/bin.tar.xz
+    rm -rf .gl/bin
+    du -sh .gl
+    exit 0
+fi
+cargo test --release --features fault-injection --no-run 2>&1 | tee /tmp/gpu-bundle.log | grep -E '^error' || true
 for t in $(sed -n 's/.*Executable tests\/\([a-z_]*\)\.rs (\(.*\))/\1=\2/p' /tmp/gpu-bundle.log); do
     cp "${t#*=}" ".gl/bin/${t%%=*}"
     echo "${t%%=*}" >> .gl/tests.txt
@@ -37,9 +50,10 @@ for ex in "$@"; do
 done
 # The benchmark (docs/benchmarks.md) and the feature-parity list
 # (docs/design.md), run by scripts/gpu-suite.sh bench and parity; keel-wgpu's
-# bench row (wgpu_frame) too.
-cargo build --release -p bench --bin bench --bin wgpu_frame --example feature_parity
-cp target/release/bench target/release/wgpu_frame target/release/examples/feature_parity .gl/bin/
+# bench rows (wgpu_frame, wgpu_threads, wgpu_memory) too.
+cargo build --release -p bench --bin bench $(printf -- '--bin %s ' "${wgpu_benches[@]}") --example feature_parity
+cp target/release/bench target/release/examples/feature_parity .gl/bin/
+for b in "${wgpu_benches[@]}"; do cp "target/release/$b" .gl/bin/; done
 # keel-wgpu: its examples test (run by scripts/gpu-suite.sh wgpu) finds the
 # example programs in examples/ next to it.
 cargo test --release -p keel-wgpu --no-run 2>&1 | tee /tmp/gpu-bundle-wgpu.log | grep -E '^error' || true

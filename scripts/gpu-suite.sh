@@ -12,7 +12,8 @@
 # keel-wgpu's examples (`wgpu`: each on keel-wgpu and stock wgpu, compared,
 # under each layer) and its bench row (with `bench`) run too.
 #
-#   scripts/gpu-suite.sh [layers] [wgpu] [rt N] [cuda] [bench] [parity]   (no argument: all, N = 10)
+#   scripts/gpu-suite.sh [layers] [wgpu] [rt N] [cuda] [bench] [wgpu-bench] [parity]   (no argument: all, N = 10)
+#   (wgpu-bench: only keel-wgpu's benchmarks, for a `gpu-bundle.sh --bench-only` bundle)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/gpu-suite
@@ -155,12 +156,16 @@ if [[ "$parts" == *" bench "* ]] && [ -x .gl/bin/bench ]; then
     echo "== bench: exit $status"
     cat "$out/bench.md"
     [ "$status" -eq 0 ] || failed=1
-    if [ -x .gl/bin/wgpu_frame ]; then
+fi
+if [[ "$parts" == *" bench "* || "$parts" == *" wgpu-bench "* ]]; then
+    # keel-wgpu against stock wgpu: frame, threads, memory (no layer).
+    for b in wgpu_frame wgpu_threads wgpu_memory; do
+        [ -x ".gl/bin/$b" ] || continue
         KEEL_LAYER=none timeout 300 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent \
-            .gl/bin/wgpu_frame --rounds "${BENCH_ROUNDS:-9}" >"$out/wgpu_frame.md" 2>&1
-        echo "== wgpu_frame (keel-wgpu vs stock wgpu): exit $?"
-        cat "$out/wgpu_frame.md"
-    fi
+            ".gl/bin/$b" --rounds "${BENCH_ROUNDS:-9}" >"$out/$b.md" 2>&1
+        echo "== $b (keel-wgpu vs stock wgpu): exit $?"
+        cat "$out/$b.md"
+    done
 fi
 if [[ "$parts" == *" parity "* ]] && [ -x .gl/bin/feature_parity ]; then
     KEEL_LAYER=none timeout 120 scripts/gpu-run.sh env VK_LAYER_PATH=/nonexistent \

@@ -72,6 +72,7 @@ pub(crate) fn create(
                     raw: None,
                     entries: Vec::new(),
                     last_use: LastUse::default(),
+                    exclusive: None,
                 })
             });
             Arc::new(BindGroup {
@@ -82,6 +83,7 @@ pub(crate) fn create(
                 views: Vec::new(),
                 samplers: Vec::new(),
                 dynamic: Vec::new(),
+                buffer_sizes: Vec::new(),
                 last_use: LastUse::default(),
             })
         }
@@ -149,6 +151,14 @@ fn try_create(
             Resolved::Samplers(list) => {
                 let mut raws = Vec::new();
                 for sampler in list {
+                    if *ty == wgpu::BindingType::Sampler(wgpu::SamplerBindingType::NonFiltering)
+                        && sampler.filtering
+                    {
+                        return Err(fail(format!(
+                            "Sampler binding {binding} expects filtering = false, \
+                             but given a sampler with filtering = true"
+                        )));
+                    }
                     raws.push(sampler.raw.as_deref().ok_or_else(|| {
                         fail(format!("binding {binding}: the sampler is invalid"))
                     })?);
@@ -239,6 +249,16 @@ fn try_create(
         })
         .collect();
     dynamic.sort_by_key(|d| d.binding);
+    let buffer_sizes = resolved
+        .iter()
+        .filter_map(|(binding, _, r, _)| match r {
+            Resolved::Buffers(list) => list.first().map(|(buffer, offset, size)| {
+                let bytes = size.map_or(buffer.size.saturating_sub(*offset), |s| s.get());
+                (*binding, bytes)
+            }),
+            _ => None,
+        })
+        .collect();
     drop(entries);
     drop((buffer_lists, sampler_lists, view_lists));
     Ok(Arc::new(BindGroup {
@@ -249,6 +269,7 @@ fn try_create(
         views,
         samplers,
         dynamic,
+        buffer_sizes,
         last_use: LastUse::default(),
     }))
 }

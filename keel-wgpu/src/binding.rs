@@ -17,6 +17,16 @@ pub(crate) struct BindGroupLayout {
     pub raw: Option<Box<dyn DynBindGroupLayout>>,
     pub entries: Vec<wgpu::BindGroupLayoutEntry>,
     pub last_use: LastUse,
+    /// For a layout derived for a pipeline (`layout: None`), that
+    /// pipeline's [`exclusive_id`]: as on wgpu-core, it is compatible only
+    /// with the layouts derived for the same pipeline.
+    pub exclusive: Option<u64>,
+}
+
+/// A new id for the layouts derived for one pipeline.
+pub(crate) fn exclusive_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl BindGroupLayout {
@@ -52,6 +62,9 @@ pub(crate) struct BindGroup {
     pub samplers: Vec<Arc<Sampler>>,
     /// The dynamic bindings in binding order, for the offset checks.
     pub dynamic: Vec<DynamicBinding>,
+    /// `(binding, bytes bound)` of each buffer entry, for the pipelines'
+    /// `late_sizes`.
+    pub buffer_sizes: Vec<(u32, u64)>,
     pub last_use: LastUse,
 }
 
@@ -90,6 +103,9 @@ pub(crate) struct PipelineLayout {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynPipelineLayout>>,
     pub groups: Vec<Arc<BindGroupLayout>>,
+    /// Bytes of immediate data the layout holds (`set_immediates` ranges
+    /// must lie inside).
+    pub immediate_size: u32,
     pub last_use: LastUse,
 }
 
@@ -200,6 +216,92 @@ pub(crate) fn derive_layouts(
                 .unwrap_or_default()
         })
         .collect())
+}
+
+/// The buffers an entry point uses against an explicit layout's
+/// `min_binding_size`s, in wgpu-core's words (keel-hal checks this too,
+/// in its own).
+pub(crate) fn check_min_binding_sizes(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry_point: usize,
+    layout: &PipelineLayout,
+) -> Result<(), String> {
+    let uses = info.get_entry_point(entry_point);
+    for (handle, var) in module.global_variables.iter() {
+        let Some(binding) = &var.binding else {
+            continue;
+        };
+        if uses[handle].is_empty()
+            || !matches!(
+                var.space,
+                naga::AddressSpace::Uniform | naga::AddressSpace::Storage { .. }
+            )
+        {
+            continue;
+        }
+        let entry = layout
+            .groups
+            .get(binding.group as usize)
+            .and_then(|g| g.entry(binding.binding));
+        let Some(wgpu::BindingType::Buffer {
+            min_binding_size: Some(min),
+            ..
+        }) = entry.map(|e| e.ty)
+        else {
+            continue;
+        };
+        let size = u64::from(module.types[var.ty].inner.size(module.to_ctx()));
+        if size > min.get() {
+            return Err(format!(
+                "Shader global ResourceBinding {{ group: {}, binding: {} }} is not available \
+                 in the pipeline layout: Buffer structure size {size}, added to one element of \
+                 an unbound array, if it's the last field, ended up greater than the given \
+                 `min_binding_size`, which is {min}",
+                binding.group, binding.binding
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `(group, binding, bytes)` for each buffer an entry point uses whose
+/// layout entry has no `min_binding_size`: wgpu-core checks the bound size
+/// against the shader's at each dispatch or draw.
+pub(crate) fn late_sizes(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    entry_point: usize,
+    layout: &PipelineLayout,
+) -> Vec<(u32, u32, u64)> {
+    let uses = info.get_entry_point(entry_point);
+    let mut sizes = Vec::new();
+    for (handle, var) in module.global_variables.iter() {
+        let Some(binding) = &var.binding else {
+            continue;
+        };
+        if uses[handle].is_empty()
+            || !matches!(
+                var.space,
+                naga::AddressSpace::Uniform | naga::AddressSpace::Storage { .. }
+            )
+        {
+            continue;
+        }
+        let entry = layout
+            .groups
+            .get(binding.group as usize)
+            .and_then(|g| g.entry(binding.binding));
+        if let Some(wgpu::BindingType::Buffer {
+            min_binding_size: None,
+            ..
+        }) = entry.map(|e| e.ty)
+        {
+            let size = u64::from(module.types[var.ty].inner.size(module.to_ctx()));
+            sizes.push((binding.group, binding.binding, size));
+        }
+    }
+    sizes
 }
 
 type Derived = Option<(wgpu::BindingType, Option<std::num::NonZeroU32>)>;

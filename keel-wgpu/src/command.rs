@@ -125,6 +125,9 @@ pub(crate) struct ColorRecord {
     pub resolve: Option<Arc<TextureView>>,
     pub load: wgpu::LoadOp<wgpu::Color>,
     pub store: wgpu::StoreOp,
+    /// The slice of a 3D view drawn into (checked, then refused:
+    /// keel-hal draws into 2D subresources only).
+    pub depth_slice: Option<u32>,
 }
 
 /// A depth-stencil attachment.
@@ -281,6 +284,11 @@ pub(crate) struct Recording {
     pub error: Option<String>,
     /// A pass is open: the encoder itself may not record.
     pub pass_open: bool,
+    /// Debug groups pushed on the encoder and not yet popped.
+    pub debug_depth: u32,
+    /// The encoder was finished: what is left here is what a pass still
+    /// open would add, which wgpu refuses.
+    pub ended: bool,
 }
 
 impl Recording {

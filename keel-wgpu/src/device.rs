@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use wgpu::custom::{self as cu};
 
 use crate::binding::{derive_layouts, BindGroupLayout, PipelineLayout, StageReflection};
+use crate::create_check;
 use crate::error::KeelError;
 use crate::handles::*;
 use crate::owner::{owned, same_device};
@@ -64,6 +65,17 @@ impl KeelDevice {
 /// Unmaps a buffer: a staging buffer written for `mapped_at_creation` is
 /// copied in at the start of the next submit.
 pub(crate) fn unmap(buffer: &Arc<Buffer>) {
+    // wgpu-core's first check: an invalid buffer cannot be unmapped.
+    if buffer.raw.is_none() {
+        buffer.shared.report(KeelError::validation(
+            "unmap",
+            format!("{} is invalid", buffer.ident()),
+        ));
+        return;
+    }
+    buffer
+        .map_asked
+        .store(false, std::sync::atomic::Ordering::Release);
     let state = std::mem::take(&mut *buffer.map.lock());
     match state {
         MapState::Mapped { staging, .. } => {
@@ -197,6 +209,7 @@ pub(crate) fn create_buffer(
             last_use: LastUse::default(),
             state: Mutex::new(BufferUses::empty()),
             map: Mutex::new(MapState::Idle),
+            map_asked: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
             uninit: Mutex::new(Vec::new()),
         })
@@ -207,16 +220,17 @@ pub(crate) fn create_buffer(
     let mappable_primary = shared
         .features
         .contains(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS);
-    if usage.is_empty() {
-        return invalid("the usage is empty".into());
+    if usage.is_empty() || wgpu::BufferUsages::from_bits(usage.bits()).is_none() {
+        return invalid(format!("Invalid usage flags {usage:?}"));
     }
     if !mappable_primary
         && ((usage.contains(wgpu::BufferUsages::MAP_READ) && !map_read_ok.contains(usage))
             || (usage.contains(wgpu::BufferUsages::MAP_WRITE) && !map_write_ok.contains(usage)))
     {
         return invalid(format!(
-            "usage {usage:?}: MAP_READ goes only with COPY_DST and MAP_WRITE only with COPY_SRC \
-             (without MAPPABLE_PRIMARY_BUFFERS)"
+            "`MAP` usage can only be combined with the opposite `COPY`, requested {usage:?} \
+             (MAP_READ goes only with COPY_DST and MAP_WRITE only with COPY_SRC without \
+             MAPPABLE_PRIMARY_BUFFERS)"
         ));
     }
     if desc.size > shared.limits.max_buffer_size {
@@ -305,6 +319,7 @@ pub(crate) fn create_buffer(
         last_use: LastUse::default(),
         state: Mutex::new(BufferUses::empty()),
         map: Mutex::new(map),
+        map_asked: AtomicBool::new(false),
         destroyed: AtomicBool::new(false),
         uninit: Mutex::new(if needs_clear {
             std::iter::once(0..hal_size).collect()
@@ -325,6 +340,7 @@ fn invalid_quiet(shared: &Arc<DeviceShared>, desc: &wgpu::BufferDescriptor<'_>) 
         last_use: LastUse::default(),
         state: Mutex::new(BufferUses::empty()),
         map: Mutex::new(MapState::Idle),
+        map_asked: AtomicBool::new(false),
         destroyed: AtomicBool::new(false),
         uninit: Mutex::new(Vec::new()),
     })
@@ -356,6 +372,7 @@ pub(crate) fn create_staging(shared: &Arc<DeviceShared>, size: u64) -> Arc<Buffe
         last_use: LastUse::default(),
         state: Mutex::new(BufferUses::empty()),
         map: Mutex::new(MapState::Idle),
+        map_asked: AtomicBool::new(false),
         destroyed: AtomicBool::new(false),
         uninit: Mutex::new(Vec::new()),
     })
@@ -379,6 +396,82 @@ fn sampler_desc<'a>(desc: &wgpu::SamplerDescriptor<'a>) -> keel_hal::SamplerDesc
     }
 }
 
+/// The 4-byte immediate data slots `stages` read (naga's analysis; wgpu
+/// requires each set before a draw or dispatch).
+/// The stages' buffers to check at each dispatch or draw
+/// ([`crate::binding::late_sizes`]).
+fn late_sizes(stages: &[(&ShaderModule, usize)], layout: &PipelineLayout) -> Vec<(u32, u32, u64)> {
+    let mut sizes = Vec::new();
+    for (module, entry_point) in stages {
+        if let Some((naga, info)) = &module.naga {
+            sizes.extend(crate::binding::late_sizes(naga, info, *entry_point, layout));
+        }
+    }
+    sizes
+}
+
+fn immediate_slots(stages: &[(&ShaderModule, usize)]) -> naga::valid::ImmediateSlots {
+    let mut slots = naga::valid::ImmediateSlots::default();
+    for (module, entry_point) in stages {
+        if let Some((naga, info)) = &module.naga {
+            if *entry_point < naga.entry_points.len() {
+                slots |= info.get_entry_point(*entry_point).immediate_slots_used;
+            }
+        }
+    }
+    slots
+}
+
+/// A stage's texture-sampler pairs against an explicit layout.
+fn check_stage_sampling(
+    module: &ShaderModule,
+    entry_point: usize,
+    layout: &PipelineLayout,
+) -> Result<(), String> {
+    match &module.naga {
+        Some((naga, info)) => {
+            crate::binding::check_min_binding_sizes(naga, info, entry_point, layout)?;
+            create_check::check_sampling(naga, info, entry_point, layout)
+        }
+        None => Ok(()),
+    }
+}
+
+/// wgpu-core's render pipeline checks keel-hal does not make, in its order:
+/// the colour targets' number and bytes per sample, the vertex buffer
+/// layouts, each stage's sampling against an explicit layout, the vertex
+/// inputs and the fragment outputs against the pipeline.
+fn check_render_pipeline(
+    shared: &DeviceShared,
+    desc: &wgpu::RenderPipelineDescriptor<'_>,
+    stages: &[(&ShaderModule, usize)],
+    explicit: Option<&PipelineLayout>,
+) -> Result<(), String> {
+    let targets = desc.fragment.as_ref().map_or(&[][..], |f| f.targets);
+    let formats: Vec<_> = targets
+        .iter()
+        .map(|t| t.as_ref().map(|t| t.format))
+        .collect();
+    crate::pass_check::check_color_formats(shared, &formats)?;
+    create_check::check_vertex_buffers(desc.vertex.buffers, shared.features, &shared.limits)?;
+    if let Some(layout) = explicit {
+        for (module, entry_point) in stages {
+            check_stage_sampling(module, *entry_point, layout)?;
+        }
+    }
+    if let Some((module, entry_point)) = stages.first() {
+        if let Some((naga, _)) = &module.naga {
+            create_check::check_vertex_inputs(naga, *entry_point, desc.vertex.buffers)?;
+        }
+    }
+    if let Some((module, entry_point)) = stages.get(1) {
+        if let Some((naga, _)) = &module.naga {
+            create_check::check_fragment_outputs(naga, *entry_point, targets)?;
+        }
+    }
+    Ok(())
+}
+
 impl KeelDevice {
     fn new_layout(
         &self,
@@ -391,19 +484,26 @@ impl KeelDevice {
             flags: keel_hal::BindGroupLayoutFlags::empty(),
             entries,
         };
-        // SAFETY: a plain creation on a live device.
-        let raw = match unsafe { shared.hal().create_bind_group_layout(&desc) } {
-            Ok(raw) => Some(raw),
+        let raw = match create_check::check_binding_counts(entries, &shared.limits) {
             Err(e) => {
-                shared.report(KeelError::from_hal("create_bind_group_layout", &e));
+                shared.report(KeelError::validation("create_bind_group_layout", e));
                 None
             }
+            // SAFETY: a plain creation on a live device.
+            Ok(()) => match unsafe { shared.hal().create_bind_group_layout(&desc) } {
+                Ok(raw) => Some(raw),
+                Err(e) => {
+                    shared.report(KeelError::from_hal("create_bind_group_layout", &e));
+                    None
+                }
+            },
         };
         Arc::new(BindGroupLayout {
             shared: shared.clone(),
             raw,
             entries: entries.to_vec(),
             last_use: LastUse::default(),
+            exclusive: None,
         })
     }
 
@@ -414,11 +514,22 @@ impl KeelDevice {
         immediate_size: u32,
     ) -> Arc<PipelineLayout> {
         let shared = self.shared();
+        let checked =
+            create_check::check_immediate_size(immediate_size, shared.features, &shared.limits)
+                .and_then(|()| {
+                    create_check::check_binding_counts(
+                        groups.iter().flat_map(|g| g.entries.iter()),
+                        &shared.limits,
+                    )
+                });
         let raw = if groups.iter().any(|g| g.raw.is_none()) {
             shared.report(KeelError::validation(
                 "create_pipeline_layout",
                 "a bind group layout is invalid",
             ));
+            None
+        } else if let Err(e) = checked {
+            shared.report(KeelError::validation("create_pipeline_layout", e));
             None
         } else {
             let raws: Vec<&dyn keel_hal::dynamic::DynBindGroupLayout> =
@@ -445,6 +556,7 @@ impl KeelDevice {
             shared: shared.clone(),
             raw,
             groups,
+            immediate_size,
             last_use: LastUse::default(),
         })
     }
@@ -477,9 +589,17 @@ impl KeelDevice {
         }
         match derive_layouts(&reflections, self.shared().limits.max_bind_groups) {
             Ok(groups) => {
+                // Compatible only with this pipeline's own derived layouts.
+                let exclusive = crate::binding::exclusive_id();
                 let groups = groups
                     .iter()
-                    .map(|entries| self.new_layout(Some("derived"), entries))
+                    .map(|entries| {
+                        let mut layout = self.new_layout(Some("derived"), entries);
+                        if let Some(l) = Arc::get_mut(&mut layout) {
+                            l.exclusive = Some(exclusive);
+                        }
+                        layout
+                    })
                     .collect();
                 Some(self.new_pipeline_layout(Some("derived"), groups, 0))
             }
@@ -560,7 +680,13 @@ impl cu::DeviceInterface for KeelDevice {
         };
         let module = match naga::front::wgsl::parse_str(source) {
             Ok(module) => module,
-            Err(e) => return invalid(e.emit_to_string(source)),
+            Err(e) => {
+                return invalid(format!(
+                    "Shader '{}' parsing {}",
+                    desc.label.unwrap_or_default(),
+                    e.emit_to_string(source)
+                ))
+            }
         };
         let mut validator = naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
@@ -568,7 +694,7 @@ impl cu::DeviceInterface for KeelDevice {
         );
         let info = match validator.validate(&module) {
             Ok(info) => info,
-            Err(e) => return invalid(e.emit_to_string(source)),
+            Err(e) => return invalid(format!("Shader validation {}", e.emit_to_string(source))),
         };
         let hal_desc = keel_hal::ShaderModuleDescriptor {
             label: desc.label,
@@ -642,6 +768,7 @@ impl cu::DeviceInterface for KeelDevice {
                         shared: shared.clone(),
                         raw: None,
                         groups: Vec::new(),
+                        immediate_size: 0,
                         last_use: LastUse::default(),
                     },
                 )));
@@ -665,6 +792,29 @@ impl cu::DeviceInterface for KeelDevice {
                 shared, desc.label, layout,
             ))))
         };
+        // wgpu-core's first checks: something to render to, a sample
+        // count a backend can be asked for.
+        let target_specified = desc.depth_stencil.is_some()
+            || desc
+                .fragment
+                .as_ref()
+                .is_some_and(|f| f.targets.iter().any(Option::is_some));
+        if !target_specified {
+            shared.report(KeelError::validation(
+                call,
+                "At least one color attachment or depth-stencil attachment was expected, \
+                 but no render target for the pipeline was specified.",
+            ));
+            return invalid(None);
+        }
+        let samples = desc.multisample.count;
+        if samples == 0 || samples > 32 || !samples.is_power_of_two() {
+            shared.report(KeelError::validation(
+                call,
+                format!("Invalid sample count {samples}"),
+            ));
+            return invalid(None);
+        }
         let Some(vertex) = self.stage(
             call,
             desc.vertex.module,
@@ -688,6 +838,11 @@ impl cu::DeviceInterface for KeelDevice {
         let Some(layout) = self.layout_for(call, desc.layout, &stages) else {
             return invalid(None);
         };
+        let explicit = desc.layout.is_some().then_some(&*layout);
+        if let Err(e) = check_render_pipeline(shared, desc, &stages, explicit) {
+            shared.report(KeelError::validation(call, e));
+            return invalid(Some(layout));
+        }
         let cache = match cache_of(shared, desc.cache) {
             Ok(cache) => cache,
             Err(e) => {
@@ -748,9 +903,12 @@ impl cu::DeviceInterface for KeelDevice {
         // SAFETY: every object came from this device and is alive.
         match unsafe { shared.hal().create_render_pipeline(&hal_desc) } {
             Ok(raw) => {
+                let late = late_sizes(&stages, &layout);
                 let mut pipeline = RenderPipeline::invalid(shared, desc.label, Some(layout));
+                pipeline.late_sizes = late;
                 pipeline.raw = Some(raw);
                 pipeline.describe(desc);
+                pipeline.immediate_slots = immediate_slots(&stages);
                 cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(pipeline)))
             }
             Err(e) => {
@@ -788,6 +946,8 @@ impl cu::DeviceInterface for KeelDevice {
                 raw: None,
                 label: desc.label.unwrap_or_default().into(),
                 layout,
+                immediate_slots: Default::default(),
+                late_sizes: Vec::new(),
                 last_use: LastUse::default(),
             })))
         };
@@ -802,6 +962,12 @@ impl cu::DeviceInterface for KeelDevice {
         let Some(layout) = self.layout_for(call, desc.layout, &[(module, index)]) else {
             return invalid(None);
         };
+        if desc.layout.is_some() {
+            if let Err(e) = check_stage_sampling(module, index, &layout) {
+                shared.report(KeelError::validation(call, e));
+                return invalid(Some(layout));
+            }
+        }
         let cache = match cache_of(shared, desc.cache) {
             Ok(cache) => cache,
             Err(e) => {
@@ -830,7 +996,9 @@ impl cu::DeviceInterface for KeelDevice {
                     shared: shared.clone(),
                     raw: Some(raw),
                     label: desc.label.unwrap_or_default().into(),
+                    late_sizes: late_sizes(&[(module, index)], &layout),
                     layout: Some(layout),
+                    immediate_slots: immediate_slots(&[(module, index)]),
                     last_use: LastUse::default(),
                 })))
             }
@@ -890,12 +1058,32 @@ impl cu::DeviceInterface for KeelDevice {
             memory: Memory::Device,
             view_formats: desc.view_formats,
         };
-        // SAFETY: a plain creation on a live device.
-        let raw = match unsafe { shared.hal().create_texture(&hal_desc) } {
-            Ok(raw) => Some(raw),
-            Err(e) => {
-                shared.report(KeelError::from_hal("create_texture", &e));
-                None
+        let size = desc.size;
+        let zero = [
+            ("X", size.width),
+            ("Y", size.height),
+            ("Z", size.depth_or_array_layers),
+        ]
+        .into_iter()
+        .find(|&(_, n)| n == 0);
+        let raw = if let Some((axis, _)) = zero {
+            // wgpu-core's words for what keel-hal refuses too.
+            shared.report(KeelError::validation(
+                "create_texture",
+                format!("Dimension {axis} is zero"),
+            ));
+            None
+        } else if let Err(e) = create_check::check_texture_descriptor(desc, shared.features) {
+            shared.report(KeelError::validation("create_texture", e));
+            None
+        } else {
+            // SAFETY: a plain creation on a live device.
+            match unsafe { shared.hal().create_texture(&hal_desc) } {
+                Ok(raw) => Some(raw),
+                Err(e) => {
+                    shared.report(KeelError::from_hal("create_texture", &e));
+                    None
+                }
             }
         };
         let layers = match desc.dimension {
@@ -979,6 +1167,9 @@ impl cu::DeviceInterface for KeelDevice {
             shared: shared.clone(),
             raw,
             last_use: LastUse::default(),
+            filtering: desc.min_filter == wgpu::FilterMode::Linear
+                || desc.mag_filter == wgpu::FilterMode::Linear
+                || desc.mipmap_filter == wgpu::MipmapFilterMode::Linear,
         })))
     }
 

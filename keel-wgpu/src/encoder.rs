@@ -21,6 +21,7 @@ use crate::pipeline::Targets;
 use crate::replay::Encoding;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
+use crate::transfer_check;
 
 // Each object a command takes is resolved through `owner::owned`: a
 // keel-wgpu object of the encoder's device, or the error naming which.
@@ -70,6 +71,11 @@ fn check_query(set: &QuerySet, index: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// What an encoder with an open pass says to anything else recorded on it
+/// (wgpu-core's words).
+const LOCKED: &str = "Encoder is locked by a previously created render/compute pass. \
+     Before recording any new commands, the pass must be ended.";
+
 /// `wgpu::CommandEncoder`.
 #[derive(Debug)]
 pub(crate) struct KCommandEncoder {
@@ -89,11 +95,21 @@ impl KCommandEncoder {
     fn record(&self, what: &str, cmd: Result<Cmd, String>) {
         let mut rec = self.rec.lock();
         if rec.pass_open {
-            rec.fail(format!("{what}: a pass is open on this encoder"));
+            rec.fail(format!("{what}: {LOCKED}"));
             return;
         }
         match cmd {
-            Ok(cmd) => rec.cmds.push(cmd),
+            Ok(Cmd::PopDebugGroup) if rec.debug_depth == 0 => rec.fail(format!(
+                "{what}: Cannot pop debug group, because number of pushed debug groups is zero"
+            )),
+            Ok(cmd) => {
+                match cmd {
+                    Cmd::PushDebugGroup(_) => rec.debug_depth += 1,
+                    Cmd::PopDebugGroup => rec.debug_depth -= 1,
+                    _ => {}
+                }
+                rec.cmds.push(cmd)
+            }
             Err(e) => rec.fail(format!("{what}: {e}")),
         }
     }
@@ -128,18 +144,90 @@ fn check_range(b: &Buffer, offset: u64, size: u64, what: &str) -> Result<(), Str
     Ok(())
 }
 
-fn check_layout(layout: &wgpu::TexelCopyBufferLayout, size: &wgpu::Extent3d) -> Result<(), String> {
-    if let Some(bpr) = layout.bytes_per_row {
-        if bpr % wgpu::COPY_BYTES_PER_ROW_ALIGNMENT != 0 {
-            return Err(format!(
-                "bytes_per_row {bpr} is not a multiple of {}",
-                wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
-            ));
+/// `clear_texture` of a block-compressed texture: a copy from a buffer of
+/// zeros (new buffers read as zeros) into each mip level of `range`.
+fn zero_copies(
+    shared: &Arc<DeviceShared>,
+    texture: &Arc<Texture>,
+    range: &wgpu::ImageSubresourceRange,
+) -> Result<Vec<Cmd>, String> {
+    let format = texture.format;
+    let (Some(block), (bw, bh)) = (format.block_copy_size(None), format.block_dimensions()) else {
+        return Err(format!("{format:?} has no single copy block size"));
+    };
+    let mips_end = range
+        .mip_level_count
+        .map_or(Some(texture.mip_level_count), |n| {
+            range.base_mip_level.checked_add(n)
+        })
+        .filter(|&end| end <= texture.mip_level_count && range.base_mip_level < end);
+    let layers_end = range
+        .array_layer_count
+        .map_or(Some(texture.layers()), |n| {
+            range.base_array_layer.checked_add(n)
+        })
+        .filter(|&end| end <= texture.layers() && range.base_array_layer < end);
+    let (Some(mips_end), Some(layers_end)) = (mips_end, layers_end) else {
+        return Err(format!(
+            "the subresource range {range:?} is outside {} ({} mips, {} layers)",
+            texture.ident(),
+            texture.mip_level_count,
+            texture.layers()
+        ));
+    };
+    let mut copies = Vec::new();
+    let mut largest = 0u64;
+    for mip in range.base_mip_level..mips_end {
+        let mut size = texture.physical_mip_size(mip);
+        if texture.dimension != wgpu::TextureDimension::D3 {
+            size.depth_or_array_layers = layers_end - range.base_array_layer;
         }
-    } else if size.height > 1 || size.depth_or_array_layers > 1 {
-        return Err("bytes_per_row is needed for a copy of more than one row".into());
+        let (wide, high) = (size.width / bw, size.height / bh);
+        let pitch = (u64::from(wide) * u64::from(block))
+            .next_multiple_of(u64::from(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT));
+        let bytes = pitch
+            .checked_mul(u64::from(high))
+            .and_then(|b| b.checked_mul(u64::from(size.depth_or_array_layers)))
+            .ok_or_else(|| format!("mip {mip} is larger than memory"))?;
+        largest = largest.max(bytes);
+        copies.push((mip, size, pitch, high));
     }
-    Ok(())
+    let zeros = crate::device::create_buffer(
+        shared,
+        &wgpu::BufferDescriptor {
+            label: Some("keel-wgpu: zeros for clear_texture"),
+            size: largest,
+            usage: wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        },
+    );
+    zeros.raw()?;
+    let origin_z = match texture.dimension {
+        wgpu::TextureDimension::D3 => 0,
+        _ => range.base_array_layer,
+    };
+    Ok(copies
+        .into_iter()
+        .map(|(mip, size, pitch, high)| Cmd::CopyBufferToTexture {
+            src: zeros.clone(),
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(pitch as u32),
+                rows_per_image: Some(high),
+            },
+            dst: texture.clone(),
+            base: TexelBase {
+                mip_level: mip,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: 0,
+                    z: origin_z,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            size,
+        })
+        .collect())
 }
 
 impl cu::CommandEncoderInterface for KCommandEncoder {
@@ -154,6 +242,10 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         let cmd = (|| {
             let src = buffer(&self.shared, source)?;
             let dst = buffer(&self.shared, destination)?;
+            // wgpu-core's first check of `copy_buffer_to_buffer`.
+            if Arc::ptr_eq(&src, &dst) {
+                return Err("Source and destination cannot be the same buffer".into());
+            }
             let size = copy_size.unwrap_or(src.size.saturating_sub(source_offset));
             if !source_offset.is_multiple_of(4)
                 || !destination_offset.is_multiple_of(4)
@@ -193,8 +285,15 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
     ) {
         let cmd = (|| {
             let src = wbuffer(&self.shared, source.buffer)?;
-            check_layout(&source.layout, &copy_size)?;
             let (dst, base) = self.texel(&destination, &copy_size, "destination")?;
+            transfer_check::check_buffer_texture_copy(
+                &src,
+                &source.layout,
+                &dst,
+                &destination,
+                &copy_size,
+                true,
+            )?;
             Ok(Cmd::CopyBufferToTexture {
                 src,
                 layout: source.layout,
@@ -215,7 +314,14 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         let cmd = (|| {
             let (src, base) = self.texel(&source, &copy_size, "source")?;
             let dst = wbuffer(&self.shared, destination.buffer)?;
-            check_layout(&destination.layout, &copy_size)?;
+            transfer_check::check_buffer_texture_copy(
+                &dst,
+                &destination.layout,
+                &src,
+                &source,
+                &copy_size,
+                false,
+            )?;
             Ok(Cmd::CopyTextureToBuffer {
                 src,
                 base,
@@ -236,6 +342,13 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
         let cmd = (|| {
             let (src, src_base) = self.texel(&source, &copy_size, "source")?;
             let (dst, dst_base) = self.texel(&destination, &copy_size, "destination")?;
+            transfer_check::check_texture_texture_copy(
+                &src,
+                &source,
+                &dst,
+                &destination,
+                &copy_size,
+            )?;
             Ok(Cmd::CopyTextureToTexture {
                 src,
                 src_base,
@@ -268,8 +381,11 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             }
         }
         let mut rec = self.rec.lock();
-        if rec.pass_open {
-            rec.fail("begin_compute_pass: a pass is already open");
+        // wgpu-core: a pass begun while another is open invalidates the
+        // encoder, and ending it is an error of its own.
+        let nested = rec.pass_open;
+        if nested {
+            rec.fail(format!("begin_compute_pass: {LOCKED}"));
         }
         if let Some(e) = error {
             rec.fail(format!("begin_compute_pass: {e}"));
@@ -281,6 +397,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             rec: self.rec.clone(),
             pass: Some(record),
             state: ComputeState::new(&self.shared),
+            nested,
         })
     }
 
@@ -309,6 +426,7 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
                     resolve,
                     load: color.ops.load,
                     store: color.ops.store,
+                    depth_slice: color.depth_slice,
                 })),
                 Err(e) => error = Some(e),
             }
@@ -358,8 +476,11 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             }
         };
         let mut rec = self.rec.lock();
-        if rec.pass_open {
-            rec.fail("begin_render_pass: a pass is already open");
+        // wgpu-core: a pass begun while another is open invalidates the
+        // encoder, and ending it is an error of its own.
+        let nested = rec.pass_open;
+        if nested {
+            rec.fail(format!("begin_render_pass: {LOCKED}"));
         }
         if let Some(e) = error {
             rec.fail(format!("begin_render_pass: {e}"));
@@ -371,13 +492,31 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
             rec: self.rec.clone(),
             pass: Some(record),
             state,
+            nested,
         })
     }
 
     fn finish(&mut self) -> cu::DispatchCommandBuffer {
-        let mut recording = std::mem::take(&mut *self.rec.lock());
+        let mut recording = {
+            let mut rec = self.rec.lock();
+            let recording = std::mem::take(&mut *rec);
+            // A pass still open ends on a finished encoder (`pass_type!`).
+            rec.ended = true;
+            recording
+        };
         if recording.pass_open {
             recording.fail("finish: a pass is still open");
+        }
+        if recording.debug_depth > 0 {
+            recording.fail(format!(
+                "finish: {} debug group{} pushed but never popped",
+                recording.debug_depth,
+                if recording.debug_depth == 1 {
+                    " was"
+                } else {
+                    "s were"
+                }
+            ));
         }
         let mut encoded = None;
         match &recording.error {
@@ -411,12 +550,24 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
                 ));
             }
             let texture = owned(&self.shared, tex.as_custom::<KTexture>())?;
-            Ok(Cmd::ClearTexture {
+            if texture.format.is_compressed() {
+                // keel-hal clears no block-compressed texture: as wgpu-core
+                // does, copies of zeros.
+                return zero_copies(&self.shared, &texture, range);
+            }
+            Ok(vec![Cmd::ClearTexture {
                 texture,
                 range: *range,
-            })
+            }])
         })();
-        self.record("clear_texture", cmd);
+        match cmd {
+            Ok(cmds) => {
+                for cmd in cmds {
+                    self.record("clear_texture", Ok(cmd));
+                }
+            }
+            Err(e) => self.record("clear_texture", Err(e)),
+        }
     }
 
     fn clear_buffer(
@@ -427,13 +578,38 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
     ) {
         let cmd = (|| {
             let b = buffer(&self.shared, b)?;
-            let size = size.unwrap_or(b.size.saturating_sub(offset));
-            if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
-                return Err(format!(
-                    "offset {offset} and size {size} must be multiples of 4"
+            // wgpu-core's checks, in its order and words.
+            if !b.usage.contains(wgpu::BufferUsages::COPY_DST) {
+                return Err(crate::pass_check::missing_usage(
+                    b.ident(),
+                    b.usage,
+                    wgpu::BufferUsages::COPY_DST,
                 ));
             }
-            check_range(&b, offset, size, "range")?;
+            if !offset.is_multiple_of(4) {
+                return Err(format!(
+                    "Buffer offset {offset:?} is not a multiple of `COPY_BUFFER_ALIGNMENT`"
+                ));
+            }
+            let size = size.unwrap_or(b.size.saturating_sub(offset));
+            if !size.is_multiple_of(4) {
+                return Err(format!(
+                    "Buffer clear size {size:?} is not a multiple of `COPY_BUFFER_ALIGNMENT`"
+                ));
+            }
+            let Some(end_offset) = offset.checked_add(size) else {
+                return Err(format!(
+                    "Clear starts at offset {offset} with size of {size}, \
+                     but these added together exceed `u64::MAX`"
+                ));
+            };
+            if end_offset > b.size {
+                return Err(format!(
+                    "Clear of {offset}..{end_offset} would end up overrunning \
+                     the bounds of the buffer of size {}",
+                    b.size
+                ));
+            }
             Ok(Cmd::ClearBuffer {
                 buffer: b,
                 range: offset..offset + size,
@@ -556,12 +732,31 @@ fn timestamps(
     begin: Option<u32>,
     end: Option<u32>,
 ) -> Result<PassTimestamps, String> {
+    let needed = wgpu::Features::TIMESTAMP_QUERY;
+    if !on.features.contains(needed) {
+        return Err(format!(
+            "Features {needed:?} are required but not enabled on the device"
+        ));
+    }
     let set = wquery_set(on, set)?;
     if !matches!(set.ty, wgpu::QueryType::Timestamp) {
         return Err(format!("timestamp_writes names a {:?} set", set.ty));
     }
     for index in [begin, end].into_iter().flatten() {
         check_query(&set, index)?;
+    }
+    // wgpu-core's `validate_pass_timestamp_writes`: two distinct indices,
+    // at least one.
+    match (begin, end) {
+        (Some(b), Some(e)) if b == e => {
+            return Err(format!(
+                "Timestamp writes at the beginning and end of the pass use the same index {b}"
+            ))
+        }
+        (None, None) => {
+            return Err("Timestamp writes name neither a beginning nor an end index".into())
+        }
+        _ => {}
     }
     Ok(PassTimestamps { set, begin, end })
 }
@@ -577,6 +772,8 @@ macro_rules! pass_type {
             rec: Arc<Mutex<Recording>>,
             pass: Option<$record>,
             state: $state,
+            /// Begun while another pass was open.
+            nested: bool,
         }
 
         impl $name {
@@ -594,9 +791,31 @@ macro_rules! pass_type {
         }
 
         impl Drop for $name {
+            /// The pass's end (wgpu-core's `*_pass_end`): on an encoder
+            /// already finished, or for a pass begun inside another, an
+            /// error reported now; otherwise the pass's own end checks,
+            /// and its commands join the encoder's.
             fn drop(&mut self) {
                 let mut rec = self.rec.lock();
+                let immediate = if rec.ended {
+                    Some("the encoder was already finished")
+                } else if self.nested {
+                    Some("the pass was begun while another pass was open")
+                } else {
+                    None
+                };
+                if let Some(why) = immediate {
+                    drop(rec);
+                    self.shared.report(KeelError::validation(
+                        concat!(stringify!($variant), "::end"),
+                        why,
+                    ));
+                    return;
+                }
                 rec.pass_open = false;
+                if let Err(e) = self.state.end() {
+                    rec.fail(format!("{}::end: {e}", stringify!($variant)));
+                }
                 if let Some(pass) = self.pass.take() {
                     rec.cmds.push(Cmd::$variant(Box::new(pass)));
                 }
@@ -1046,16 +1265,24 @@ impl KRenderBundleEncoder {
             desc.sample_count,
             desc.multiview,
         );
-        let read_only = ReadOnly {
-            depth: desc.depth_stencil.is_none_or(|d| d.depth_read_only),
-            stencil: desc.depth_stencil.is_none_or(|d| d.stencil_read_only),
+        // wgpu's rule: a refused descriptor is reported here, and the
+        // encoder is one that `finish` refuses.
+        let (read_only, error) = match crate::pass_check::check_bundle_descriptor(shared, desc) {
+            Ok(read_only) => (read_only, None),
+            Err(e) => {
+                shared.report(KeelError::validation("create_render_bundle_encoder", e));
+                (
+                    ReadOnly::default(),
+                    Some("the render bundle encoder is invalid".to_string()),
+                )
+            }
         };
         Self {
             shared: shared.clone(),
             label: desc.label.unwrap_or_default().into(),
             state: RenderState::new(shared, "RenderBundle", targets, read_only),
             cmds: Vec::new(),
-            error: None,
+            error,
         }
     }
 }
@@ -1079,10 +1306,9 @@ impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
     render_commands!();
     fn finish(self, desc: &wgpu::RenderBundleDescriptor<'_>) -> cu::DispatchRenderBundle {
         if let Some(e) = &self.error {
-            self.shared.report(KeelError::validation(
-                "RenderBundleEncoder::finish",
-                e.clone(),
-            ));
+            // Stock wgpu treats a refused bundle as fatal: its `finish`
+            // panics with the error whatever scopes or handler are set.
+            panic!("Error in RenderBundleEncoder::finish: Validation Error\n\nCaused by:\n  {e}");
         }
         let RenderState {
             targets,

@@ -125,23 +125,43 @@ fn derived_group(layout: Option<&Arc<PipelineLayout>>, index: u32) -> DispatchBi
     match group {
         Some(group) => DispatchBindGroupLayout::custom(KBindGroupLayout(group)),
         None => {
-            if let Some(layout) = layout {
-                layout.shared.report(KeelError::validation(
+            let Some(layout) = layout else {
+                return DispatchBindGroupLayout::custom(Unsupported);
+            };
+            let shared = &layout.shared;
+            let max = shared.limits.max_bind_groups;
+            // As wgpu-core: an index under max_bind_groups that the layout
+            // lacks gets an empty layout of the pipeline's own.
+            let raw = if index >= max {
+                shared.report(KeelError::validation(
                     "get_bind_group_layout",
                     format!(
-                        "the pipeline has {} bind group layouts; index {index} was asked for",
-                        layout.groups.len()
+                        "Bind group layout index {index} is greater than the device's \
+                         configured `max_bind_groups` limit {max}"
                     ),
                 ));
-            }
+                None
+            } else {
+                let desc = keel_hal::BindGroupLayoutDescriptor {
+                    label: None,
+                    flags: keel_hal::BindGroupLayoutFlags::empty(),
+                    entries: &[],
+                };
+                // SAFETY: a plain creation on a live device.
+                match unsafe { shared.hal().create_bind_group_layout(&desc) } {
+                    Ok(raw) => Some(raw),
+                    Err(e) => {
+                        shared.report(KeelError::from_hal("get_bind_group_layout", &e));
+                        None
+                    }
+                }
+            };
             DispatchBindGroupLayout::custom(KBindGroupLayout(Arc::new(BindGroupLayout {
-                shared: match layout {
-                    Some(l) => l.shared.clone(),
-                    None => return DispatchBindGroupLayout::custom(Unsupported),
-                },
-                raw: None,
+                shared: shared.clone(),
+                raw,
                 entries: Vec::new(),
                 last_use: Default::default(),
+                exclusive: Some(crate::binding::exclusive_id()),
             })))
         }
     }
@@ -169,14 +189,15 @@ impl cu::BufferInterface for KBuffer {
         callback: cu::BufferMapCallback,
     ) {
         let buffer = &self.0;
+        buffer.map_asked.store(true, Ordering::Release);
         let needed = match mode {
             wgpu::MapMode::Read => wgpu::BufferUsages::MAP_READ,
             wgpu::MapMode::Write => wgpu::BufferUsages::MAP_WRITE,
         };
         let problem = if buffer.raw.is_none() {
-            Some("the buffer is invalid".to_string())
+            Some(format!("{} is invalid", buffer.ident()))
         } else if buffer.destroyed.load(Ordering::Acquire) {
-            Some("the buffer was destroyed".into())
+            Some(format!("{} has been destroyed", buffer.ident()))
         } else if !buffer.usage.contains(needed) {
             Some(format!(
                 "mapping for {mode:?} needs usage {needed:?}; the buffer has {:?}",
@@ -232,24 +253,28 @@ impl cu::BufferInterface for KBuffer {
         &self,
         sub_range: Range<wgpu::BufferAddress>,
     ) -> Result<DispatchBufferMappedRange, wgpu::MapRangeError> {
+        // Stock wgpu answers a range it cannot give with `Err`, an error
+        // a custom backend cannot make. Where wgpu's own bookkeeping will
+        // refuse the range (nothing asked to be mapped since the last
+        // unmap; a range outside the one mapped, which it knows too), an
+        // empty range is enough: wgpu returns its `Err` and drops it.
+        // Where it will not (a mapping pending or refused), the empty range
+        // reaches the program, so a validation error says why.
         let map = self.0.map.lock();
         let MapState::Mapped { ptr, range, .. } = &*map else {
             drop(map);
-            self.0.shared.report(KeelError::validation(
-                "get_mapped_range",
-                "the buffer is not mapped",
-            ));
+            if self.0.map_asked.load(Ordering::Acquire) {
+                self.0.shared.report(KeelError::validation(
+                    "get_mapped_range",
+                    "the buffer is not mapped: its mapping is pending or was refused",
+                ));
+            }
             return Ok(empty_range());
         };
         if sub_range.start < range.start
             || sub_range.end > range.end
             || sub_range.start > sub_range.end
         {
-            let message = format!("{sub_range:?} is outside the mapped range {range:?}");
-            drop(map);
-            self.0
-                .shared
-                .report(KeelError::validation("get_mapped_range", message));
             return Ok(empty_range());
         }
         let start = *ptr + sub_range.start as usize;

@@ -279,7 +279,7 @@ impl KeelAdapter {
         let missing = desc.required_features - cu::AdapterInterface::features(self);
         if !missing.is_empty() {
             return Err(wgpu::RequestDeviceError::from_message(format!(
-                "keel-wgpu: the adapter does not offer {missing:?}"
+                "Unsupported features were requested: {missing}"
             )));
         }
         let hal_desc = keel_hal::DeviceDescriptor {

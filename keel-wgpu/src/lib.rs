@@ -37,6 +37,7 @@
 mod bind_group;
 mod binding;
 mod command;
+mod create_check;
 mod device;
 mod encoder;
 mod error;
@@ -45,12 +46,14 @@ mod instance;
 mod owner;
 mod pass_check;
 mod pipeline;
+mod ptr_map;
 mod queue;
 mod replay;
 mod resource;
 mod shared;
 mod surface;
 mod tracker;
+mod transfer_check;
 
 pub use error::{ErrorKind, KeelError};
 pub use keel_hal::dynamic::BackendChoice;

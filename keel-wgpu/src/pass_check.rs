@@ -9,7 +9,6 @@
 //!
 //! The replay (`replay.rs`) keeps its own state checks as a second net.
 
-use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -18,7 +17,8 @@ use keel_hal::{BufferUses, TextureUses};
 use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
 use crate::command::{PassCmd, RenderBundle};
 use crate::pipeline::{ComputePipeline, RenderPipeline, Targets};
-use crate::resource::{Buffer, TextureView};
+use crate::ptr_map::{PtrMap, PtrSet};
+use crate::resource::{Buffer, QuerySet, TextureView};
 use crate::shared::DeviceShared;
 
 /// Bind group slots a pass keeps (wgpu's `MAX_BIND_GROUPS`).
@@ -92,12 +92,19 @@ pub(crate) struct UsageScope {
     pub buffers: Vec<(Arc<Buffer>, BufferUses)>,
     pub views: Vec<(Arc<TextureView>, TextureUses)>,
     /// Buffer → position in `buffers`, built past [`UsageScope::LINEAR`].
-    buffer_index: HashMap<usize, usize>,
+    buffer_index: PtrMap<usize>,
 }
 
 impl UsageScope {
     /// Up to this many buffers a linear search is cheaper than the index.
     const LINEAR: usize = 8;
+
+    /// Empties the scope, keeping its storage.
+    fn clear(&mut self) {
+        self.buffers.clear();
+        self.views.clear();
+        self.buffer_index.clear();
+    }
 
     /// Adds `usage` of `buffer`.
     pub(crate) fn buffer(&mut self, buffer: &Arc<Buffer>, usage: BufferUses) -> Result<(), String> {
@@ -201,6 +208,95 @@ impl UsageScope {
     }
 }
 
+/// Checks a list of colour attachment formats (a pass's, a bundle's, a
+/// pipeline's targets) against `max_color_attachments` and
+/// `max_color_attachment_bytes_per_sample` (wgpu-core's
+/// `check_color_attachment_count` and
+/// `validate_color_attachment_bytes_per_sample`).
+pub(crate) fn check_color_formats(
+    shared: &DeviceShared,
+    formats: &[Option<wgpu::TextureFormat>],
+) -> Result<(), String> {
+    let limit = shared.limits.max_color_attachments;
+    if formats.len() > limit as usize {
+        return Err(format!(
+            "The number of color attachments {} exceeds the limit {limit}",
+            formats.len()
+        ));
+    }
+    let limit = shared.limits.max_color_attachment_bytes_per_sample;
+    let mut total: u32 = 0;
+    for format in formats.iter().flatten() {
+        let (Some(cost), Some(alignment)) = (
+            format.target_pixel_byte_cost(),
+            format.target_component_alignment(),
+        ) else {
+            continue;
+        };
+        total = total
+            .next_multiple_of(alignment.max(1))
+            .saturating_add(cost);
+    }
+    if total > limit {
+        return Err(format!(
+            "The total number of bytes per sample in color attachments {total} exceeds the \
+             limit {limit}"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a render bundle encoder's descriptor (wgpu-core's
+/// `validate_render_bundle_encoder_descriptor`): the colour formats'
+/// number, kind and renderability, the depth-stencil format, at least one
+/// attachment. Returns the bundle's depth and stencil access.
+pub(crate) fn check_bundle_descriptor(
+    shared: &DeviceShared,
+    desc: &wgpu::RenderBundleEncoderDescriptor<'_>,
+) -> Result<ReadOnly, String> {
+    check_color_formats(shared, desc.color_formats)?;
+    let mut have_attachment = false;
+    for &format in desc.color_formats.iter().flatten() {
+        have_attachment = true;
+        if !format.has_color_aspect() {
+            return Err(format!("Format {format:?} is not a color format"));
+        }
+        if !format
+            .guaranteed_format_features(shared.features)
+            .allowed_usages
+            .contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
+        {
+            return Err(format!("Format {format:?} is not renderable"));
+        }
+    }
+    let read_only = match desc.depth_stencil {
+        Some(ds) => {
+            have_attachment = true;
+            let (depth, stencil) = (ds.format.has_depth_aspect(), ds.format.has_stencil_aspect());
+            if !depth && !stencil {
+                return Err(format!(
+                    "Format {:?} is not a depth or stencil format",
+                    ds.format
+                ));
+            }
+            ReadOnly {
+                depth: !depth || ds.depth_read_only,
+                stencil: !stencil || ds.stencil_read_only,
+            }
+        }
+        None => ReadOnly {
+            depth: true,
+            stencil: true,
+        },
+    };
+    if !have_attachment {
+        return Err(
+            "Render bundle must have at least one color or depth stencil attachment".into(),
+        );
+    }
+    Ok(read_only)
+}
+
 /// Checks `set_bind_group`'s arguments: the index, the group's validity,
 /// the dynamic offsets' count, alignment and range.
 fn check_set_group(
@@ -271,30 +367,63 @@ fn check_set_group(
 /// layouts).
 fn layouts_compatible(have: &Arc<BindGroupLayout>, want: &Arc<BindGroupLayout>) -> bool {
     Arc::ptr_eq(have, want)
-        || (have.entries.len() == want.entries.len()
+        || (have.exclusive == want.exclusive
+            && have.entries.len() == want.entries.len()
             && have
                 .entries
                 .iter()
                 .all(|e| want.entry(e.binding) == Some(e)))
 }
 
+/// The bound buffers a pipeline's shaders use without a layout
+/// `min_binding_size` against the shaders' sizes (wgpu-core's late check).
+fn check_late_sizes(
+    groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
+    late: &[(u32, u32, u64)],
+) -> Result<(), String> {
+    for &(group, binding, shader_size) in late {
+        let bound = groups
+            .get(group as usize)
+            .and_then(Option::as_ref)
+            .and_then(|g| g.buffer_sizes.iter().find(|(b, _)| *b == binding));
+        if let Some(&(_, bound_size)) = bound {
+            if bound_size < shader_size {
+                return Err(format!(
+                    "In bind group index {group}, the buffer bound at binding index {binding} \
+                     is bound with size {bound_size} where the shader expects {shader_size}."
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the bound groups against the pipeline's layout.
 fn check_groups(
     groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
     layout: &PipelineLayout,
-    pipeline: &str,
+    pipeline: impl Fn() -> String,
 ) -> Result<(), String> {
     for (index, want) in layout.groups.iter().enumerate() {
         match groups.get(index).and_then(Option::as_ref) {
             None => {
                 return Err(format!(
-                    "The current set {pipeline} expects a BindGroup to be set at index {index}"
+                    "The current set {} expects a BindGroup to be set at index {index}",
+                    pipeline()
                 ))
             }
             Some(g) if !layouts_compatible(&g.layout, want) => {
                 return Err(format!(
-                    "Incompatible bind group at index {index} in the current {pipeline}: the \
-                     group was made for a layout with entries {:?}, the pipeline expects {:?}",
+                    "The BindGroupLayout with '' label of current set BindGroup with '' label \
+                     at index {index} is not compatible with the corresponding BindGroupLayout \
+                     with '' label of {}: the group was made for a{} layout with entries {:?}, \
+                     the pipeline expects {:?}",
+                    pipeline(),
+                    if g.layout.exclusive.is_some() {
+                        " pipeline's derived"
+                    } else {
+                        "n explicit"
+                    },
                     g.layout
                         .entries
                         .iter()
@@ -328,16 +457,23 @@ fn check_indirect(buffer: &Buffer, offset: u64, size: u64) -> Result<(), String>
     }
     if offset.checked_add(size).is_none_or(|end| end > buffer.size) {
         return Err(format!(
-            "Indirect draw uses bytes {offset}..{} which overruns indirect buffer of size {}",
-            offset.saturating_add(size),
+            "Indirect buffer of {size} bytes starting at offset {offset} would overrun \
+             buffer of size {}",
             buffer.size
         ));
     }
     Ok(())
 }
 
-/// Checks `set_immediates`' range.
-fn check_immediates(shared: &DeviceShared, offset: u32, len: usize) -> Result<(), String> {
+/// Checks `set_immediates`' range (wgpu-core's alignment check and
+/// `validate_immediates_ranges`: a pipeline set, the range inside its
+/// layout's immediate data) and returns the 4-byte slots it sets.
+fn check_immediates(
+    shared: &DeviceShared,
+    layout: Option<&PipelineLayout>,
+    offset: u32,
+    len: usize,
+) -> Result<naga::valid::ImmediateSlots, String> {
     let max = shared.limits.max_immediate_size;
     if !offset.is_multiple_of(4) || !len.is_multiple_of(4) {
         return Err(format!(
@@ -351,6 +487,93 @@ fn check_immediates(shared: &DeviceShared, offset: u32, len: usize) -> Result<()
             offset as u64 + len as u64
         ));
     }
+    let layout = layout.ok_or("Pipeline must be set before set_immediates")?;
+    let size = layout.immediate_size;
+    if offset as u64 + len as u64 > size as u64 {
+        return Err(format!(
+            "Immediate data range {offset}..{} is outside the pipeline layout's immediate \
+             size {size}",
+            offset as u64 + len as u64
+        ));
+    }
+    // Both fit in `max_immediate_size` (a u32), checked above.
+    Ok(naga::valid::ImmediateSlots::from_range(offset, len as u32))
+}
+
+/// Every immediate data slot the pipeline reads was set (wgpu-core's
+/// `MissingImmediateData`, at each draw and dispatch).
+fn check_immediates_set(
+    set: naga::valid::ImmediateSlots,
+    needed: naga::valid::ImmediateSlots,
+) -> Result<(), String> {
+    if !set.contains(needed) {
+        return Err(format!(
+            "Some immediate data the pipeline reads was never set: slots {:?}",
+            needed.difference(set)
+        ));
+    }
+    Ok(())
+}
+
+/// `pop_debug_group` in a pass (wgpu-core's `pop_debug_group`).
+fn pop_debug_group(depth: &mut u32) -> Result<(), String> {
+    if *depth == 0 {
+        return Err("Cannot pop debug group, because number of pushed debug groups is zero".into());
+    }
+    *depth -= 1;
+    Ok(())
+}
+
+/// Whether `set` holds queries of `ty` (wgpu-core's `validate_query`).
+fn check_query_type(set: &QuerySet, ty: &str) -> Result<(), String> {
+    let set_ty = match set.ty {
+        wgpu::QueryType::Occlusion => "Occlusion",
+        wgpu::QueryType::Timestamp => "Timestamp",
+        wgpu::QueryType::PipelineStatistics(_) => "PipelineStatistics",
+    };
+    if set_ty != ty {
+        return Err(format!(
+            "Query type {ty} does not match the query set's type {set_ty}"
+        ));
+    }
+    Ok(())
+}
+
+/// Begins a query where none of its kind may be active (wgpu-core's
+/// `QueryUseError::AlreadyStarted`).
+fn begin_query(active: &mut bool, index: u32) -> Result<(), String> {
+    if *active {
+        return Err(format!(
+            "A query of this type is already active; query {index} cannot begin before it ends"
+        ));
+    }
+    *active = true;
+    Ok(())
+}
+
+/// Ends the active query of a kind (`QueryUseError::AlreadyStopped`).
+fn end_query(active: &mut bool) -> Result<(), String> {
+    if !*active {
+        return Err("The query was already stopped, or never begun".into());
+    }
+    *active = false;
+    Ok(())
+}
+
+/// What a pass may not leave open at its end (wgpu-core's
+/// `DebugGroupError::MissingPop` and `QueryUseError::MissingEnd`).
+fn check_pass_end(debug_depth: u32, occlusion: bool, statistics: bool) -> Result<(), String> {
+    if debug_depth > 0 {
+        return Err(format!(
+            "{debug_depth} debug group(s) pushed in the pass were never popped"
+        ));
+    }
+    if occlusion {
+        return Err("An occlusion query was begun and never ended in the pass".into());
+    }
+    if statistics {
+        return Err("A pipeline statistics query was begun and never ended in the pass".into());
+    }
     Ok(())
 }
 
@@ -363,6 +586,14 @@ pub(crate) struct ComputeState {
     /// The pipeline and groups were checked together, and the groups'
     /// scope found free of conflicts, since the last change.
     checked: bool,
+    /// The dispatch's usage scope, kept to reuse its storage.
+    scope: UsageScope,
+    /// Debug groups pushed in the pass and not yet popped.
+    debug_depth: u32,
+    /// A pipeline-statistics query is active.
+    statistics_active: bool,
+    /// The immediate data slots `set_immediates` has set.
+    immediates: naga::valid::ImmediateSlots,
 }
 
 impl ComputeState {
@@ -372,7 +603,16 @@ impl ComputeState {
             pipeline: None,
             groups: Default::default(),
             checked: false,
+            scope: UsageScope::default(),
+            debug_depth: 0,
+            statistics_active: false,
+            immediates: Default::default(),
         }
+    }
+
+    /// The checks at the pass's end: no debug group or query left open.
+    pub(crate) fn end(&self) -> Result<(), String> {
+        check_pass_end(self.debug_depth, false, self.statistics_active)
     }
 
     /// Checks `cmd` against the state and takes its changes.
@@ -398,8 +638,16 @@ impl ComputeState {
                 self.checked = false;
             }
             PassCmd::SetImmediates { offset, data } => {
-                check_immediates(&self.shared, *offset, data.len())?
+                let layout = self.pipeline.as_ref().and_then(|p| p.layout.as_deref());
+                self.immediates |= check_immediates(&self.shared, layout, *offset, data.len())?;
             }
+            PassCmd::PushDebugGroup(_) => self.debug_depth += 1,
+            PassCmd::PopDebugGroup => pop_debug_group(&mut self.debug_depth)?,
+            PassCmd::BeginStatisticsQuery { set, index } => {
+                check_query_type(set, "PipelineStatistics")?;
+                begin_query(&mut self.statistics_active, *index)?
+            }
+            PassCmd::EndStatisticsQuery => end_query(&mut self.statistics_active)?,
             PassCmd::Dispatch(_) => self.dispatch(None)?,
             PassCmd::DispatchIndirect { buffer, offset } => {
                 check_indirect(buffer, *offset, 12)?;
@@ -413,6 +661,9 @@ impl ComputeState {
     /// A dispatch's checks: a pipeline, its groups, and the dispatch's
     /// usage scope (the groups the pipeline uses, the indirect buffer).
     fn dispatch(&mut self, indirect: Option<&Arc<Buffer>>) -> Result<(), String> {
+        if let Some(pipeline) = &self.pipeline {
+            check_immediates_set(self.immediates, pipeline.immediate_slots)?;
+        }
         if self.checked && indirect.is_none() {
             return Ok(());
         }
@@ -421,18 +672,56 @@ impl ComputeState {
             .layout
             .as_ref()
             .ok_or("the compute pipeline is invalid")?;
-        let ident = format!("ComputePipeline with '{}' label", pipeline.label);
-        check_groups(&self.groups, layout, &ident)?;
-        let mut scope = UsageScope::default();
+        check_groups(&self.groups, layout, || {
+            format!("ComputePipeline with '{}' label", pipeline.label)
+        })?;
+        check_late_sizes(&self.groups, &pipeline.late_sizes)?;
+        let scope = &mut self.scope;
+        scope.clear();
         for group in self.groups.iter().take(layout.groups.len()).flatten() {
             scope.group(group)?;
         }
         if let Some(buffer) = indirect {
             scope.buffer(buffer, BufferUses::INDIRECT)?;
         }
+        scope.clear();
         self.checked = true;
         Ok(())
     }
+}
+
+/// `set_viewport`'s rectangle and depth range (wgpu-core's
+/// `set_viewport`: a size within `max_texture_dimension_2d`, a position
+/// within twice that, depths in `0..=1` in order).
+fn check_viewport(shared: &DeviceShared, rect: [f32; 4], depth: Range<f32>) -> Result<(), String> {
+    let [x, y, w, h] = rect;
+    let max = shared.limits.max_texture_dimension_2d as f32;
+    if !(w >= 0.0 && h >= 0.0 && w <= max && h <= max) {
+        return Err(format!(
+            "Viewport size {{ w: {w}, h: {h} }} greater than device's requested \
+             `max_texture_dimension_2d` limit {max}, or less than zero"
+        ));
+    }
+    let range = max * 2.0;
+    if !(x >= -range && y >= -range && x + w <= range - 1.0 && y + h <= range - 1.0) {
+        return Err(format!(
+            "Viewport has invalid rect {rect:?}; origin and/or size is less than or greater \
+             than the bounds {}..{}",
+            -range,
+            range - 1.0
+        ));
+    }
+    let (min_depth, max_depth) = (depth.start, depth.end);
+    if !((0.0..=1.0).contains(&min_depth)
+        && (0.0..=1.0).contains(&max_depth)
+        && min_depth <= max_depth)
+    {
+        return Err(format!(
+            "Viewport minDepth {min_depth} and/or maxDepth {max_depth} are not in [0, 1], or \
+             minDepth > maxDepth"
+        ));
+    }
+    Ok(())
 }
 
 /// Depth and stencil access of a render pass or bundle.
@@ -455,11 +744,21 @@ pub(crate) struct RenderState {
     groups_checked: bool,
     /// The bound size of each vertex buffer slot.
     vertex: Vec<Option<u64>>,
-    /// The index format and the number of indices the index buffer holds.
-    index: Option<u64>,
+    /// The index buffer's format and the number of indices it holds.
+    index: Option<(wgpu::IndexFormat, u64)>,
     /// What the pass (with its bundles) or bundle uses.
     pub scope: UsageScope,
-    groups_seen: HashSet<usize>,
+    groups_seen: PtrSet,
+    /// The attachments' size (a pass's; `None` in a bundle).
+    pub extent: Option<(u32, u32)>,
+    /// Debug groups pushed in the pass and not yet popped.
+    debug_depth: u32,
+    occlusion_active: bool,
+    statistics_active: bool,
+    /// Queries (set, index) the pass has begun: each at most once.
+    queries_used: Vec<(usize, u32)>,
+    /// The immediate data slots `set_immediates` has set.
+    immediates: naga::valid::ImmediateSlots,
 }
 
 impl RenderState {
@@ -480,12 +779,37 @@ impl RenderState {
             vertex: Vec::new(),
             index: None,
             scope: UsageScope::default(),
-            groups_seen: HashSet::new(),
+            groups_seen: PtrSet::default(),
+            extent: None,
+            debug_depth: 0,
+            occlusion_active: false,
+            statistics_active: false,
+            queries_used: Vec::new(),
+            immediates: Default::default(),
         }
     }
 
+    /// The checks at the pass's end: no debug group or query left open.
+    pub(crate) fn end(&self) -> Result<(), String> {
+        check_pass_end(
+            self.debug_depth,
+            self.occlusion_active,
+            self.statistics_active,
+        )
+    }
+
+    /// A query of `set` at `index` begun in this pass: each once only
+    /// (wgpu-core's `QueryUseError::UsedTwiceInsideRenderpass`).
+    fn use_query(&mut self, set: usize, index: u32) -> Result<(), String> {
+        if self.queries_used.contains(&(set, index)) {
+            return Err(format!("Query {index} is used twice inside a renderpass"));
+        }
+        self.queries_used.push((set, index));
+        Ok(())
+    }
+
     /// Checks that what was made for `other` may be used here.
-    fn check_targets(&self, other: &Targets, res: &str) -> Result<(), String> {
+    fn check_targets(&self, other: &Targets, res: impl Fn() -> String) -> Result<(), String> {
         let mine = &self.targets;
         if mine.colors != other.colors {
             let len = mine.colors.len().max(other.colors.len());
@@ -494,6 +818,7 @@ impl RenderState {
                     mine.colors.get(i).copied().flatten() != other.colors.get(i).copied().flatten()
                 })
                 .collect();
+            let res = res();
             return Err(format!(
                 "Incompatible color attachments at indices {indices:?}: the {} uses textures \
                  with formats {:?} but the {res} uses attachments with formats {:?}",
@@ -501,6 +826,7 @@ impl RenderState {
             ));
         }
         if mine.depth_stencil != other.depth_stencil {
+            let res = res();
             return Err(format!(
                 "Incompatible depth-stencil attachment format: the {} uses a texture with \
                  format {:?} but the {res} uses an attachment with format {:?}",
@@ -508,6 +834,7 @@ impl RenderState {
             ));
         }
         if mine.samples != other.samples {
+            let res = res();
             return Err(format!(
                 "Incompatible sample count: the {} uses textures with sample count {} but the \
                  {res} uses attachments with format {}",
@@ -515,6 +842,7 @@ impl RenderState {
             ));
         }
         if mine.multiview != other.multiview {
+            let res = res();
             return Err(format!(
                 "Incompatible multiview setting: the {} uses setting {:?} but the {res} uses \
                  setting {:?}",
@@ -531,7 +859,7 @@ impl RenderState {
                 if p.raw.is_none() {
                     return Err(format!("{} is invalid", p.ident()));
                 }
-                self.check_targets(&p.targets, &p.ident())?;
+                self.check_targets(&p.targets, || p.ident())?;
                 if p.writes_depth && self.read_only.depth {
                     return Err(format!(
                         "{} writes to depth, while the pass has read-only depth access",
@@ -562,7 +890,8 @@ impl RenderState {
                 self.groups_checked = false;
             }
             PassCmd::SetImmediates { offset, data } => {
-                check_immediates(&self.shared, *offset, data.len())?
+                let layout = self.pipeline.as_ref().and_then(|p| p.layout.as_deref());
+                self.immediates |= check_immediates(&self.shared, layout, *offset, data.len())?;
             }
             PassCmd::SetVertexBuffer {
                 slot,
@@ -621,7 +950,7 @@ impl RenderState {
                          size {stride}"
                     ));
                 }
-                self.index = Some(bound_size(buffer, *offset, *size)? / stride);
+                self.index = Some((*format, bound_size(buffer, *offset, *size)? / stride));
                 self.scope.buffer(buffer, BufferUses::INDEX)?;
             }
             PassCmd::Draw {
@@ -635,7 +964,7 @@ impl RenderState {
                 indices, instances, ..
             } => {
                 self.draw_state(true)?;
-                let limit = self.index.unwrap_or(0);
+                let limit = self.index.map_or(0, |(_, n)| n);
                 if indices.end as u64 > limit {
                     return Err(format!(
                         "Index {} extends beyond limit {limit}. Did you bind the correct index \
@@ -671,6 +1000,33 @@ impl RenderState {
                 self.scope.buffer(count_buffer, BufferUses::INDIRECT)?;
                 self.draw_state(*indexed)?;
             }
+            PassCmd::SetScissorRect([x, y, w, h]) => {
+                if let Some((width, height)) = self.extent {
+                    if x.saturating_add(*w) > width || y.saturating_add(*h) > height {
+                        return Err(format!(
+                            "Scissor {:?} is not contained in the render target {width}x{height}",
+                            [x, y, w, h]
+                        ));
+                    }
+                }
+            }
+            PassCmd::SetViewport { rect, depth } => {
+                check_viewport(&self.shared, *rect, depth.clone())?
+            }
+            PassCmd::PushDebugGroup(_) => self.debug_depth += 1,
+            PassCmd::PopDebugGroup => pop_debug_group(&mut self.debug_depth)?,
+            PassCmd::BeginOcclusionQuery(index) => {
+                // The pass's own set: one key for it.
+                self.use_query(0, *index)?;
+                begin_query(&mut self.occlusion_active, *index)?;
+            }
+            PassCmd::EndOcclusionQuery => end_query(&mut self.occlusion_active)?,
+            PassCmd::BeginStatisticsQuery { set, index } => {
+                check_query_type(set, "PipelineStatistics")?;
+                self.use_query(Arc::as_ptr(set) as usize, *index)?;
+                begin_query(&mut self.statistics_active, *index)?;
+            }
+            PassCmd::EndStatisticsQuery => end_query(&mut self.statistics_active)?,
             PassCmd::ExecuteBundles(bundles) => {
                 for bundle in bundles {
                     self.execute(bundle)?;
@@ -681,6 +1037,7 @@ impl RenderState {
                 self.vertex.clear();
                 self.index = None;
                 self.groups_checked = false;
+                self.immediates = Default::default();
             }
             _ => {}
         }
@@ -692,7 +1049,7 @@ impl RenderState {
         if !bundle.valid {
             return Err(format!("{res} is invalid"));
         }
-        self.check_targets(&bundle.targets, &res)?;
+        self.check_targets(&bundle.targets, || res.clone())?;
         if self.read_only.depth && !bundle.read_only.depth {
             return Err(format!(
                 "{res} writes to depth, while the pass has read-only depth access"
@@ -710,12 +1067,14 @@ impl RenderState {
     /// index buffer for an indexed draw.
     fn draw_state(&mut self, indexed: bool) -> Result<(), String> {
         let pipeline = self.pipeline.as_ref().ok_or("Pipeline must be set")?;
+        check_immediates_set(self.immediates, pipeline.immediate_slots)?;
         if !self.groups_checked {
             let layout = pipeline
                 .layout
                 .as_ref()
                 .ok_or("the render pipeline is invalid")?;
-            check_groups(&self.groups, layout, &pipeline.ident())?;
+            check_groups(&self.groups, layout, || pipeline.ident())?;
+            check_late_sizes(&self.groups, &pipeline.late_sizes)?;
             self.groups_checked = true;
         }
         for (slot, layout) in pipeline.vertex.iter().enumerate() {
@@ -726,8 +1085,17 @@ impl RenderState {
                 ));
             }
         }
-        if indexed && self.index.is_none() {
-            return Err("Index buffer must be set".into());
+        if indexed {
+            let Some((format, _)) = self.index else {
+                return Err("Index buffer must be set".into());
+            };
+            if let Some(strip) = pipeline.strip_index_format.filter(|&f| f != format) {
+                return Err(format!(
+                    "Index format {format:?} of the index buffer does not match the strip \
+                     index format {strip:?} of {}",
+                    pipeline.ident()
+                ));
+            }
         }
         Ok(())
     }
@@ -783,6 +1151,68 @@ impl RenderState {
     }
 }
 
+/// A colour attachment's `depth_slice` (wgpu-core's `begin_render_pass`:
+/// `MissingDepthSlice`, `UnneededDepthSlice`, `DepthSliceLimit`): given
+/// exactly for a view of a 3D texture, inside its mip level's depth. A
+/// valid slice is refused too: keel-hal draws into 2D subresources only.
+fn check_depth_slice(
+    view: &TextureView,
+    depth_slice: Option<u32>,
+    location: &str,
+) -> Result<(), String> {
+    let texture = &view.texture;
+    if texture.dimension != wgpu::TextureDimension::D3 {
+        return match depth_slice {
+            Some(_) => Err(format!(
+                "The {location} is not a 3D view, and is given a depth slice"
+            )),
+            None => Ok(()),
+        };
+    }
+    let Some(slice) = depth_slice else {
+        return Err(format!(
+            "The {location} is a 3D view, and needs a depth slice"
+        ));
+    };
+    let limit = texture.mip_size(view.mips.start).depth_or_array_layers;
+    if slice >= limit {
+        return Err(format!(
+            "The {location}'s depth slice {slice} must be less than {limit}"
+        ));
+    }
+    Err(format!(
+        "The {location} draws into slice {slice} of a 3D texture, which keel-wgpu does not \
+         support (keel-hal attachments are 2D subresources)"
+    ))
+}
+
+/// The subresources (mip level, layer or depth slice) a colour attachment
+/// or resolve target draws into, disjoint from every other's (wgpu-core's
+/// `check_attachment_overlap`: `SubresourceOverlap`).
+fn check_attachment_overlap(
+    covered: &mut Vec<(usize, u32, u32)>,
+    view: &TextureView,
+    depth_slice: Option<u32>,
+) -> Result<(), String> {
+    let texture = Arc::as_ptr(&view.texture) as usize;
+    let mip = view.mips.start;
+    let layers = match depth_slice {
+        Some(slice) => slice..slice.saturating_add(1),
+        None => view.layers.clone(),
+    };
+    for layer in layers {
+        if covered.contains(&(texture, mip, layer)) {
+            return Err(format!(
+                "Color attachments and resolve targets overlap: {} mip level {mip} layer \
+                 {layer} is used more than once",
+                view.texture.ident()
+            ));
+        }
+        covered.push((texture, mip, layer));
+    }
+    Ok(())
+}
+
 /// The checks `begin_render_pass` makes on its attachments (usage, one mip,
 /// equal sizes and sample counts, resolve targets, depth and stencil
 /// operations against the format) and the state the pass starts with:
@@ -826,7 +1256,14 @@ pub(crate) fn begin_render_pass(
         }
         Ok(())
     };
+    let formats: Vec<_> = pass
+        .colors
+        .iter()
+        .map(|c| c.as_ref().map(|c| c.view.format))
+        .collect();
+    check_color_formats(shared, &formats)?;
     let mut colors = Vec::with_capacity(pass.colors.len());
+    let mut covered = Vec::new();
     for (i, color) in pass.colors.iter().enumerate() {
         let Some(color) = color else {
             colors.push(None);
@@ -840,6 +1277,8 @@ pub(crate) fn begin_render_pass(
                 color.view.format
             ));
         }
+        check_depth_slice(&color.view, color.depth_slice, &location)?;
+        check_attachment_overlap(&mut covered, &color.view, color.depth_slice)?;
         let count = color.view.texture.sample_count;
         match samples {
             Some(s) if s != count => {
@@ -852,6 +1291,7 @@ pub(crate) fn begin_render_pass(
         }
         if let Some(resolve) = &color.resolve {
             let at = format!("resolve target of {location}");
+            check_attachment_overlap(&mut covered, resolve, None)?;
             check_view(resolve, at.clone())?;
             if count == 1 {
                 return Err(format!(
@@ -918,9 +1358,9 @@ pub(crate) fn begin_render_pass(
         scope.view(&depth.view, usage)?;
         depth_format = Some(format);
     }
-    if extent.is_none() {
+    let Some((size, _)) = extent else {
         return Err("a render pass needs at least one attachment".into());
-    }
+    };
     let targets = Targets::new(
         colors,
         depth_format,
@@ -929,5 +1369,6 @@ pub(crate) fn begin_render_pass(
     );
     let mut state = RenderState::new(shared, "RenderPass", targets, read_only);
     state.scope = scope;
+    state.extent = Some((size.width, size.height));
     Ok(state)
 }

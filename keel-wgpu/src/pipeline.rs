@@ -63,6 +63,11 @@ pub(crate) struct ComputePipeline {
     pub raw: Option<Box<dyn DynComputePipeline>>,
     pub label: String,
     pub layout: Option<Arc<PipelineLayout>>,
+    /// The immediate data slots its shader reads.
+    pub immediate_slots: naga::valid::ImmediateSlots,
+    /// `(group, binding, bytes)`: buffers its shader uses whose layout
+    /// entry has no `min_binding_size`, checked at each dispatch.
+    pub late_sizes: Vec<(u32, u32, u64)>,
     pub last_use: LastUse,
 }
 
@@ -83,7 +88,8 @@ impl Drop for ComputePipeline {
 /// (wgpu's render-pass compatibility).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Targets {
-    /// Colour formats by attachment index, trailing empty ones trimmed.
+    /// Colour formats by attachment index, empty ones included: wgpu
+    /// compares the lists exactly, so `[Some(f), None]` is not `[Some(f)]`.
     pub colors: Vec<Option<wgpu::TextureFormat>>,
     pub depth_stencil: Option<wgpu::TextureFormat>,
     pub samples: u32,
@@ -91,16 +97,14 @@ pub(crate) struct Targets {
 }
 
 impl Targets {
-    /// Targets with `colors` trimmed of trailing empty attachments.
+    /// Targets as given (wgpu-core's `RenderPassContext`: its colour list
+    /// keeps every entry, trailing empty ones too).
     pub(crate) fn new(
-        mut colors: Vec<Option<wgpu::TextureFormat>>,
+        colors: Vec<Option<wgpu::TextureFormat>>,
         depth_stencil: Option<wgpu::TextureFormat>,
         samples: u32,
         multiview: Option<std::num::NonZeroU32>,
     ) -> Self {
-        while colors.last() == Some(&None) {
-            colors.pop();
-        }
         Self {
             colors,
             depth_stencil,
@@ -134,6 +138,13 @@ pub(crate) struct RenderPipeline {
     pub targets: Targets,
     pub writes_depth: bool,
     pub writes_stencil: bool,
+    /// The index format a strip topology restarts on: a draw's index
+    /// buffer must have it.
+    pub strip_index_format: Option<wgpu::IndexFormat>,
+    /// The immediate data slots its shaders read.
+    pub immediate_slots: naga::valid::ImmediateSlots,
+    /// As [`ComputePipeline::late_sizes`], checked at each draw.
+    pub late_sizes: Vec<(u32, u32, u64)>,
     pub last_use: LastUse,
 }
 
@@ -154,6 +165,9 @@ impl RenderPipeline {
             targets: Targets::default(),
             writes_depth: false,
             writes_stencil: false,
+            strip_index_format: None,
+            immediate_slots: Default::default(),
+            late_sizes: Vec::new(),
             last_use: LastUse::default(),
         }
     }
@@ -196,6 +210,7 @@ impl RenderPipeline {
             desc.multisample.count,
             desc.multiview_mask,
         );
+        self.strip_index_format = desc.primitive.strip_index_format;
         if let Some(ds) = &desc.depth_stencil {
             self.writes_depth = !ds.is_depth_read_only();
             self.writes_stencil = !ds.is_stencil_read_only(desc.primitive.cull_mode);

@@ -30,8 +30,9 @@ const STAGING_ALIGN: u64 = 256;
 /// full ones wait for their submissions and then come back for reuse.
 #[derive(Debug, Default)]
 pub(crate) struct StagingBelt {
-    /// The chunk being filled, its mapping and cursor.
-    current: Option<(Arc<Buffer>, usize, u64)>,
+    /// The chunk being filled, its mapping and cursor, and the submission
+    /// that carries its last write.
+    current: Option<(Arc<Buffer>, usize, u64, u64)>,
     /// Full chunks and the submission that must finish before reuse.
     used: Vec<(Arc<Buffer>, u64)>,
     free: Vec<(Arc<Buffer>, usize)>,
@@ -45,16 +46,20 @@ impl StagingBelt {
         size: u64,
         next_submission: u64,
     ) -> Option<(Arc<Buffer>, u64, *mut u8)> {
-        if let Some((chunk, ptr, cursor)) = &mut self.current {
+        if let Some((chunk, ptr, cursor, carried_by)) = &mut self.current {
             let offset = cursor.next_multiple_of(STAGING_ALIGN);
             if offset + size <= chunk.size {
                 *cursor = offset + size;
+                *carried_by = next_submission;
                 return Some((chunk.clone(), offset, (*ptr + offset as usize) as *mut u8));
             }
         }
-        if let Some((chunk, _, _)) = self.current.take() {
-            self.used.push((chunk, next_submission));
+        if let Some((chunk, _, _, carried_by)) = self.current.take() {
+            self.used.push((chunk, carried_by));
         }
+        // What the GPU is done with goes back to the free list (or away)
+        // first, so a run of large writes holds one chunk at a time.
+        self.recycle(shared.known_complete());
         let found = self.free.iter().position(|(c, _)| c.size >= size);
         let (chunk, ptr) = match found {
             Some(i) => self.free.swap_remove(i),
@@ -74,7 +79,7 @@ impl StagingBelt {
                 (chunk, mapping.ptr.as_ptr() as usize)
             }
         };
-        self.current = Some((chunk.clone(), ptr, size));
+        self.current = Some((chunk.clone(), ptr, size, next_submission));
         Some((chunk, 0, ptr as *mut u8))
     }
 
@@ -82,7 +87,7 @@ impl StagingBelt {
     pub(crate) fn take_free(&mut self) -> Vec<Arc<Buffer>> {
         let mut out: Vec<Arc<Buffer>> = self.free.drain(..).map(|(c, _)| c).collect();
         out.extend(self.used.drain(..).map(|(c, _)| c));
-        if let Some((chunk, _, _)) = self.current.take() {
+        if let Some((chunk, _, _, _)) = self.current.take() {
             out.push(chunk);
         }
         out
@@ -156,15 +161,28 @@ impl KeelQueue {
                 buffer.usage
             ));
         }
-        if !offset.is_multiple_of(4) || !size.is_multiple_of(4) {
+        // wgpu-core's checks, in its order and words.
+        if !size.is_multiple_of(4) {
             return Err(format!(
-                "offset {offset} and size {size} must be multiples of 4"
+                "Copy size {size} does not respect `COPY_BUFFER_ALIGNMENT`"
             ));
         }
-        if offset.checked_add(size).is_none_or(|end| end > buffer.size) {
+        if !offset.is_multiple_of(4) {
             return Err(format!(
-                "{offset}..{} is outside the buffer's {} bytes",
-                offset.saturating_add(size),
+                "Buffer offset {offset} is not aligned to block size or `COPY_BUFFER_ALIGNMENT`"
+            ));
+        }
+        if offset > buffer.size {
+            return Err(format!(
+                "Copy at offset {offset} bytes would end up overrunning the bounds \
+                 of the Destination buffer of size {}",
+                buffer.size
+            ));
+        }
+        if size > buffer.size - offset {
+            return Err(format!(
+                "Copy at offset {offset} for {size} bytes would end up overrunning \
+                 the bounds of the Destination buffer of size {}",
                 buffer.size
             ));
         }
@@ -329,12 +347,7 @@ impl KeelQueue {
         let dst = owned(self.shared(), texture.texture.as_custom::<KTexture>())?;
         dst.raw()?;
         dst.check_copy(texture.mip_level, texture.origin, &size, "destination")?;
-        if !dst.usage.contains(wgpu::TextureUsages::COPY_DST) {
-            return Err(format!(
-                "the texture's usage {:?} lacks COPY_DST",
-                dst.usage
-            ));
-        }
+        crate::transfer_check::check_write_texture(&dst, &texture, &layout, data.len(), &size)?;
         let format = dst.format;
         let block = format
             .block_copy_size(Some(texture.aspect))

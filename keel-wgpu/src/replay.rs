@@ -8,7 +8,6 @@
 //! clears it to zero first (wgpu's rule), while a write that covers it
 //! (a cleared or discarded attachment, `clear_texture`) does not.
 
-use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -21,6 +20,7 @@ use crate::command::{
     Cmd, ComputePassRecord, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
 };
 use crate::error::KeelError;
+use crate::ptr_map::{PtrMap, PtrSet};
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
 use crate::tracker::{Tracker, Used};
@@ -44,7 +44,7 @@ struct Scope<'c> {
     buffers: Vec<(&'c Arc<Buffer>, BufferUses)>,
     views: Vec<(&'c Arc<TextureView>, TextureUses, bool)>,
     /// Buffer → position in `buffers`, built past [`Scope::LINEAR`] buffers.
-    buffer_index: HashMap<usize, usize>,
+    buffer_index: PtrMap<usize>,
 }
 
 impl<'c> Scope<'c> {
@@ -721,7 +721,7 @@ impl<'a> Replay<'a> {
         for cmd in &pass.cmds {
             match cmd {
                 PassCmd::SetComputePipeline(p) => {
-                    state.compute = Some(p.clone());
+                    state.compute = Some(p);
                     state.dirty_all();
                 }
                 PassCmd::SetBindGroup {
@@ -731,7 +731,7 @@ impl<'a> Replay<'a> {
                 } => state.set_group(*index, group, offsets),
                 PassCmd::SetImmediates { offset, data } => state.immediates(*offset, data),
                 PassCmd::Dispatch(_) | PassCmd::DispatchIndirect { .. } => {
-                    let Some(pipeline) = state.compute.clone() else {
+                    let Some(pipeline) = state.compute else {
                         self.fail("dispatch_workgroups", "no compute pipeline is set");
                         continue;
                     };
@@ -740,7 +740,7 @@ impl<'a> Replay<'a> {
                         self.fail("dispatch_workgroups", "the compute pipeline is invalid");
                         continue;
                     };
-                    self.used(&pipeline);
+                    self.used(pipeline);
                     let bound: Vec<Arc<BindGroup>> = state
                         .groups
                         .iter()
@@ -814,7 +814,7 @@ impl<'a> Replay<'a> {
                             self.enc.reset_queries(raw, *index..*index + 1);
                             self.enc.begin_query(raw, *index);
                         }
-                        state.statistics = Some((set.clone(), *index));
+                        state.statistics = Some((set, *index));
                     }
                 }
                 PassCmd::EndStatisticsQuery => {
@@ -872,7 +872,7 @@ impl<'a> Replay<'a> {
 
     fn flush_groups(
         &mut self,
-        state: &mut BindState,
+        state: &mut BindState<'_>,
         layout: &crate::binding::PipelineLayout,
     ) -> Result<(), String> {
         let raw_layout = layout
@@ -926,7 +926,7 @@ impl<'a> Replay<'a> {
         scope: &mut Scope<'c>,
         resets: &mut Vec<(&'c Arc<QuerySet>, u32)>,
         occlusion: Option<&'c Arc<QuerySet>>,
-        groups_seen: &mut HashSet<usize>,
+        groups_seen: &mut PtrSet,
     ) {
         for cmd in cmds {
             match cmd {
@@ -954,9 +954,16 @@ impl<'a> Replay<'a> {
                         resets.push((set, *index));
                     }
                 }
+                // A bundle's scope was built once, at its `finish`; bundles
+                // write no queries.
                 PassCmd::ExecuteBundles(bundles) => {
                     for bundle in bundles {
-                        Self::render_scope(&bundle.cmds, scope, resets, occlusion, groups_seen);
+                        for (buffer, usage) in &bundle.scope.buffers {
+                            scope.buffer(buffer, *usage);
+                        }
+                        for (view, usage) in &bundle.scope.views {
+                            scope.views.push((view, *usage, false));
+                        }
                     }
                 }
                 _ => {}
@@ -978,7 +985,7 @@ impl<'a> Replay<'a> {
             &mut scope,
             &mut resets,
             pass.occlusion.as_ref(),
-            &mut HashSet::new(),
+            &mut PtrSet::default(),
         );
         let mut extent = None;
         let mut sample_count = 1;
@@ -1004,7 +1011,14 @@ impl<'a> Replay<'a> {
                         .is_some_and(|o| matches!(o.load, wgpu::LoadOp::Clear(_)))
                     || depth
                         .stencil
-                        .is_some_and(|o| matches!(o.load, wgpu::LoadOp::Clear(_)));
+                        .is_some_and(|o| matches!(o.load, wgpu::LoadOp::Clear(_)))
+                    // A discard is a write: the zeroing pass after clears it.
+                    || depth
+                        .depth
+                        .is_some_and(|o| o.store == wgpu::StoreOp::Discard)
+                    || depth
+                        .stencil
+                        .is_some_and(|o| o.store == wgpu::StoreOp::Discard);
                 let usage = if writes {
                     TextureUses::DEPTH_STENCIL_WRITE
                 } else {
@@ -1130,13 +1144,94 @@ impl<'a> Replay<'a> {
         // SAFETY: inside the render pass begun above.
         unsafe { self.enc.end_render_pass() };
         self.pass_timestamp(&pass.timestamps, false);
+        self.zero_discarded(pass, extent, sample_count, depth_usage)
+    }
+
+    /// What a pass discarded (`StoreOp::Discard`) reads as zeros after it,
+    /// as wgpu-core's init tracking makes it: a second pass clears the
+    /// discarded attachments (and aspects) to zero, keeping the rest. The
+    /// attachments are in the usages the pass put them in.
+    fn zero_discarded(
+        &mut self,
+        pass: &RenderPassRecord,
+        extent: wgpu::Extent3d,
+        sample_count: u32,
+        depth_usage: TextureUses,
+    ) -> Result<(), String> {
+        let depth = pass.depth.as_ref().filter(|d| {
+            d.depth.is_some_and(|o| o.store == wgpu::StoreOp::Discard)
+                || d.stencil.is_some_and(|o| o.store == wgpu::StoreOp::Discard)
+        });
+        let any_color = pass
+            .colors
+            .iter()
+            .flatten()
+            .any(|c| c.store == wgpu::StoreOp::Discard);
+        if !any_color && depth.is_none() {
+            return Ok(());
+        }
+        let mut colors = Vec::with_capacity(pass.colors.len());
+        for color in &pass.colors {
+            match color {
+                Some(c) if c.store == wgpu::StoreOp::Discard => {
+                    colors.push(Some(keel_hal::ColorAttachment {
+                        target: keel_hal::Attachment {
+                            view: c.view.handle()?,
+                            usage: TextureUses::COLOR_TARGET,
+                        },
+                        resolve_target: None,
+                        ops: keel_hal::AttachmentOps::STORE,
+                        clear_value: wgpu::Color::TRANSPARENT,
+                    }))
+                }
+                _ => colors.push(None),
+            }
+        }
+        let keep = keel_hal::AttachmentOps::LOAD | keel_hal::AttachmentOps::STORE;
+        let ops = |o: Option<wgpu::Operations<f32>>| match o {
+            Some(o) if o.store == wgpu::StoreOp::Discard => keel_hal::AttachmentOps::STORE,
+            _ => keep,
+        };
+        let stencil_ops = |o: Option<wgpu::Operations<u32>>| match o {
+            Some(o) if o.store == wgpu::StoreOp::Discard => keel_hal::AttachmentOps::STORE,
+            _ => keep,
+        };
+        let depth_stencil_attachment = match depth {
+            Some(d) => Some(keel_hal::DepthStencilAttachment {
+                target: keel_hal::Attachment {
+                    view: d.view.handle()?,
+                    usage: depth_usage,
+                },
+                depth_ops: ops(d.depth),
+                stencil_ops: stencil_ops(d.stencil),
+                clear_value: (0.0, 0),
+            }),
+            None => None,
+        };
+        let desc = keel_hal::RenderPassDescriptor::<DynResources> {
+            label: Some("keel-wgpu: zeroing what a pass discarded"),
+            extent: wgpu::Extent3d {
+                depth_or_array_layers: 1,
+                ..extent
+            },
+            sample_count,
+            color_attachments: &colors,
+            depth_stencil_attachment,
+            multiview_mask: pass.multiview_mask,
+        };
+        // SAFETY: recording outside passes; the attachments are those of
+        // the pass just ended, in the usages it left them in.
+        unsafe {
+            self.enc.begin_render_pass(&desc);
+            self.enc.end_render_pass();
+        }
         Ok(())
     }
 
-    fn render_cmds(
+    fn render_cmds<'c>(
         &mut self,
-        cmds: &[PassCmd],
-        state: &mut BindState,
+        cmds: &'c [PassCmd],
+        state: &mut BindState<'c>,
         occlusion: Option<&Arc<QuerySet>>,
     ) {
         for cmd in cmds {
@@ -1146,10 +1241,10 @@ impl<'a> Replay<'a> {
         }
     }
 
-    fn render_cmd(
+    fn render_cmd<'c>(
         &mut self,
-        cmd: &PassCmd,
-        state: &mut BindState,
+        cmd: &'c PassCmd,
+        state: &mut BindState<'c>,
         occlusion: Option<&Arc<QuerySet>>,
     ) -> Result<(), String> {
         let enc = &mut *self.enc;
@@ -1164,7 +1259,7 @@ impl<'a> Replay<'a> {
                         Some(t) => t.used(p),
                     }
                     enc.set_render_pipeline(raw);
-                    state.render = Some(p.clone());
+                    state.render = Some(p);
                     state.dirty_all();
                 }
                 PassCmd::SetBindGroup {
@@ -1237,7 +1332,7 @@ impl<'a> Replay<'a> {
                 | PassCmd::DrawIndexed { .. }
                 | PassCmd::DrawIndirect { .. }
                 | PassCmd::DrawIndirectCount { .. } => {
-                    let pipeline = state.render.clone().ok_or("Render pipeline must be set")?;
+                    let pipeline = state.render.ok_or("Render pipeline must be set")?;
                     // wgpu's draw checks: every slot the pipeline reads has
                     // a buffer; an indexed draw has an index buffer.
                     let missing = pipeline.vertex_slots & !state.vertex_set;
@@ -1346,7 +1441,7 @@ impl<'a> Replay<'a> {
                 PassCmd::BeginStatisticsQuery { set, index } => {
                     let raw = set.raw.as_deref().ok_or("the query set is invalid")?;
                     enc.begin_query(raw, *index);
-                    state.statistics = Some((set.clone(), *index));
+                    state.statistics = Some((set, *index));
                 }
                 PassCmd::EndStatisticsQuery => {
                     let (set, index) = state
@@ -1440,39 +1535,40 @@ pub(crate) fn encode(shared: &Arc<DeviceShared>, cmds: &[Cmd]) -> Encoding {
 }
 
 /// Pipeline and bind-group state inside one pass.
+/// It borrows from the commands it encodes: nothing is cloned per command.
 #[derive(Default)]
-struct BindState {
-    compute: Option<Arc<crate::pipeline::ComputePipeline>>,
-    render: Option<Arc<crate::pipeline::RenderPipeline>>,
+struct BindState<'c> {
+    compute: Option<&'c Arc<crate::pipeline::ComputePipeline>>,
+    render: Option<&'c Arc<crate::pipeline::RenderPipeline>>,
     pipeline_dirty: bool,
-    groups: [Option<(Arc<BindGroup>, Vec<u32>)>; 8],
+    groups: [Option<(&'c Arc<BindGroup>, &'c [u32])>; 8],
     dirty: u32,
     immediate_offset: u32,
-    immediate_data: Option<Vec<u8>>,
+    immediate_data: Option<&'c [u8]>,
     immediate_dirty: bool,
     occlusion: Option<u32>,
-    statistics: Option<(Arc<QuerySet>, u32)>,
+    statistics: Option<(&'c Arc<QuerySet>, u32)>,
     /// Vertex buffer slots with a buffer set (bit per slot).
     vertex_set: u64,
     /// Whether an index buffer is set.
     index_set: bool,
 }
 
-impl BindState {
+impl<'c> BindState<'c> {
     fn dirty_all(&mut self) {
         self.pipeline_dirty = true;
         self.dirty = u32::MAX;
         self.immediate_dirty = true;
     }
-    fn set_group(&mut self, index: u32, group: &Option<Arc<BindGroup>>, offsets: &[u32]) {
+    fn set_group(&mut self, index: u32, group: &'c Option<Arc<BindGroup>>, offsets: &'c [u32]) {
         if let Some(slot) = self.groups.get_mut(index as usize) {
-            *slot = group.clone().map(|g| (g, offsets.to_vec()));
+            *slot = group.as_ref().map(|g| (g, offsets));
             self.dirty |= 1 << index;
         }
     }
-    fn immediates(&mut self, offset: u32, data: &[u8]) {
+    fn immediates(&mut self, offset: u32, data: &'c [u8]) {
         self.immediate_offset = offset;
-        self.immediate_data = Some(data.to_vec());
+        self.immediate_data = Some(data);
         self.immediate_dirty = true;
     }
 }

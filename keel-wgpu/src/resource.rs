@@ -63,6 +63,10 @@ pub(crate) struct Buffer {
     /// The tracker's state: the usage the last recorded command left.
     pub state: Mutex<BufferUses>,
     pub map: Mutex<MapState>,
+    /// `map_async` was called since the last `unmap`, whatever came of it:
+    /// wgpu's own bookkeeping then takes the buffer for mapped, and leaves
+    /// `get_mapped_range` to keel-wgpu.
+    pub map_asked: AtomicBool,
     pub destroyed: AtomicBool,
     /// The byte ranges no command has written yet (device memory; sorted,
     /// disjoint, 4-aligned): the replay clears those a command would read
@@ -124,14 +128,14 @@ impl Buffer {
     /// The keel-hal buffer, or the reason it cannot be used.
     pub(crate) fn raw(&self) -> Result<&dyn DynBuffer, String> {
         if self.destroyed.load(Ordering::Acquire) {
-            return Err("the buffer was destroyed".into());
+            return Err(format!("{} has been destroyed", self.ident()));
         }
         if !matches!(*self.map.lock(), MapState::Idle) {
             return Err("the buffer is mapped (or a mapping is pending): unmap it first".into());
         }
         self.raw
             .as_deref()
-            .ok_or_else(|| "the buffer is invalid".into())
+            .ok_or_else(|| format!("{} is invalid", self.ident()))
     }
 
     /// Runs a mapping that the GPU no longer stands in the way of.
@@ -301,7 +305,10 @@ impl Texture {
     /// frame, the caller holds the device's submit lock.
     pub(crate) fn raw(&self) -> Result<&dyn DynTexture, String> {
         if self.destroyed.load(Ordering::Acquire) {
-            return Err("the texture was destroyed (or presented)".into());
+            return Err(format!(
+                "{} has been destroyed (or presented)",
+                self.ident()
+            ));
         }
         if self.is_frame() {
             let frame = self.frame.lock();
@@ -318,7 +325,7 @@ impl Texture {
         }
         self.raw
             .as_deref()
-            .ok_or_else(|| "the texture is invalid".into())
+            .ok_or_else(|| format!("{} is invalid", self.ident()))
     }
 
     /// The physical size of mip level `mip`: its size rounded up to whole
@@ -346,7 +353,7 @@ impl Texture {
     ) -> Result<(), String> {
         if mip_level >= self.mip_level_count {
             return Err(format!(
-                "mip level {mip_level} is outside the texture's {}",
+                "Unable to select texture mip level {mip_level} out of {}",
                 self.mip_level_count
             ));
         }
@@ -466,6 +473,9 @@ pub(crate) struct Sampler {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynSampler>>,
     pub last_use: LastUse,
+    /// Whether it filters (any linear filter), checked against a
+    /// non-filtering binding as wgpu-core does.
+    pub filtering: bool,
 }
 
 impl Drop for Sampler {

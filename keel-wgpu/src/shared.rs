@@ -140,9 +140,17 @@ impl DeviceShared {
 
     /// Reports an error through the sink; a lost device also fires the
     /// device-lost callback once.
+    ///
+    /// As on wgpu-core, a lost (or destroyed) device reports nothing: its
+    /// errors are `DeviceLost`, which wgpu drops, the lost callback telling
+    /// the program instead.
     pub(crate) fn report(&self, error: KeelError) {
+        if self.is_lost() {
+            return;
+        }
         if error.message.contains("device lost") {
             self.mark_lost("the driver reported the device lost");
+            return;
         }
         self.errors.report(error);
     }
@@ -169,6 +177,11 @@ impl DeviceShared {
         if let Some(callback) = self.lost_callback.lock().take() {
             callback(wgpu::DeviceLostReason::Destroyed, String::new());
         }
+    }
+
+    /// The fence value last read complete (no fence query).
+    pub(crate) fn known_complete(&self) -> u64 {
+        self.completed.load(Ordering::Acquire)
     }
 
     /// The fence value known complete, read from the fence.

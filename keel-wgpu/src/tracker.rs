@@ -13,13 +13,13 @@
 //! The tracker also holds every object the command buffer uses until its
 //! submit, which marks them used by that submission.
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
 use keel_hal::dynamic::{DynBuffer, DynCommandEncoder};
 use keel_hal::{BufferBarrier, BufferUses, StateTransition, TextureBarrier, TextureUses};
 
+use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, LastUse, MapState, Texture};
 
 /// An object whose last use a submission moves.
@@ -75,9 +75,9 @@ pub(crate) struct TextureTrack {
 /// What one command buffer uses, first and last.
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
-    pub buffers: HashMap<usize, BufferTrack>,
-    pub textures: HashMap<usize, TextureTrack>,
-    used: HashMap<usize, Arc<dyn Used>>,
+    pub buffers: PtrMap<BufferTrack>,
+    pub textures: PtrMap<TextureTrack>,
+    used: PtrMap<Arc<dyn Used>>,
 }
 
 impl Tracker {

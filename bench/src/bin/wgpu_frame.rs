@@ -17,159 +17,49 @@
 #[path = "../stats.rs"]
 #[allow(dead_code)]
 mod stats;
+#[path = "../wgpu_scene.rs"]
+#[allow(dead_code)]
+mod wgpu_scene;
 
 use std::time::Instant;
-
-const SHADER: &str = "
-@group(0) @binding(0) var<uniform> tint: vec4<f32>;
-
-@vertex
-fn vs(@builtin(vertex_index) i: u32) -> @builtin(position) vec4<f32> {
-    let uv = vec2<f32>(f32((i << 1u) & 2u), f32(i & 2u));
-    return vec4<f32>(uv * 0.01 - 0.005, 0.0, 1.0);
-}
-
-@fragment
-fn fs() -> @location(0) vec4<f32> {
-    return tint;
-}
-";
+use wgpu_scene::Scene;
 
 const DRAWS: u32 = 10_000;
-const GROUPS: usize = 100;
 const UPLOADS: usize = 1_000;
 
 struct Side {
-    name: &'static str,
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    pipeline: wgpu::RenderPipeline,
-    groups: Vec<wgpu::BindGroup>,
+    scene: Scene,
     view: wgpu::TextureView,
     upload_targets: Vec<wgpu::Buffer>,
-    _keep: (wgpu::Instance, wgpu::Texture, Vec<wgpu::Buffer>),
-}
-
-fn open(name: &'static str, instance: wgpu::Instance) -> Result<Side, String> {
-    let adapter = pollster::block_on(instance.request_adapter(&Default::default()))
-        .map_err(|e| format!("{name}: no adapter: {e}"))?;
-    let (device, queue) = pollster::block_on(adapter.request_device(&Default::default()))
-        .map_err(|e| format!("{name}: no device: {e}"))?;
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: None,
-        source: wgpu::ShaderSource::Wgsl(SHADER.into()),
-    });
-    let format = wgpu::TextureFormat::Rgba8Unorm;
-    let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: None,
-        layout: None,
-        vertex: wgpu::VertexState {
-            module: &module,
-            entry_point: Some("vs"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: Default::default(),
-        depth_stencil: None,
-        multisample: Default::default(),
-        fragment: Some(wgpu::FragmentState {
-            module: &module,
-            entry_point: Some("fs"),
-            compilation_options: Default::default(),
-            targets: &[Some(format.into())],
-        }),
-        multiview_mask: None,
-        cache: None,
-    });
-    let layout = pipeline.get_bind_group_layout(0);
-    let uniforms: Vec<wgpu::Buffer> = (0..GROUPS)
-        .map(|_| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: None,
-                size: 16,
-                usage: wgpu::BufferUsages::UNIFORM,
-                mapped_at_creation: false,
-            })
-        })
-        .collect();
-    let groups = uniforms
-        .iter()
-        .map(|b| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &layout,
-                entries: &[wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: b.as_entire_binding(),
-                }],
-            })
-        })
-        .collect();
-    let target = device.create_texture(&wgpu::TextureDescriptor {
-        label: None,
-        size: wgpu::Extent3d {
-            width: 64,
-            height: 64,
-            depth_or_array_layers: 1,
-        },
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format,
-        usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-        view_formats: &[],
-    });
-    let view = target.create_view(&Default::default());
-    let upload_targets = (0..UPLOADS)
-        .map(|_| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: None,
-                size: 256,
-                usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::UNIFORM,
-                mapped_at_creation: false,
-            })
-        })
-        .collect();
-    Ok(Side {
-        name,
-        device,
-        queue,
-        pipeline,
-        groups,
-        view,
-        upload_targets,
-        _keep: (instance, target, uniforms),
-    })
 }
 
 impl Side {
+    fn new(scene: Scene) -> Self {
+        let view = scene.target();
+        let upload_targets = (0..UPLOADS)
+            .map(|_| {
+                scene.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size: 256,
+                    usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::UNIFORM,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        Self {
+            scene,
+            view,
+            upload_targets,
+        }
+    }
+
     /// Records and submits the 10,000-draw frame; seconds of CPU time.
     fn frame(&self) -> f64 {
         let start = Instant::now();
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: None,
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                ..Default::default()
-            });
-            pass.set_pipeline(&self.pipeline);
-            for i in 0..DRAWS as usize {
-                pass.set_bind_group(0, &self.groups[i % GROUPS], &[]);
-                pass.draw(0..3, 0..1);
-            }
-        }
-        self.queue.submit([encoder.finish()]);
+        let buffer = self.scene.record_draws(&self.view, DRAWS);
+        self.scene.queue.submit([buffer]);
         let t = start.elapsed().as_secs_f64();
-        self.wait();
+        self.scene.wait();
         t
     }
 
@@ -178,18 +68,12 @@ impl Side {
         let data = [round as u8; 256];
         let start = Instant::now();
         for buffer in &self.upload_targets {
-            self.queue.write_buffer(buffer, 0, &data);
+            self.scene.queue.write_buffer(buffer, 0, &data);
         }
-        self.queue.submit([]);
+        self.scene.queue.submit([]);
         let t = start.elapsed().as_secs_f64();
-        self.wait();
+        self.scene.wait();
         t
-    }
-
-    fn wait(&self) {
-        if let Err(e) = self.device.poll(wgpu::PollType::wait_indefinitely()) {
-            eprintln!("{}: poll: {e}", self.name);
-        }
     }
 }
 
@@ -225,15 +109,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|n| n.parse().ok())
         .unwrap_or(9)
         .max(1);
-    let keel_instance = keel_wgpu::instance_with(keel_wgpu::BackendChoice::Vulkan, false)?;
-    let stock_instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::VULKAN,
-        flags: wgpu::InstanceFlags::empty(),
-        ..wgpu::InstanceDescriptor::new_without_display_handle()
-    });
-    let keel = open("keel-wgpu", keel_instance)?;
-    let stock = open("stock wgpu", stock_instance)?;
-    let adapter = keel.device.adapter_info().name;
+    let (keel, stock) = wgpu_scene::instances()?;
+    let keel = Side::new(Scene::open("keel-wgpu", keel)?);
+    let stock = Side::new(Scene::open("stock wgpu", stock)?);
+    let adapter = keel.scene.adapter.clone();
     // One warm-up of each, not counted.
     for side in [&keel, &stock] {
         side.frame();
