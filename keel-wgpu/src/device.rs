@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use keel_hal::dynamic::DynResources;
 use keel_hal::{BufferUses, Memory, TextureUses};
@@ -212,6 +212,7 @@ pub(crate) fn create_buffer(
             map_asked: AtomicBool::new(false),
             destroyed: AtomicBool::new(false),
             uninit: Mutex::new(Vec::new()),
+            indirect_source: OnceLock::new(),
         })
     };
     let usage = desc.usage;
@@ -249,11 +250,16 @@ pub(crate) fn create_buffer(
     // Clears and copies work in 4-byte words: keel-hal's buffer is rounded up.
     let hal_size = desc.size.max(4).next_multiple_of(4);
     // Zero-initialisation and mapped-at-creation uploads copy into it.
-    let hal_usage = if memory.is_mappable() {
+    let mut hal_usage = if memory.is_mappable() {
         usage
     } else {
         usage | wgpu::BufferUsages::COPY_DST
     };
+    // The indirect dispatch check reads indirect buffers as storage
+    // (`indirect_check.rs`), as wgpu-core's does.
+    if usage.contains(wgpu::BufferUsages::INDIRECT) && shared.indirect.enabled() {
+        hal_usage |= wgpu::BufferUsages::STORAGE;
+    }
     let hal_desc = keel_hal::BufferDescriptor {
         label: desc.label,
         size: hal_size,
@@ -326,6 +332,7 @@ pub(crate) fn create_buffer(
         } else {
             Vec::new()
         }),
+        indirect_source: OnceLock::new(),
     })
 }
 
@@ -343,6 +350,7 @@ fn invalid_quiet(shared: &Arc<DeviceShared>, desc: &wgpu::BufferDescriptor<'_>) 
         map_asked: AtomicBool::new(false),
         destroyed: AtomicBool::new(false),
         uninit: Mutex::new(Vec::new()),
+        indirect_source: OnceLock::new(),
     })
 }
 
@@ -375,6 +383,7 @@ pub(crate) fn create_staging(shared: &Arc<DeviceShared>, size: u64) -> Arc<Buffe
         map_asked: AtomicBool::new(false),
         destroyed: AtomicBool::new(false),
         uninit: Mutex::new(Vec::new()),
+        indirect_source: OnceLock::new(),
     })
 }
 

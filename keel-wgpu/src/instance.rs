@@ -282,6 +282,18 @@ impl KeelAdapter {
                 "Unsupported features were requested: {missing}"
             )));
         }
+        // The keel-hal device gets what the indirect dispatch check needs
+        // on top of the program's limits (`indirect_check.rs`); the
+        // program sees, and is held to, its own.
+        let runs_shaders = self
+            .capabilities
+            .hal_features
+            .contains(keel_hal::HalFeatures::SHADER_EXECUTION);
+        let (hal_limits, check_indirect) = crate::indirect_check::hal_limits(
+            &desc.required_limits,
+            &self.capabilities.limits,
+            runs_shaders,
+        );
         let hal_desc = keel_hal::DeviceDescriptor {
             label: desc.label,
             // keel-wgpu zeroes new textures with keel-hal's `clear_texture`
@@ -289,7 +301,7 @@ impl KeelAdapter {
             // `clear_texture` calls are checked against its features.
             required_features: desc.required_features
                 | (self.capabilities.features & wgpu::Features::CLEAR_TEXTURE),
-            required_limits: Some(desc.required_limits.clone()),
+            required_limits: Some(hal_limits),
             // A noop device runs no shaders; wgpu programs expect to know.
             allow_no_shader_execution: true,
             ..Default::default()
@@ -300,15 +312,18 @@ impl KeelAdapter {
         // SAFETY: the device is new; its fence is destroyed with it.
         let fence = unsafe { (*open.device).create_fence() }
             .map_err(|e| wgpu::RequestDeviceError::from_message(format!("keel-wgpu: {e}")))?;
-        let shared = Arc::new(DeviceShared::new(
-            open.device,
-            open.queue,
-            fence,
-            desc.required_features,
-            desc.required_limits.clone(),
-            self.wgpu_info(),
-            self.instance.clone(),
-        ));
+        let shared = Arc::new(
+            DeviceShared::new(
+                open.device,
+                open.queue,
+                fence,
+                desc.required_features,
+                desc.required_limits.clone(),
+                self.wgpu_info(),
+                self.instance.clone(),
+            )
+            .with_indirect_check(check_indirect),
+        );
         let handle = Arc::new(DeviceHandle { shared });
         Ok((
             cu::DispatchDevice::custom(KeelDevice {

@@ -42,6 +42,7 @@ mod device;
 mod encoder;
 mod error;
 mod handles;
+mod indirect_check;
 mod instance;
 mod owner;
 mod pass_check;
@@ -82,8 +83,9 @@ pub fn instance_with(
 /// keel-hal objects still alive on a device made by keel-wgpu (`None` for
 /// another backend's device), after waiting for the GPU, destroying what
 /// it was done with and releasing keel-wgpu's own caches (staging memory,
-/// idle encoders). keel-wgpu's fence is not counted: all zero once every
-/// object the program made is gone.
+/// idle encoders). keel-wgpu's fence and the device's indirect dispatch
+/// check (`indirect_check.rs`, kept as long as the device) are not
+/// counted: all zero once every object the program made is gone.
 pub fn live_counts(device: &wgpu::Device) -> Option<LiveCounts> {
     let device = device.as_custom::<device::KeelDevice>()?;
     let shared = &device.handle.shared;
@@ -94,6 +96,7 @@ pub fn live_counts(device: &wgpu::Device) -> Option<LiveCounts> {
     shared.release_caches();
     let mut counts = shared.hal().live_counts();
     counts.fences -= 1;
+    shared.indirect.discount(&mut counts);
     Some(counts)
 }
 

@@ -236,7 +236,8 @@ impl<'a> Replay<'a> {
         }
         let mut any = !buffers.is_empty();
         if any {
-            // SAFETY: recording outside passes; each buffer is in `from`.
+            // SAFETY: recording, outside render passes (keel-hal takes
+            // barriers in compute passes); each buffer is in `from`.
             unsafe { self.enc.transition_buffers(&buffers) };
         }
         for &(view, usage, overwrite) in &scope.views {
@@ -444,8 +445,8 @@ impl<'a> Replay<'a> {
         if barriers.is_empty() {
             return Ok(false);
         }
-        // SAFETY: recording outside passes; each subresource is in `from`
-        // (this command buffer's own last use of it).
+        // SAFETY: recording, outside render passes; each subresource is in
+        // `from` (this command buffer's own last use of it).
         unsafe { self.enc.transition_textures(&barriers) };
         Ok(true)
     }
@@ -741,22 +742,29 @@ impl<'a> Replay<'a> {
                         continue;
                     };
                     self.used(pipeline);
-                    let bound: Vec<Arc<BindGroup>> = state
-                        .groups
-                        .iter()
-                        .take(layout.groups.len())
-                        .flatten()
-                        .map(|g| g.0.clone())
-                        .collect();
                     let mut scope = Scope::default();
-                    for group in &bound {
+                    for (group, _) in state.groups.iter().take(layout.groups.len()).flatten() {
                         scope.group(group);
                     }
-                    if let PassCmd::DispatchIndirect { buffer, .. } = cmd {
-                        scope.buffer(buffer, BufferUses::INDIRECT);
+                    // An indirect dispatch's counts are checked first where
+                    // the device checks them; it then reads the checked
+                    // copy instead of the program's buffer.
+                    let mut checked = None;
+                    if let PassCmd::DispatchIndirect { buffer, offset } = cmd {
+                        match self.check_indirect(buffer, *offset, &mut in_pass) {
+                            Ok(Some(args)) => checked = Some(args),
+                            Ok(None) => scope.buffer(buffer, BufferUses::INDIRECT),
+                            Err(e) => {
+                                self.fail("dispatch_workgroups_indirect", e);
+                                continue;
+                            }
+                        }
                     }
-                    // Barriers may not be recorded inside a pass: close it.
-                    if in_pass && self.scope_needs_barrier(&scope) {
+                    // keel-hal takes barriers inside a compute pass and keeps
+                    // its bindings, so the pass stays open between
+                    // dispatches; only encoding at submit (no tracker),
+                    // which may zero buffers and textures inline, closes it.
+                    if in_pass && self.tracker.is_none() && self.scope_needs_barrier(&scope) {
                         // SAFETY: inside the compute pass opened below.
                         unsafe { self.enc.end_compute_pass() };
                         in_pass = false;
@@ -784,12 +792,17 @@ impl<'a> Replay<'a> {
                         // SAFETY: inside a compute pass with a pipeline and
                         // its groups bound, resources in their states.
                         PassCmd::Dispatch(count) => unsafe { self.enc.dispatch(*count) },
-                        PassCmd::DispatchIndirect { buffer, offset } => {
-                            if let Ok(b) = buffer.handle() {
-                                // SAFETY: as above; the buffer is in INDIRECT.
-                                unsafe { self.enc.dispatch_indirect(b, *offset) };
+                        PassCmd::DispatchIndirect { buffer, offset } => match checked {
+                            // SAFETY: as above; the checked counts are in
+                            // INDIRECT (`IndirectCheck::record`), 12 bytes.
+                            Some(args) => unsafe { self.enc.dispatch_indirect(args, 0) },
+                            None => {
+                                if let Ok(b) = buffer.handle() {
+                                    // SAFETY: as above; the buffer is in INDIRECT.
+                                    unsafe { self.enc.dispatch_indirect(b, *offset) };
+                                }
                             }
-                        }
+                        },
                         _ => {}
                     }
                 }
@@ -845,6 +858,38 @@ impl<'a> Replay<'a> {
             unsafe { self.enc.end_compute_pass() };
         }
         self.pass_timestamp(&pass.timestamps, false);
+    }
+
+    /// Records the device's check of the counts at `offset` of `buffer`
+    /// (`indirect_check.rs`) outside the pass, closing it if open, and
+    /// returns the checked counts the dispatch then reads (at offset 0).
+    /// `Ok(None)`: no check (off on this device, or an offset it cannot
+    /// reach): the dispatch reads `buffer`.
+    fn check_indirect<'b>(
+        &mut self,
+        buffer: &'b Arc<Buffer>,
+        offset: u64,
+        in_pass: &mut bool,
+    ) -> Result<Option<&'b dyn DynBuffer>, String> {
+        let Some(check) = buffer.shared.indirect_check()? else {
+            return Ok(None);
+        };
+        let Some(source) = check.source(buffer, offset)? else {
+            return Ok(None);
+        };
+        if *in_pass {
+            // SAFETY: inside the compute pass the caller opened.
+            unsafe { self.enc.end_compute_pass() };
+            *in_pass = false;
+        }
+        let mut scope = Scope::default();
+        scope.buffer(buffer, BufferUses::STORAGE_READ_ONLY);
+        self.apply(&scope)?;
+        // SAFETY: recording outside passes; `buffer` was moved to
+        // STORAGE_READ_ONLY just above. The caller opens its pass again and
+        // sets its state anew (`BindState::dirty_all`).
+        unsafe { check.record(&mut *self.enc, &source) };
+        Ok(Some(check.checked()))
     }
 
     /// Whether applying `scope` would record a barrier (cheap, no change).

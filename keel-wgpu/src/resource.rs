@@ -5,10 +5,10 @@
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use keel_hal::dynamic::{
-    DynBuffer, DynQuerySet, DynSampler, DynTexture, DynTextureView, SurfaceTextureBox,
+    DynBindGroup, DynBuffer, DynQuerySet, DynSampler, DynTexture, DynTextureView, SurfaceTextureBox,
 };
 use keel_hal::{BufferUses, Memory, TextureUses};
 use parking_lot::Mutex;
@@ -73,6 +73,9 @@ pub(crate) struct Buffer {
     /// before it runs, and a command that writes a whole range takes it
     /// out without a clear (wgpu-core's per-range init tracking).
     pub uninit: Mutex<Vec<Range<u64>>>,
+    /// An indirect buffer's bind group for the device's indirect dispatch
+    /// check (`indirect_check.rs`), made at its first checked dispatch.
+    pub indirect_source: OnceLock<Box<dyn DynBindGroup>>,
 }
 
 impl Buffer {
@@ -195,6 +198,11 @@ impl Drop for Buffer {
                 }
             }
             drop(staging);
+        }
+        // The check's group over the buffer goes with it.
+        if let Some(group) = self.indirect_source.take() {
+            self.shared
+                .bury(self.last_use.get(), Dead::BindGroup(group));
         }
         if let Some(raw) = self.raw.take() {
             self.shared.bury(self.last_use.get(), Dead::Buffer(raw));

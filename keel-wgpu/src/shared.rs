@@ -87,6 +87,9 @@ pub(crate) struct DeviceShared {
     pub lost_callback: Mutex<Option<wgpu::custom::BoxDeviceLostCallback>>,
     /// Serialises submits so trackers see submissions in order.
     pub submit_lock: Mutex<()>,
+    /// The GPU-side check of indirect dispatch counts (made at the first
+    /// indirect dispatch; off where the adapter runs no shaders).
+    pub indirect: crate::indirect_check::IndirectSlot,
     /// The keel-hal instance, dropped after the device (fields drop in order).
     _instance: Arc<keel_hal::dynamic::ChosenInstance>,
 }
@@ -123,8 +126,16 @@ impl DeviceShared {
             lost: AtomicBool::new(false),
             lost_callback: Mutex::new(None),
             submit_lock: Mutex::new(()),
+            indirect: crate::indirect_check::IndirectSlot::new(false),
             _instance: instance,
         }
+    }
+
+    /// The state of a device whose indirect dispatches are checked on the
+    /// GPU (`indirect_check::hal_limits` says where).
+    pub(crate) fn with_indirect_check(mut self, enabled: bool) -> Self {
+        self.indirect = crate::indirect_check::IndirectSlot::new(enabled);
+        self
     }
 
     /// The keel-hal device. (Called on the `dyn` object itself: the boxes
@@ -136,6 +147,14 @@ impl DeviceShared {
     /// The keel-hal queue.
     pub(crate) fn queue(&self) -> &dyn DynQueue {
         &*self.queue
+    }
+
+    /// The device's indirect dispatch check, made at the first call
+    /// (`None` where it is off: `indirect_check.rs`).
+    pub(crate) fn indirect_check(
+        &self,
+    ) -> Result<Option<&crate::indirect_check::IndirectCheck>, String> {
+        self.indirect.get(self.hal(), &self.limits)
     }
 
     /// Reports an error through the sink; a lost device also fires the
@@ -398,6 +417,11 @@ impl Drop for DeviceShared {
         for map in subs.maps {
             (map.callback)(Err(wgpu::BufferAsyncError));
         }
+        let hal = &*self.device;
+        // SAFETY: the GPU is idle (waited above) or lost, every command
+        // buffer and buffer (with its source group) is gone: each held
+        // this state.
+        unsafe { self.indirect.destroy(hal) };
         // SAFETY: `drop` runs once and nothing reads the fence after this.
         let fence = unsafe { std::mem::ManuallyDrop::take(&mut self.fence) };
         // SAFETY: nothing waits on the fence any more.

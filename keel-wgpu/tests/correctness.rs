@@ -1271,3 +1271,101 @@ fn partial_writes_leave_the_rest_zero() {
         }
     });
 }
+
+// ---------------------------------------------------------------------------
+// Indirect dispatches
+
+const COUNT_WORKGROUPS: &str = "
+@group(0) @binding(0) var<storage, read_write> total: atomic<u32>;
+@compute @workgroup_size(1) fn main() { atomicAdd(&total, 1u); }
+";
+
+const WRITE_COUNTS: &str = "
+@group(0) @binding(0) var<storage, read_write> args: array<u32>;
+@compute @workgroup_size(1) fn main() { args[100] = 4u; args[101] = 1u; args[102] = 1u; }
+";
+
+/// Indirect dispatches run the workgroups their buffers name, wherever
+/// the counts are (a 4-aligned offset, either side of a 256-byte boundary)
+/// and however they were written (a queue write, a shader earlier in the
+/// pass), in one command buffer and the next of the same submit; on keel
+/// Vulkan (whose counts are checked on the GPU, as wgpu-core's default
+/// `VALIDATION_INDIRECT_CALL` does; this harness's stock instance has no
+/// flags) one over `max_compute_workgroups_per_dimension` runs none. The
+/// layer's synchronisation validation checks the check's barriers.
+#[test]
+fn indirect_dispatches_run_their_counts() {
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let device = &gpu.device;
+        let count = compute_pipeline(device, COUNT_WORKGROUPS);
+        let write = compute_pipeline(device, WRITE_COUNTS);
+        let total = buffer(
+            device,
+            4,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let args = buffer(
+            device,
+            1024,
+            wgpu::BufferUsages::INDIRECT
+                | wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST,
+        );
+        let over = device.limits().max_compute_workgroups_per_dimension + 1;
+        gpu.queue.write_buffer(&args, 4, bytemuck_u32(&[2, 3, 1]));
+        gpu.queue.write_buffer(&args, 252, bytemuck_u32(&[1, 1, 5]));
+        gpu.queue
+            .write_buffer(&args, 600, bytemuck_u32(&[1, over, 1]));
+        let group = |pipeline: &wgpu::ComputePipeline, buffer: &wgpu::Buffer| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: buffer.as_entire_binding(),
+                }],
+            })
+        };
+        let count_group = group(&count, &total);
+        let write_group = group(&write, &args);
+        let mut first = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = first.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&count);
+            pass.set_bind_group(0, &count_group, &[]);
+            pass.dispatch_workgroups_indirect(&args, 4);
+            pass.dispatch_workgroups(1, 1, 1);
+            pass.dispatch_workgroups_indirect(&args, 252);
+            if gpu.backend == Backend::Vulkan {
+                pass.dispatch_workgroups_indirect(&args, 600);
+            }
+            pass.set_pipeline(&write);
+            pass.set_bind_group(0, &write_group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+            pass.set_pipeline(&count);
+            pass.set_bind_group(0, &count_group, &[]);
+            pass.dispatch_workgroups_indirect(&args, 400);
+        }
+        let mut second = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = second.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&count);
+            pass.set_bind_group(0, &count_group, &[]);
+            pass.dispatch_workgroups_indirect(&args, 4);
+        }
+        gpu.queue.submit([first.finish(), second.finish()]);
+        let total = read_buffer(gpu, &total, 0, 4);
+        let total = u32::from_le_bytes([total[0], total[1], total[2], total[3]]);
+        // Noop runs no shaders: nothing is counted there.
+        let expected = if gpu.backend == Backend::Noop {
+            0
+        } else {
+            6 + 1 + 5 + 4 + 6
+        };
+        assert_eq!(total, expected, "{}", gpu.name);
+    });
+}
+
+fn bytemuck_u32(words: &[u32]) -> &[u8] {
+    bytemuck::cast_slice(words)
+}
