@@ -133,8 +133,13 @@ fn try_create(
                 })?;
                 let mut raws = Vec::new();
                 for (buffer, offset, size) in list {
+                    // As wgpu-core: a mapped buffer may be bound (a submit
+                    // using it while mapped fails); a destroyed one not.
                     let raw = buffer
-                        .raw()
+                        .bindable()
+                        .map_err(|m| fail(format!("binding {binding}: {m}")))?;
+                    let bind_size = size.map_or(buffer.size.saturating_sub(*offset), |s| s.get());
+                    crate::create_check::check_storage_binding_size(ty, bind_size)
                         .map_err(|m| fail(format!("binding {binding}: {m}")))?;
                     raws.push(keel_hal::BufferBinding {
                         buffer: raw,
@@ -174,6 +179,7 @@ fn try_create(
                 })?;
                 let mut raws = Vec::new();
                 for view in list {
+                    crate::create_check::check_bound_view(*binding, ty, view).map_err(fail)?;
                     raws.push(
                         view.raw()
                             .map_err(|m| fail(format!("binding {binding}: {m}")))?,

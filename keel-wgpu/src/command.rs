@@ -289,6 +289,24 @@ pub(crate) struct Recording {
     /// The encoder was finished: what is left here is what a pass still
     /// open would add, which wgpu refuses.
     pub ended: bool,
+    /// What the submit checks beyond the replay's tracker (filled at
+    /// `finish`, and by `transition_resources` as it is recorded).
+    pub submit_checks: SubmitChecks,
+}
+
+/// What wgpu-core's `validate_command_buffer` checks at submit that the
+/// replay's tracker does not hold: the query sets the command buffer uses
+/// (destroyed ones fail), the bind groups set in compute passes (every
+/// one, used by a dispatch or not: a destroyed resource in any fails),
+/// the resources `transition_resources` named (destroyed or mapped ones
+/// fail); and the queries it writes, which the submit marks written.
+#[derive(Debug, Default)]
+pub(crate) struct SubmitChecks {
+    pub query_sets: Vec<Arc<QuerySet>>,
+    pub groups: Vec<Arc<BindGroup>>,
+    pub buffers: Vec<Arc<Buffer>>,
+    pub textures: Vec<Arc<Texture>>,
+    pub query_writes: Vec<(Arc<QuerySet>, u32)>,
 }
 
 impl Recording {

@@ -76,6 +76,16 @@ pub(crate) fn unmap(buffer: &Arc<Buffer>) {
     buffer
         .map_asked
         .store(false, std::sync::atomic::Ordering::Release);
+    // wgpu-core's `unmap_inner`: a destroyed buffer's `try_raw` fails
+    // before anything is unmapped (`DestroyedResource`); its mapping goes
+    // with the buffer.
+    if buffer.destroyed.load(std::sync::atomic::Ordering::Acquire) {
+        buffer.shared.report(KeelError::validation(
+            "unmap",
+            format!("{} has been destroyed", buffer.ident()),
+        ));
+        return;
+    }
     let state = std::mem::take(&mut *buffer.map.lock());
     match state {
         MapState::Mapped { staging, .. } => {
@@ -113,37 +123,71 @@ pub(crate) fn unmap(buffer: &Arc<Buffer>) {
 }
 
 /// Creates a view of `texture` (invalid, with the error reported, when
-/// keel-hal refuses).
+/// keel-hal refuses). The descriptor's defaults are resolved as wgpu-core
+/// resolves them (`create_check::resolve_view`) before keel-hal sees it,
+/// and the view keeps its resolved dimension and usage.
 pub(crate) fn create_view(
     texture: &Arc<Texture>,
     desc: &wgpu::TextureViewDescriptor<'_>,
 ) -> Arc<TextureView> {
     let shared = &texture.shared;
-    let mips_end = desc.mip_level_count.map_or(texture.mip_level_count, |c| {
-        desc.base_mip_level.saturating_add(c)
+    let resolved = create_check::resolve_view(texture, desc).and_then(|r| {
+        create_check::check_multisampled_view(texture.sample_count, r.dimension, shared.features)
+            .map(|()| r)
     });
-    let layers_end = desc.array_layer_count.map_or(texture.layers(), |c| {
-        desc.base_array_layer.saturating_add(c)
-    });
+    let (format, dimension, mips, layers, usage) = match &resolved {
+        Ok(r) => (
+            r.format,
+            r.dimension,
+            r.mip_level_count,
+            r.array_layer_count,
+            r.usage,
+        ),
+        Err(_) => (
+            desc.format.unwrap_or(texture.format),
+            desc.dimension.unwrap_or(wgpu::TextureViewDimension::D2),
+            0,
+            0,
+            wgpu::TextureUsages::empty(),
+        ),
+    };
     let range = wgpu::ImageSubresourceRange {
         aspect: desc.aspect,
         base_mip_level: desc.base_mip_level,
-        mip_level_count: desc.mip_level_count,
+        mip_level_count: Some(mips),
         base_array_layer: desc.base_array_layer,
-        array_layer_count: desc.array_layer_count,
+        array_layer_count: Some(layers),
     };
     // A surface frame's texture is used under the submit lock (`raw`).
     let _frame_guard = texture.is_frame().then(|| shared.submit_lock.lock());
-    let raw = match texture.raw() {
-        Err(e) => {
+    let raw = match (texture.raw(), resolved) {
+        (Err(e), _) => {
             shared.report(KeelError::validation("create_view", e));
             None
         }
-        Ok(raw) => {
+        (Ok(_), Err(e)) => {
+            shared.report(KeelError::validation("create_view", e));
+            None
+        }
+        // A view wgpu allows that keel-hal makes none of: checked here,
+        // made without a keel-hal view (no use of it is valid).
+        (Ok(_), Ok(r)) if create_check::view_needs_no_hal(texture, &r) => {
+            if let Err(e) = create_check::check_unbacked_view(
+                texture,
+                desc,
+                &texture.view_formats,
+                &r,
+                shared.features,
+            ) {
+                shared.report(KeelError::validation("create_view", e));
+            }
+            None
+        }
+        (Ok(raw), Ok(_)) => {
             let hal_desc = keel_hal::TextureViewDescriptor {
                 label: desc.label,
                 format: desc.format,
-                dimension: desc.dimension,
+                dimension: Some(dimension),
                 range,
             };
             // SAFETY: the texture came from this device and is alive.
@@ -160,10 +204,12 @@ pub(crate) fn create_view(
         shared: shared.clone(),
         raw,
         texture: texture.clone(),
-        format: desc.format.unwrap_or(texture.format),
+        format,
+        dimension,
+        usage,
         aspect: desc.aspect,
-        mips: desc.base_mip_level..mips_end,
-        layers: desc.base_array_layer..layers_end,
+        mips: desc.base_mip_level..desc.base_mip_level.saturating_add(mips),
+        layers: desc.base_array_layer..desc.base_array_layer.saturating_add(layers),
         last_use: LastUse::default(),
     })
 }
@@ -239,6 +285,9 @@ pub(crate) fn create_buffer(
             "size {} is over the max_buffer_size limit {}",
             desc.size, shared.limits.max_buffer_size
         ));
+    }
+    if let Err(e) = create_check::check_buffer_features(usage, shared.features) {
+        return invalid(e);
     }
     if desc.mapped_at_creation && !desc.size.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT) {
         return invalid(format!(
@@ -448,14 +497,19 @@ fn check_stage_sampling(
 
 /// wgpu-core's render pipeline checks keel-hal does not make, in its order:
 /// the colour targets' number and bytes per sample, the vertex buffer
-/// layouts, each stage's sampling against an explicit layout, the vertex
-/// inputs and the fragment outputs against the pipeline.
+/// layouts, the primitive, colour target and depth-stencil states, each
+/// stage's sampling against an explicit layout, the vertex stage's inputs
+/// and outputs, the fragment stage against the vertex stage and the
+/// pipeline, the fragment outputs against the targets, and the layout's
+/// groups and the vertex buffers against their limits.
 fn check_render_pipeline(
     shared: &DeviceShared,
     desc: &wgpu::RenderPipelineDescriptor<'_>,
     stages: &[(&ShaderModule, usize)],
-    explicit: Option<&PipelineLayout>,
+    layout: &PipelineLayout,
+    explicit: bool,
 ) -> Result<(), String> {
+    let explicit = explicit.then_some(layout);
     let targets = desc.fragment.as_ref().map_or(&[][..], |f| f.targets);
     let formats: Vec<_> = targets
         .iter()
@@ -463,22 +517,46 @@ fn check_render_pipeline(
         .collect();
     crate::pass_check::check_color_formats(shared, &formats)?;
     create_check::check_vertex_buffers(desc.vertex.buffers, shared.features, &shared.limits)?;
+    let samples = desc.multisample.count;
+    let topology = desc.primitive.topology;
+    create_check::check_primitive(&desc.primitive)?;
+    let dual_source_blending =
+        create_check::check_color_targets(targets, samples, shared.features)?;
+    let has_depth_attachment = match &desc.depth_stencil {
+        Some(ds) => create_check::check_depth_stencil(ds, samples, topology, shared.features)?,
+        None => false,
+    };
     if let Some(layout) = explicit {
         for (module, entry_point) in stages {
             check_stage_sampling(module, *entry_point, layout)?;
         }
     }
-    if let Some((module, entry_point)) = stages.first() {
-        if let Some((naga, _)) = &module.naga {
-            create_check::check_vertex_inputs(naga, *entry_point, desc.vertex.buffers)?;
-        }
+    let vertex = stages
+        .first()
+        .and_then(|(module, ep)| module.naga.as_ref().map(|(naga, _)| (naga, *ep)));
+    if let Some((naga, entry_point)) = vertex {
+        create_check::check_vertex_inputs(naga, entry_point, desc.vertex.buffers)?;
+        create_check::check_vertex_outputs(naga, entry_point, topology, &shared.limits)?;
     }
     if let Some((module, entry_point)) = stages.get(1) {
-        if let Some((naga, _)) = &module.naga {
+        if let Some((naga, info)) = &module.naga {
+            let ctx = create_check::FragmentContext {
+                topology,
+                dual_source_blending,
+                has_depth_attachment,
+            };
+            create_check::check_fragment_stage(
+                vertex,
+                naga,
+                info,
+                *entry_point,
+                &ctx,
+                &shared.limits,
+            )?;
             create_check::check_fragment_outputs(naga, *entry_point, targets)?;
         }
     }
-    Ok(())
+    create_check::check_pipeline_slots(layout, desc.vertex.buffers.len(), &shared.limits)
 }
 
 impl KeelDevice {
@@ -493,7 +571,10 @@ impl KeelDevice {
             flags: keel_hal::BindGroupLayoutFlags::empty(),
             entries,
         };
-        let raw = match create_check::check_binding_counts(entries, &shared.limits) {
+        let checked = create_check::check_layout_entries(entries, shared.features)
+            .and_then(|()| create_check::check_binding_counts(entries, &shared.limits))
+            .and_then(|()| create_check::check_binding_arrays(entries));
+        let raw = match checked {
             Err(e) => {
                 shared.report(KeelError::validation("create_bind_group_layout", e));
                 None
@@ -610,7 +691,13 @@ impl KeelDevice {
                         layout
                     })
                     .collect();
-                Some(self.new_pipeline_layout(Some("derived"), groups, 0))
+                // As wgpu-core: the immediates the stages' modules declare.
+                let immediate_size = reflections
+                    .iter()
+                    .map(|r| naga::valid::ImmediateSlots::size_for_module(r.module))
+                    .max()
+                    .unwrap_or(0);
+                Some(self.new_pipeline_layout(Some("derived"), groups, immediate_size))
             }
             Err(e) => {
                 self.shared().report(KeelError::validation(call, e));
@@ -767,6 +854,9 @@ impl cu::DeviceInterface for KeelDevice {
                 None => Ok(self.new_layout(Some("empty"), &[])),
             })
             .collect();
+        // The layouts of a pipeline's own (derived) layout stay its own.
+        let groups = groups
+            .and_then(|groups| create_check::check_exclusive_groups(&groups).map(|()| groups));
         let groups = match groups {
             Ok(groups) => groups,
             Err(e) => {
@@ -847,8 +937,8 @@ impl cu::DeviceInterface for KeelDevice {
         let Some(layout) = self.layout_for(call, desc.layout, &stages) else {
             return invalid(None);
         };
-        let explicit = desc.layout.is_some().then_some(&*layout);
-        if let Err(e) = check_render_pipeline(shared, desc, &stages, explicit) {
+        if let Err(e) = check_render_pipeline(shared, desc, &stages, &layout, desc.layout.is_some())
+        {
             shared.report(KeelError::validation(call, e));
             return invalid(Some(layout));
         }
@@ -1055,7 +1145,16 @@ impl cu::DeviceInterface for KeelDevice {
         // Zero-initialisation writes it: `clear_texture` (colour, depth,
         // multisampled) or a copy of zeros (block-compressed), both
         // transfers; the program's usage stays what it asked for.
-        let usage = desc.usage | wgpu::TextureUsages::COPY_DST;
+        // A transient attachment is never copied into (Vulkan allows it
+        // attachment usages only): its clears are render passes.
+        let usage = if desc
+            .usage
+            .contains(wgpu::TextureUsages::TRANSIENT_ATTACHMENT)
+        {
+            desc.usage
+        } else {
+            desc.usage | wgpu::TextureUsages::COPY_DST
+        };
         let hal_desc = keel_hal::TextureDescriptor {
             label: desc.label,
             size: desc.size,
@@ -1110,6 +1209,7 @@ impl cu::DeviceInterface for KeelDevice {
             dimension: desc.dimension,
             format: desc.format,
             usage: desc.usage,
+            view_formats: desc.view_formats.to_vec(),
             last_use: LastUse::default(),
             states: Mutex::new(vec![TextureUses::UNINITIALIZED; subresources]),
             destroyed: AtomicBool::new(false),
@@ -1164,8 +1264,27 @@ impl cu::DeviceInterface for KeelDevice {
 
     fn create_sampler(&self, desc: &wgpu::SamplerDescriptor<'_>) -> cu::DispatchSampler {
         let shared = self.shared();
+        let hal_desc = sampler_desc(desc);
         // SAFETY: a plain creation on a live device.
-        let raw = match unsafe { shared.hal().create_sampler(&sampler_desc(desc)) } {
+        let mut made = unsafe { shared.hal().create_sampler(&hal_desc) };
+        // wgpu-core clamps anisotropy to 1 on an adapter that does not
+        // filter anisotropically (a valid request with all-linear filters);
+        // keel-hal refuses it: ask again without.
+        let all_linear = desc.mag_filter == wgpu::FilterMode::Linear
+            && desc.min_filter == wgpu::FilterMode::Linear
+            && desc.mipmap_filter == wgpu::MipmapFilterMode::Linear;
+        if matches!(made, Err(keel_hal::SamplerError::InvalidAnisotropy(_)))
+            && all_linear
+            && desc.anisotropy_clamp > 1
+        {
+            let clamped = keel_hal::SamplerDescriptor {
+                anisotropy_clamp: 1,
+                ..hal_desc
+            };
+            // SAFETY: as above.
+            made = unsafe { shared.hal().create_sampler(&clamped) };
+        }
+        let raw = match made {
             Ok(raw) => Some(raw),
             Err(e) => {
                 shared.report(KeelError::from_hal("create_sampler", &e));
@@ -1197,12 +1316,20 @@ impl cu::DeviceInterface for KeelDevice {
                 None
             }
         };
+        // Only a set keel-hal made has queries to track (its count checked).
+        let written = match raw {
+            Some(_) => vec![false; desc.count as usize],
+            None => Vec::new(),
+        };
         cu::DispatchQuerySet::custom(KQuerySet(Arc::new(QuerySet {
             shared: shared.clone(),
             raw,
+            label: desc.label.unwrap_or_default().into(),
             ty: desc.ty,
             count: desc.count,
             last_use: LastUse::default(),
+            destroyed: AtomicBool::new(false),
+            written: Mutex::new(written),
         })))
     }
 

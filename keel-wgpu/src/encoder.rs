@@ -11,7 +11,7 @@ use wgpu::custom as cu;
 
 use crate::command::{
     Cmd, ColorRecord, CommandBuffer, ComputePassRecord, DepthRecord, PassCmd, PassTimestamps,
-    Recording, RenderBundle, RenderPassRecord, TexelBase,
+    Recording, RenderBundle, RenderPassRecord, SubmitChecks, TexelBase,
 };
 use crate::error::KeelError;
 use crate::handles::*;
@@ -518,6 +518,9 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
                 }
             ));
         }
+        if recording.error.is_none() {
+            prepare_submit(&mut recording);
+        }
         let mut encoded = None;
         match &recording.error {
             Some(e) => self
@@ -635,6 +638,11 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
 
     fn write_timestamp(&self, set: &cu::DispatchQuerySet, index: u32) {
         let cmd = (|| {
+            // wgpu-core's first check (`QueryError::MissingFeature`).
+            let needed = wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+            if !self.shared.features.contains(needed) {
+                return Err(crate::create_check::missing_features(needed));
+            }
             let set = query_set(&self.shared, set)?;
             check_query(&set, index)?;
             Ok(Cmd::WriteTimestamp { set, index })
@@ -719,10 +727,186 @@ impl cu::CommandEncoderInterface for KCommandEncoder {
 
     fn transition_resources<'a>(
         &mut self,
-        _buffers: &mut dyn Iterator<Item = wgpu::wgt::BufferTransition<&'a cu::DispatchBuffer>>,
-        _textures: &mut dyn Iterator<Item = wgpu::wgt::TextureTransition<&'a cu::DispatchTexture>>,
+        buffers: &mut dyn Iterator<Item = wgpu::wgt::BufferTransition<&'a cu::DispatchBuffer>>,
+        textures: &mut dyn Iterator<Item = wgpu::wgt::TextureTransition<&'a cu::DispatchTexture>>,
     ) {
-        // A hint: the tracker places every barrier itself.
+        // A hint: the tracker places every barrier itself. wgpu-core's
+        // checks still apply: the resources are valid and this device's,
+        // their states compatible, and they count as used at submit.
+        let checked = (|| {
+            let mut scope = crate::pass_check::TransitionScope::default();
+            for t in buffers {
+                scope.buffer(buffer(&self.shared, t.buffer)?, t.state)?;
+            }
+            for t in textures {
+                let texture = owned(&self.shared, t.texture.as_custom::<KTexture>())?;
+                scope.texture(texture, t.selector, t.state)?;
+            }
+            Ok::<_, String>(scope)
+        })();
+        let mut rec = self.rec.lock();
+        if rec.pass_open {
+            return rec.fail(format!("transition_resources: {LOCKED}"));
+        }
+        match checked {
+            Ok(scope) => scope.keep(&mut rec.submit_checks),
+            Err(e) => rec.fail(format!("transition_resources: {e}")),
+        }
+    }
+}
+
+/// At `finish`, before encoding: fills the recording's [`SubmitChecks`]
+/// (its query sets and the queries it writes, the bind groups its compute
+/// passes set) and makes each resolve of queries nobody wrote a clear of
+/// their results instead (wgpu-core's deferred resolves give zeros there,
+/// and Vulkan may not copy a query never written). A query counts as
+/// written when this command buffer writes it before the resolve or
+/// submitted work wrote it (decided here, where the command buffer is
+/// encoded; wgpu-core decides at submit).
+fn prepare_submit(rec: &mut Recording) {
+    let mut scan = QueryScan {
+        checks: &mut rec.submit_checks,
+        sets_seen: Default::default(),
+        written: Default::default(),
+    };
+    let mut groups_seen = crate::ptr_map::PtrSet::default();
+    let cmds = std::mem::take(&mut rec.cmds);
+    let mut out = Vec::with_capacity(cmds.len());
+    for cmd in cmds {
+        match cmd {
+            Cmd::WriteTimestamp { ref set, index } => {
+                scan.set(set);
+                scan.write(set, index);
+                out.push(cmd);
+            }
+            Cmd::ResolveQuerySet {
+                set,
+                queries,
+                dst,
+                offset,
+            } => {
+                scan.set(&set);
+                let mine = scan.written.get(&(Arc::as_ptr(&set) as usize));
+                let submitted = set.written.lock();
+                let is_written = |q: u32| {
+                    mine.is_some_and(|m| m.get(q as usize) == Some(&true))
+                        || submitted.get(q as usize) == Some(&true)
+                };
+                let stride = match set.ty {
+                    wgpu::QueryType::PipelineStatistics(s) => 8 * u64::from(s.bits().count_ones()),
+                    _ => 8,
+                };
+                // Runs of written and unwritten queries, in order.
+                let mut q = queries.start;
+                while q < queries.end {
+                    let state = is_written(q);
+                    let mut end = q + 1;
+                    while end < queries.end && is_written(end) == state {
+                        end += 1;
+                    }
+                    let at = offset + u64::from(q - queries.start) * stride;
+                    if state {
+                        out.push(Cmd::ResolveQuerySet {
+                            set: set.clone(),
+                            queries: q..end,
+                            dst: dst.clone(),
+                            offset: at,
+                        });
+                    } else {
+                        out.push(Cmd::ClearBuffer {
+                            buffer: dst.clone(),
+                            range: at..at + u64::from(end - q) * stride,
+                        });
+                    }
+                    q = end;
+                }
+                drop(submitted);
+            }
+            Cmd::ComputePass(ref pass) => {
+                if let Some(ts) = &pass.timestamps {
+                    scan.set(&ts.set);
+                    for index in [ts.begin, ts.end].into_iter().flatten() {
+                        scan.write(&ts.set, index);
+                    }
+                }
+                for c in &pass.cmds {
+                    match c {
+                        PassCmd::SetBindGroup { group: Some(g), .. }
+                            if groups_seen.insert(Arc::as_ptr(g) as usize) =>
+                        {
+                            scan.checks.groups.push(g.clone())
+                        }
+                        PassCmd::WriteTimestamp { set, index }
+                        | PassCmd::BeginStatisticsQuery { set, index } => {
+                            scan.set(set);
+                            scan.write(set, *index);
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(cmd);
+            }
+            Cmd::RenderPass(ref pass) => {
+                if let Some(ts) = &pass.timestamps {
+                    scan.set(&ts.set);
+                    for index in [ts.begin, ts.end].into_iter().flatten() {
+                        scan.write(&ts.set, index);
+                    }
+                }
+                if let Some(set) = &pass.occlusion {
+                    scan.set(set);
+                }
+                for c in &pass.cmds {
+                    match c {
+                        PassCmd::BeginOcclusionQuery(index) => {
+                            if let Some(set) = &pass.occlusion {
+                                scan.write(set, *index);
+                            }
+                        }
+                        PassCmd::WriteTimestamp { set, index }
+                        | PassCmd::BeginStatisticsQuery { set, index } => {
+                            scan.set(set);
+                            scan.write(set, *index);
+                        }
+                        _ => {}
+                    }
+                }
+                out.push(cmd);
+            }
+            other => out.push(other),
+        }
+    }
+    rec.cmds = out;
+}
+
+/// [`prepare_submit`]'s state: the checks being filled, the sets seen, the
+/// queries written so far in the command buffer.
+struct QueryScan<'a> {
+    checks: &'a mut SubmitChecks,
+    sets_seen: crate::ptr_map::PtrSet,
+    written: crate::ptr_map::PtrMap<Vec<bool>>,
+}
+
+impl QueryScan<'_> {
+    /// `set` is used.
+    fn set(&mut self, set: &Arc<QuerySet>) {
+        if self.sets_seen.insert(Arc::as_ptr(set) as usize) {
+            self.checks.query_sets.push(set.clone());
+        }
+    }
+
+    /// Query `index` of `set` is written.
+    fn write(&mut self, set: &Arc<QuerySet>, index: u32) {
+        let slots = self
+            .written
+            .entry(Arc::as_ptr(set) as usize)
+            .or_insert_with(|| vec![false; set.count as usize]);
+        if let Some(slot) = slots.get_mut(index as usize) {
+            if !*slot {
+                *slot = true;
+                self.checks.query_writes.push((set.clone(), index));
+            }
+        }
     }
 }
 
@@ -916,12 +1100,28 @@ impl cu::ComputePassInterface for KComputePass {
     }
     fn transition_resources<'a>(
         &mut self,
-        _buffers: &mut dyn Iterator<Item = wgpu::wgt::BufferTransition<&'a cu::DispatchBuffer>>,
-        _textures: &mut dyn Iterator<
+        buffers: &mut dyn Iterator<Item = wgpu::wgt::BufferTransition<&'a cu::DispatchBuffer>>,
+        textures: &mut dyn Iterator<
             Item = wgpu::wgt::TextureTransition<&'a cu::DispatchTextureView>,
         >,
     ) {
-        // A hint: the tracker places every barrier itself.
+        // A hint, as on the encoder (wgpu-core's `compute::transition_resources`
+        // checks the same; the views' textures are what it tracks).
+        let checked = (|| {
+            let mut scope = crate::pass_check::TransitionScope::default();
+            for t in buffers {
+                scope.buffer(buffer(&self.shared, t.buffer)?, t.state)?;
+            }
+            for t in textures {
+                let view = owned(&self.shared, t.texture.as_custom::<KTextureView>())?;
+                scope.texture(view.texture.clone(), t.selector, t.state)?;
+            }
+            Ok::<_, String>(scope)
+        })();
+        match checked {
+            Ok(scope) => scope.keep(&mut self.rec.lock().submit_checks),
+            Err(e) => self.fail(format!("transition_resources: {e}")),
+        }
     }
 }
 

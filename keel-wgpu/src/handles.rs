@@ -101,7 +101,12 @@ impl cu::ExternalTextureInterface for Unsupported {
 }
 
 impl cu::QuerySetInterface for KQuerySet {
-    fn destroy(&self) {}
+    /// Marks the set destroyed: a submit that uses it fails (wgpu-core's
+    /// `QuerySet::destroy`; the keel-hal set goes with the last reference,
+    /// so nothing submitted before reads a freed set).
+    fn destroy(&self) {
+        self.0.destroyed.store(true, Ordering::Release);
+    }
 }
 
 impl cu::ShaderModuleInterface for KShaderModule {
@@ -118,6 +123,26 @@ impl cu::ShaderModuleInterface for KShaderModule {
             .collect();
         Box::pin(std::future::ready(wgpu::CompilationInfo { messages }))
     }
+}
+
+/// `get_bind_group_layout` of an invalid pipeline (wgpu-core's
+/// `GetBindGroupLayoutError::InvalidResource`): the error, and an invalid
+/// layout.
+fn invalid_pipeline_group(
+    shared: &Arc<crate::shared::DeviceShared>,
+    pipeline: String,
+) -> DispatchBindGroupLayout {
+    shared.report(KeelError::validation(
+        "get_bind_group_layout",
+        format!("{pipeline} is invalid"),
+    ));
+    DispatchBindGroupLayout::custom(KBindGroupLayout(Arc::new(BindGroupLayout {
+        shared: shared.clone(),
+        raw: None,
+        entries: Vec::new(),
+        last_use: Default::default(),
+        exclusive: Some(crate::binding::exclusive_id()),
+    })))
 }
 
 fn derived_group(layout: Option<&Arc<PipelineLayout>>, index: u32) -> DispatchBindGroupLayout {
@@ -171,13 +196,24 @@ impl cu::BindGroupLayoutInterface for Unsupported {}
 
 impl cu::ComputePipelineInterface for KComputePipeline {
     fn get_bind_group_layout(&self, index: u32) -> DispatchBindGroupLayout {
-        derived_group(self.0.layout.as_ref(), index)
+        let p = &self.0;
+        if p.raw.is_none() {
+            return invalid_pipeline_group(
+                &p.shared,
+                format!("ComputePipeline with '{}' label", p.label),
+            );
+        }
+        derived_group(p.layout.as_ref(), index)
     }
 }
 
 impl cu::RenderPipelineInterface for KRenderPipeline {
     fn get_bind_group_layout(&self, index: u32) -> DispatchBindGroupLayout {
-        derived_group(self.0.layout.as_ref(), index)
+        let p = &self.0;
+        if p.raw.is_none() {
+            return invalid_pipeline_group(&p.shared, p.ident());
+        }
+        derived_group(p.layout.as_ref(), index)
     }
 }
 
@@ -277,6 +313,17 @@ impl cu::BufferInterface for KBuffer {
         {
             return Ok(empty_range());
         }
+        // wgpu-core's `get_mapped_range` checks first (`DestroyedResource`,
+        // `UnalignedOffset`, `UnalignedRangeSize`). Its `Err` cannot be
+        // made here (wgpu's front end accepts this range): a validation
+        // error and an empty range instead.
+        if let Err(e) = check_mapped_range(&self.0, &sub_range) {
+            drop(map);
+            self.0
+                .shared
+                .report(KeelError::validation("get_mapped_range", e));
+            return Ok(empty_range());
+        }
         let start = *ptr + sub_range.start as usize;
         let ptr = NonNull::new(start as *mut u8).unwrap_or(NonNull::dangling());
         Ok(DispatchBufferMappedRange::custom(KMappedRange(
@@ -298,6 +345,28 @@ impl cu::BufferInterface for KBuffer {
             *map = MapState::Idle;
         }
     }
+}
+
+/// The checks wgpu-core's `Buffer::get_mapped_range` makes before it
+/// looks at the mapping: the buffer not destroyed, the offset a multiple
+/// of 8, the size a multiple of 4.
+fn check_mapped_range(buffer: &Buffer, range: &Range<wgpu::BufferAddress>) -> Result<(), String> {
+    if buffer.destroyed.load(Ordering::Acquire) {
+        return Err(format!("{} has been destroyed", buffer.ident()));
+    }
+    if !range.start.is_multiple_of(wgpu::MAP_ALIGNMENT) {
+        return Err(format!(
+            "Buffer offset invalid: offset {} must be multiple of 8",
+            range.start
+        ));
+    }
+    let size = range.end.saturating_sub(range.start);
+    if !size.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT) {
+        return Err(format!(
+            "Buffer range size invalid: range_size {size} must be multiple of 4"
+        ));
+    }
+    Ok(())
 }
 
 fn empty_range() -> DispatchBufferMappedRange {

@@ -208,6 +208,100 @@ impl UsageScope {
     }
 }
 
+/// The resources one `transition_resources` call names, with wgpu-core's
+/// checks (`transition_resources.rs`): each valid (`InvalidResource`;
+/// destroyed ones fail at submit instead), the states given to one
+/// buffer or to overlapping subresources of one texture compatible
+/// (`ResourceUsageCompatibilityError`: the usage-scope rule on wgpu's own
+/// `BufferUses`/`TextureUses`).
+#[derive(Debug, Default)]
+pub(crate) struct TransitionScope {
+    buffers: Vec<(Arc<Buffer>, wgpu::wgt::BufferUses)>,
+    textures: Vec<TextureTransitionEntry>,
+}
+
+/// A texture `transition_resources` named: its mips, layers and state.
+type TextureTransitionEntry = (
+    Arc<crate::resource::Texture>,
+    Range<u32>,
+    Range<u32>,
+    wgpu::wgt::TextureUses,
+);
+
+impl TransitionScope {
+    /// Adds `buffer` in `state`.
+    pub(crate) fn buffer(
+        &mut self,
+        buffer: Arc<Buffer>,
+        state: wgpu::wgt::BufferUses,
+    ) -> Result<(), String> {
+        use wgpu::wgt::BufferUses as U;
+        buffer.handle()?;
+        for (b, current) in &mut self.buffers {
+            if !Arc::ptr_eq(b, &buffer) {
+                continue;
+            }
+            let union = *current | state;
+            if union.intersects(U::EXCLUSIVE) && !union.bits().is_power_of_two() {
+                return Err(conflict(
+                    buffer.ident(),
+                    *current,
+                    state,
+                    union & U::EXCLUSIVE,
+                ));
+            }
+            *current = union;
+            return Ok(());
+        }
+        self.buffers.push((buffer, state));
+        Ok(())
+    }
+
+    /// Adds the subresources `selector` names (all when `None`) of
+    /// `texture` in `state`.
+    pub(crate) fn texture(
+        &mut self,
+        texture: Arc<crate::resource::Texture>,
+        selector: Option<wgpu::wgt::TextureSelector>,
+        state: wgpu::wgt::TextureUses,
+    ) -> Result<(), String> {
+        use wgpu::wgt::TextureUses as U;
+        if texture.raw.is_none() && !texture.is_frame() {
+            return Err(format!("{} is invalid", texture.ident()));
+        }
+        let (mips, layers) = match selector {
+            Some(s) => (s.mips, s.layers),
+            None => (0..texture.mip_level_count, 0..texture.layers()),
+        };
+        for (t, m, l, u) in &self.textures {
+            if !Arc::ptr_eq(t, &texture) || !overlap(m, &mips) || !overlap(l, &layers) {
+                continue;
+            }
+            let union = *u | state;
+            if union.intersects(U::EXCLUSIVE) && !union.bits().is_power_of_two() {
+                return Err(conflict(
+                    format!("{} (mips {mips:?} layers {layers:?})", texture.ident()),
+                    *u,
+                    state,
+                    union & U::EXCLUSIVE,
+                ));
+            }
+        }
+        self.textures.push((texture, mips, layers, state));
+        Ok(())
+    }
+
+    /// Keeps what was named for the submit's checks.
+    pub(crate) fn keep(self, checks: &mut crate::command::SubmitChecks) {
+        checks
+            .buffers
+            .extend(self.buffers.into_iter().map(|(b, _)| b));
+        checks
+            .textures
+            .extend(self.textures.into_iter().map(|(t, ..)| t));
+    }
+}
+
 /// Checks a list of colour attachment formats (a pass's, a bundle's, a
 /// pipeline's targets) against `max_color_attachments` and
 /// `max_color_attachment_bytes_per_sample` (wgpu-core's
@@ -313,7 +407,7 @@ fn check_set_group(
         ));
     }
     let Some(group) = group else {
-        return Ok(());
+        return check_null_group_offsets(index, offsets);
     };
     if group.raw.is_none() {
         return Err("BindGroup is invalid".into());
@@ -358,6 +452,30 @@ fn check_set_group(
                 d.buffer_size.saturating_sub(end)
             ));
         }
+    }
+    Ok(())
+}
+
+/// `set_bind_group(index, None, offsets)` takes no dynamic offsets
+/// (wgpu-core's `set_bind_group`: `BindError::DynamicOffsetCountNotZero`).
+fn check_null_group_offsets(index: u32, offsets: &[u32]) -> Result<(), String> {
+    if !offsets.is_empty() {
+        return Err(format!(
+            "Dynamic offsets not expected with null bind group at index {index}. However {} \
+             dynamic offset{} were provided.",
+            offsets.len(),
+            if offsets.len() >= 2 { "s" } else { "" }
+        ));
+    }
+    Ok(())
+}
+
+/// `write_timestamp` inside a pass needs `TIMESTAMP_QUERY_INSIDE_PASSES`
+/// (wgpu-core's `pass::write_timestamp`: `MissingFeatures`).
+fn check_timestamp_in_pass(shared: &DeviceShared) -> Result<(), String> {
+    let needed = wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+    if !shared.features.contains(needed) {
+        return Err(crate::create_check::missing_features(needed));
     }
     Ok(())
 }
@@ -648,6 +766,7 @@ impl ComputeState {
                 begin_query(&mut self.statistics_active, *index)?
             }
             PassCmd::EndStatisticsQuery => end_query(&mut self.statistics_active)?,
+            PassCmd::WriteTimestamp { .. } => check_timestamp_in_pass(&self.shared)?,
             PassCmd::Dispatch(_) => self.dispatch(None)?,
             PassCmd::DispatchIndirect { buffer, offset } => {
                 check_indirect(buffer, *offset, 12)?;
@@ -759,6 +878,53 @@ pub(crate) struct RenderState {
     queries_used: Vec<(usize, u32)>,
     /// The immediate data slots `set_immediates` has set.
     immediates: naga::valid::ImmediateSlots,
+    /// Whether a pipeline needed the blend constant, and whether it was
+    /// set (a render bundle never requires it: it cannot set one).
+    blend_constant: BlendConstant,
+}
+
+/// Where a render pass's blend constant stands (wgpu-core's
+/// `OptionalState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlendConstant {
+    Unused,
+    Required,
+    Set,
+}
+
+/// A draw after a pipeline that blends with the constant needs it set
+/// (wgpu-core's `State::is_ready`: `DrawError::MissingBlendConstant`).
+fn check_blend_constant(state: BlendConstant) -> Result<(), String> {
+    if state == BlendConstant::Required {
+        return Err("Blend constant needs to be set".into());
+    }
+    Ok(())
+}
+
+/// The bind group and vertex buffer slots in use, up to the last one set,
+/// within `max_bind_groups_plus_vertex_buffers` (wgpu-core's
+/// `VertexState::validate`: `DrawError::TooManyBindGroupsPlusVertexBuffers`).
+fn check_slots_in_use(
+    shared: &DeviceShared,
+    groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
+    vertex: &[Option<u64>],
+) -> Result<(), String> {
+    let groups_used = groups
+        .iter()
+        .rposition(Option::is_some)
+        .map_or(0, |i| i + 1);
+    let vertex_used = vertex
+        .iter()
+        .rposition(Option::is_some)
+        .map_or(0, |i| i + 1);
+    let given = groups_used + vertex_used;
+    let limit = shared.limits.max_bind_groups_plus_vertex_buffers;
+    if given as u64 > u64::from(limit) {
+        return Err(format!(
+            "The number of bind groups + vertex buffers {given} exceeds the limit {limit}"
+        ));
+    }
+    Ok(())
 }
 
 impl RenderState {
@@ -786,6 +952,7 @@ impl RenderState {
             statistics_active: false,
             queries_used: Vec::new(),
             immediates: Default::default(),
+            blend_constant: BlendConstant::Unused,
         }
     }
 
@@ -871,6 +1038,13 @@ impl RenderState {
                         "{} writes to stencil, while the pass has read-only stencil access",
                         p.ident()
                     ));
+                }
+                // Render bundles cannot set it, and wgpu-core does not ask.
+                if p.uses_blend_constant
+                    && self.what == "RenderPass"
+                    && self.blend_constant == BlendConstant::Unused
+                {
+                    self.blend_constant = BlendConstant::Required;
                 }
                 self.pipeline = Some(p.clone());
                 self.groups_checked = false;
@@ -1027,6 +1201,8 @@ impl RenderState {
                 begin_query(&mut self.statistics_active, *index)?;
             }
             PassCmd::EndStatisticsQuery => end_query(&mut self.statistics_active)?,
+            PassCmd::WriteTimestamp { .. } => check_timestamp_in_pass(&self.shared)?,
+            PassCmd::SetBlendConstant(_) => self.blend_constant = BlendConstant::Set,
             PassCmd::ExecuteBundles(bundles) => {
                 for bundle in bundles {
                     self.execute(bundle)?;
@@ -1077,6 +1253,7 @@ impl RenderState {
             check_late_sizes(&self.groups, &pipeline.late_sizes)?;
             self.groups_checked = true;
         }
+        check_blend_constant(self.blend_constant)?;
         for (slot, layout) in pipeline.vertex.iter().enumerate() {
             if layout.is_some() && self.vertex.get(slot).copied().flatten().is_none() {
                 return Err(format!(
@@ -1085,6 +1262,7 @@ impl RenderState {
                 ));
             }
         }
+        check_slots_in_use(&self.shared, &self.groups, &self.vertex)?;
         if indexed {
             let Some((format, _)) = self.index else {
                 return Err("Index buffer must be set".into());
@@ -1213,6 +1391,210 @@ fn check_attachment_overlap(
     Ok(())
 }
 
+/// A view a render pass can draw into (wgpu-core's `render_extent`,
+/// `RenderPassErrorInner::TextureViewIsNotRenderable` with its
+/// `TextureViewNotRenderableReason`): the view's usage has
+/// `RENDER_ATTACHMENT`, its dimension is 2D, a 2D array or 3D, one mip
+/// level, one layer unless `MULTIVIEW`, every aspect of its format.
+fn check_renderable(
+    view: &TextureView,
+    features: wgpu::Features,
+    location: &str,
+) -> Result<(), String> {
+    use wgpu::TextureViewDimension as V;
+    let format = view.texture.format;
+    let all_aspects = match view.aspect {
+        wgpu::TextureAspect::All => true,
+        wgpu::TextureAspect::DepthOnly => !format.has_stencil_aspect(),
+        wgpu::TextureAspect::StencilOnly => !format.has_depth_aspect(),
+        _ => false,
+    };
+    let reason = if !view.usage.contains(wgpu::TextureUsages::RENDER_ATTACHMENT) {
+        format!(
+            "The texture this view references doesn't include the RENDER_ATTACHMENT usage. \
+             Provided usages: {:?}",
+            view.usage
+        )
+    } else if !matches!(view.dimension, V::D2 | V::D2Array | V::D3) {
+        format!(
+            "The dimension of this texture view is not 2D. View dimension: {:?}",
+            view.dimension
+        )
+    } else if view.mips.len() != 1 {
+        format!(
+            "This texture view has more than one mipmap level. View mipmap levels: {:?}",
+            view.mips.len()
+        )
+    } else if view.layers.len() != 1 && !features.contains(wgpu::Features::MULTIVIEW) {
+        format!(
+            "This texture view has more than one array layer. View array layers: {:?}",
+            view.layers.len()
+        )
+    } else if !format.is_multi_planar_format() && !all_aspects {
+        format!(
+            "The aspects of this texture view are a subset of the aspects in the original \
+             texture. Aspects: {:?}",
+            view.aspect
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!("The {location} is not renderable: {reason}"))
+}
+
+/// A view of several layers in a pass is a 2D array (wgpu-core's
+/// `check_multiview`: `RenderPassErrorInner::MultiViewDimensionMismatch`),
+/// drawn into with `MULTIVIEW` (`MissingFeatures`).
+fn check_multiview_dimension(view: &TextureView, features: wgpu::Features) -> Result<(), String> {
+    if view.layers.len() < 2 {
+        return Ok(());
+    }
+    if view.dimension != wgpu::TextureViewDimension::D2Array {
+        return Err(
+            "Multiview pass texture views with more than one array layer must have D2Array \
+             dimension"
+                .into(),
+        );
+    }
+    let needed = wgpu::Features::MULTIVIEW;
+    if !features.contains(needed) {
+        return Err(crate::create_check::missing_features(needed));
+    }
+    Ok(())
+}
+
+/// Transient attachments are cleared (or not loaded) and discarded
+/// (wgpu-core's `check_transient_attachment_ops`).
+fn transient_ops_ok<V>(load: wgpu::LoadOp<V>, store: wgpu::StoreOp) -> bool {
+    matches!(
+        (load, store),
+        (
+            wgpu::LoadOp::Clear(_) | wgpu::LoadOp::DontCare(_),
+            wgpu::StoreOp::Discard
+        )
+    )
+}
+
+/// A transient colour attachment's operations (wgpu-core's `fill_arc_desc`:
+/// `ColorAttachmentError::InvalidTransientAttachmentOp`).
+fn check_transient_color_ops(
+    view: &TextureView,
+    load: wgpu::LoadOp<wgpu::Color>,
+    store: wgpu::StoreOp,
+) -> Result<(), String> {
+    if view
+        .usage
+        .contains(wgpu::TextureUsages::TRANSIENT_ATTACHMENT)
+        && !transient_ops_ok(load, store)
+    {
+        return Err(format!(
+            "Color attachment with `TRANSIENT_ATTACHMENT` usage can only be used with \
+             `LoadOp::Clear` or `LoadOp::DontCare` (if it is available) and  \
+             `StoreOp::Discard`. Operations `{:?}` were provided",
+            (load, store)
+        ));
+    }
+    Ok(())
+}
+
+/// A transient depth-stencil attachment's operations, per aspect of its
+/// format (wgpu-core's `fill_arc_desc`: `InvalidTransientDepthAttachmentOps`,
+/// `ReadOnlyTransientDepthAttachment`, `InvalidTransientStencilAttachmentOps`,
+/// `ReadOnlyTransientStencilAttachment`).
+fn check_transient_depth_ops(depth: &crate::command::DepthRecord) -> Result<(), String> {
+    let view = &depth.view;
+    if !view
+        .usage
+        .contains(wgpu::TextureUsages::TRANSIENT_ATTACHMENT)
+    {
+        return Ok(());
+    }
+    let ops = |what: &str, load_store: Option<(String, bool)>| match load_store {
+        None => Err(format!(
+            "{what} attachment with `TRANSIENT_ATTACHMENT` usage cannot be read-only"
+        )),
+        Some((ops, false)) => Err(format!(
+            "{what} attachment with `TRANSIENT_ATTACHMENT` usage can only be used with \
+             `LoadOp::Clear` or `LoadOp::DontCare` (if it is available) and  \
+             `StoreOp::Discard`. Operations `{ops}` were provided"
+        )),
+        Some((_, true)) => Ok(()),
+    };
+    if view.format.has_depth_aspect() {
+        ops(
+            "Depth",
+            depth.depth.map(|o| {
+                (
+                    format!("{:?}", (o.load, o.store)),
+                    transient_ops_ok(o.load, o.store),
+                )
+            }),
+        )?;
+    }
+    if view.format.has_stencil_aspect() {
+        ops(
+            "Stencil",
+            depth.stencil.map(|o| {
+                (
+                    format!("{:?}", (o.load, o.store)),
+                    transient_ops_ok(o.load, o.store),
+                )
+            }),
+        )?;
+    }
+    Ok(())
+}
+
+/// A depth clear value lies in `0.0..=1.0` (wgpu-core's `fill_arc_desc`:
+/// `AttachmentError::ClearValueOutOfRange`).
+fn check_depth_clear_value(depth: &crate::command::DepthRecord) -> Result<(), String> {
+    if !depth.view.format.has_depth_aspect() {
+        return Ok(());
+    }
+    if let Some(wgpu::Operations {
+        load: wgpu::LoadOp::Clear(clear),
+        ..
+    }) = depth.depth
+    {
+        if !(0.0..=1.0).contains(&clear) {
+            return Err(format!(
+                "Clear value ({clear}) must be between 0.0 and 1.0, inclusive"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A resolve target's format resolves and it is not transient (wgpu-core's
+/// `RenderPassInfo::start`: `UnsupportedResolveTargetFormat`,
+/// `InvalidTransientResolveTarget`).
+fn check_resolve_target(
+    resolve: &TextureView,
+    features: wgpu::Features,
+    location: &str,
+) -> Result<(), String> {
+    let resolvable =
+        crate::create_check::format_features(resolve.format, features).is_none_or(|f| {
+            f.flags
+                .contains(wgpu::TextureFormatFeatureFlags::MULTISAMPLE_RESOLVE)
+        });
+    if !resolvable {
+        return Err(format!(
+            "The format of the {location} ({:?}) is not resolvable",
+            resolve.format
+        ));
+    }
+    if resolve
+        .usage
+        .contains(wgpu::TextureUsages::TRANSIENT_ATTACHMENT)
+    {
+        return Err(format!(
+            "The {location} is not valid, because the texture has `TRANSIENT_ATTACHMENT` usage"
+        ));
+    }
+    Ok(())
+}
+
 /// The checks `begin_render_pass` makes on its attachments (usage, one mip,
 /// equal sizes and sample counts, resolve targets, depth and stencil
 /// operations against the format) and the state the pass starts with:
@@ -1224,24 +1606,10 @@ pub(crate) fn begin_render_pass(
     let mut extent: Option<(wgpu::Extent3d, String)> = None;
     let mut samples: Option<u32> = None;
     let mut scope = UsageScope::default();
+    let features = shared.features;
     let mut check_view = |view: &TextureView, location: String| -> Result<(), String> {
-        let texture = &view.texture;
-        if !texture
-            .usage
-            .contains(wgpu::TextureUsages::RENDER_ATTACHMENT)
-        {
-            return Err(missing_usage(
-                texture.ident(),
-                texture.usage,
-                wgpu::TextureUsages::RENDER_ATTACHMENT,
-            ));
-        }
-        if view.mips.len() != 1 {
-            return Err(format!(
-                "The {location} view must have exactly one mip level; it has {}",
-                view.mips.len()
-            ));
-        }
+        check_multiview_dimension(view, features)?;
+        check_renderable(view, features, &location)?;
         let mut size = view.extent();
         size.depth_or_array_layers = 1;
         match &extent {
@@ -1270,6 +1638,7 @@ pub(crate) fn begin_render_pass(
             continue;
         };
         let location = format!("color attachment at index {i}");
+        check_transient_color_ops(&color.view, color.load, color.store)?;
         check_view(&color.view, location.clone())?;
         if !color.view.format.has_color_aspect() {
             return Err(format!(
@@ -1307,6 +1676,7 @@ pub(crate) fn begin_render_pass(
                     resolve.format, color.view.format
                 ));
             }
+            check_resolve_target(resolve, features, &at)?;
             scope.view(resolve, TextureUses::COLOR_TARGET)?;
         }
         scope.view(&color.view, TextureUses::COLOR_TARGET)?;
@@ -1316,13 +1686,15 @@ pub(crate) fn begin_render_pass(
     let mut depth_format = None;
     if let Some(depth) = &pass.depth {
         let location = "depth-stencil attachment".to_string();
-        check_view(&depth.view, location.clone())?;
         let format = depth.view.format;
         if !format.is_depth_stencil_format() {
             return Err(format!(
                 "The {location}'s format {format:?} is not a depth-stencil format"
             ));
         }
+        check_transient_depth_ops(depth)?;
+        check_depth_clear_value(depth)?;
+        check_view(&depth.view, location.clone())?;
         let count = depth.view.texture.sample_count;
         if let Some(s) = samples.filter(|&s| s != count) {
             return Err(format!(

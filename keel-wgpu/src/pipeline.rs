@@ -138,6 +138,9 @@ pub(crate) struct RenderPipeline {
     pub targets: Targets,
     pub writes_depth: bool,
     pub writes_stencil: bool,
+    /// A target blends with the blend constant: a render pass must set it
+    /// before a draw (wgpu-core's `PipelineFlags::BLEND_CONSTANT`).
+    pub uses_blend_constant: bool,
     /// The index format a strip topology restarts on: a draw's index
     /// buffer must have it.
     pub strip_index_format: Option<wgpu::IndexFormat>,
@@ -165,6 +168,7 @@ impl RenderPipeline {
             targets: Targets::default(),
             writes_depth: false,
             writes_stencil: false,
+            uses_blend_constant: false,
             strip_index_format: None,
             immediate_slots: Default::default(),
             late_sizes: Vec::new(),
@@ -211,6 +215,13 @@ impl RenderPipeline {
             desc.multiview_mask,
         );
         self.strip_index_format = desc.primitive.strip_index_format;
+        self.uses_blend_constant = desc.fragment.as_ref().is_some_and(|f| {
+            f.targets
+                .iter()
+                .flatten()
+                .filter_map(|t| t.blend)
+                .any(|b| b.color.uses_constant() || b.alpha.uses_constant())
+        });
         if let Some(ds) = &desc.depth_stencil {
             self.writes_depth = !ds.is_depth_read_only();
             self.writes_stencil = !ds.is_stencil_read_only(desc.primitive.cull_mode);

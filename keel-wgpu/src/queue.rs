@@ -277,6 +277,11 @@ impl cu::QueueInterface for KeelQueue {
                 "a staging buffer of another backend",
             ));
         };
+        // wgpu-core's `write_staging_buffer_impl` checks the destination
+        // again: it may have been destroyed (or mapped) since the view.
+        if let Err(e) = self.check_write(&buffer, offset, staging.len as u64) {
+            return shared.report(KeelError::validation("write_buffer_with", e));
+        }
         if let Some((chunk, chunk_offset)) = &staging.chunk {
             shared.subs.lock().pending.push(Cmd::CopyBufferToBuffer {
                 src: chunk.clone(),
@@ -538,6 +543,15 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
                     unsafe { shared.recycle_encoder(e.encoder, vec![e.buffer]) };
                 }
             }
+            (Some(r), encoded) if check_recording(&r).is_err() => {
+                if let Err(e) = check_recording(&r) {
+                    shared.report(KeelError::validation("submit", e));
+                }
+                if let Some(e) = encoded {
+                    // SAFETY: ended at `finish`, never submitted.
+                    unsafe { shared.recycle_encoder(e.encoder, vec![e.buffer]) };
+                }
+            }
             (Some(r), Some(e)) => items.push(Item::Encoded(r, e)),
             (Some(r), None) => items.push(Item::Replay(r)),
         }
@@ -546,7 +560,7 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
     pending.retain(|cmd| !cmd.writes_destroyed());
     let index = shared.subs.lock().last_submitted + 1;
     let mut kept = Vec::new();
-    submit_locked(shared, |enc, parts| {
+    let submitted = submit_locked(shared, |enc, parts| {
         let mut replay = Replay::new(enc, index);
         for cmd in &pending {
             replay.cmd(cmd);
@@ -590,10 +604,73 @@ pub(crate) fn submit(shared: &Arc<DeviceShared>, buffers: &[cu::DispatchCommandB
         }
         replay.take_frames()
     });
+    // What the submitted command buffers wrote can be resolved from now on.
+    if submitted {
+        for recording in &kept {
+            mark_queries_written(&recording.submit_checks);
+        }
+    }
     // The recorded commands (and what they hold) go now: every object they
     // used is marked with this submission.
     drop((pending, kept));
     shared.subs.lock().last_submitted
+}
+
+/// wgpu-core's submit-time checks of what the replay's tracker does not
+/// hold (`validate_command_buffer`, [`crate::command::SubmitChecks`]): no
+/// query set the command buffer uses is destroyed; no bind group a compute
+/// pass set holds a destroyed resource; no resource `transition_resources`
+/// named is destroyed (or, a buffer, mapped).
+fn check_recording(recording: &Recording) -> Result<(), String> {
+    use std::sync::atomic::Ordering::Acquire;
+    let checks = &recording.submit_checks;
+    for b in &checks.buffers {
+        if b.destroyed.load(Acquire) {
+            return Err(format!("{} has been destroyed", b.ident()));
+        }
+        if !matches!(*b.map.lock(), crate::resource::MapState::Idle) {
+            return Err(format!("{} is still mapped", b.ident()));
+        }
+    }
+    for t in &checks.textures {
+        if t.destroyed.load(Acquire) {
+            return Err(format!("{} has been destroyed", t.ident()));
+        }
+    }
+    for set in &checks.query_sets {
+        if set.destroyed.load(Acquire) {
+            return Err(format!("{} has been destroyed", set.ident()));
+        }
+    }
+    for group in &checks.groups {
+        for b in &group.buffers {
+            if b.buffer.destroyed.load(Acquire) {
+                return Err(format!(
+                    "A bind group set in a compute pass uses {}, which has been destroyed",
+                    b.buffer.ident()
+                ));
+            }
+        }
+        for (view, _) in &group.views {
+            if view.texture.destroyed.load(Acquire) && !view.texture.is_frame() {
+                return Err(format!(
+                    "A bind group set in a compute pass uses {}, which has been destroyed",
+                    view.texture.ident()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Marks the queries a submitted command buffer writes as written: later
+/// resolves copy them (`encoder.rs::prepare_submit`).
+fn mark_queries_written(checks: &crate::command::SubmitChecks) {
+    for (set, index) in &checks.query_writes {
+        if let Some(slot) = set.written.lock().get_mut(*index as usize) {
+            *slot = true;
+        }
+    }
 }
 
 /// Ends the submit encoder's current command buffer into `parts` and

@@ -128,6 +128,18 @@ impl Buffer {
             .ok_or_else(|| format!("{} is invalid", self.ident()))
     }
 
+    /// The keel-hal buffer for a bind group: not destroyed, mapped or not
+    /// (wgpu-core's `Buffer::binding` checks `try_raw` only; a submit that
+    /// uses the buffer while mapped is refused).
+    pub(crate) fn bindable(&self) -> Result<&dyn DynBuffer, String> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err(format!("{} has been destroyed", self.ident()));
+        }
+        self.raw
+            .as_deref()
+            .ok_or_else(|| format!("{} is invalid", self.ident()))
+    }
+
     /// The keel-hal buffer, or the reason it cannot be used.
     pub(crate) fn raw(&self) -> Result<&dyn DynBuffer, String> {
         if self.destroyed.load(Ordering::Acquire) {
@@ -223,6 +235,8 @@ pub(crate) struct Texture {
     pub dimension: wgpu::TextureDimension,
     pub format: wgpu::TextureFormat,
     pub usage: wgpu::TextureUsages,
+    /// The formats views of it may have besides its own.
+    pub view_formats: Vec<wgpu::TextureFormat>,
     pub last_use: LastUse,
     /// The tracker's state per subresource, `layer * mips + mip`;
     /// `UNINITIALIZED` until first written (reads of it clear it first).
@@ -256,6 +270,7 @@ impl Texture {
             dimension: wgpu::TextureDimension::D2,
             format: config.format,
             usage: config.usage,
+            view_formats: config.view_formats.clone(),
             last_use: LastUse::default(),
             states: Mutex::new(vec![TextureUses::UNINITIALIZED]),
             destroyed: AtomicBool::new(false),
@@ -433,6 +448,11 @@ pub(crate) struct TextureView {
     pub texture: Arc<Texture>,
     /// The view's format (the texture's unless the view names another).
     pub format: wgpu::TextureFormat,
+    /// The view's dimension, resolved as wgpu-core resolves it.
+    pub dimension: wgpu::TextureViewDimension,
+    /// The view's usage (the texture's unless the view names a subset):
+    /// bindings and attachments check this one, as wgpu-core does.
+    pub usage: wgpu::TextureUsages,
     pub aspect: wgpu::TextureAspect,
     pub mips: Range<u32>,
     pub layers: Range<u32>,
@@ -499,9 +519,26 @@ impl Drop for Sampler {
 pub(crate) struct QuerySet {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynQuerySet>>,
+    /// The program's label (empty without one), for error messages.
+    pub label: String,
     pub ty: wgpu::QueryType,
     pub count: u32,
     pub last_use: LastUse,
+    /// `QuerySet::destroy` was called: a submit that uses the set fails
+    /// (wgpu-core's `try_raw` at submit). The keel-hal set stays until the
+    /// last reference goes.
+    pub destroyed: AtomicBool,
+    /// The queries submitted work has written (one flag per query): a
+    /// resolve of a query no work wrote reads zeros instead (wgpu-core's
+    /// deferred resolves), never an unwritten Vulkan query.
+    pub written: Mutex<Vec<bool>>,
+}
+
+impl QuerySet {
+    /// How wgpu names the set in its messages.
+    pub(crate) fn ident(&self) -> String {
+        format!("QuerySet with '{}' label", self.label)
+    }
 }
 
 impl Drop for QuerySet {

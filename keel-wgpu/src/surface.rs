@@ -26,6 +26,9 @@ pub(crate) struct SurfaceInner {
     instance: Option<Arc<ChosenInstance>>,
     raw: Option<Box<dyn DynSurface>>,
     configured: Mutex<Option<Configured>>,
+    /// The frame handed out last: another may be acquired only once it is
+    /// presented or discarded (wgpu-core's `SurfaceError::AlreadyAcquired`).
+    acquired: Mutex<std::sync::Weak<Texture>>,
 }
 
 impl SurfaceInner {
@@ -75,6 +78,7 @@ impl KSurface {
             instance: Some(instance),
             raw: Some(raw),
             configured: Mutex::new(None),
+            acquired: Mutex::new(std::sync::Weak::new()),
         }))
     }
 
@@ -84,6 +88,7 @@ impl KSurface {
             instance: None,
             raw: None,
             configured: Mutex::new(None),
+            acquired: Mutex::new(std::sync::Weak::new()),
         }))
     }
 
@@ -136,6 +141,9 @@ impl cu::SurfaceInterface for KSurface {
                 "the surface could not be created (see the log)",
             ));
         };
+        if let Err(e) = check_configuration(config) {
+            return shared.report(KeelError::validation("Surface::configure", e));
+        }
         self.0.unconfigure();
         let hal_config = keel_hal::SurfaceConfiguration {
             maximum_frame_latency: config.desired_maximum_frame_latency.max(1),
@@ -175,6 +183,15 @@ impl cu::SurfaceInterface for KSurface {
             log::error!("keel-wgpu: get_current_texture on a surface that is not configured");
             return nothing(wgpu::SurfaceStatus::Validation);
         };
+        let outstanding = self.0.acquired.lock().upgrade();
+        if outstanding.is_some_and(|f| f.frame.lock().is_some()) {
+            // wgpu-core reports it and returns no texture.
+            shared.report(KeelError::validation(
+                "get_current_texture",
+                "Surface image is already acquired",
+            ));
+            return nothing(wgpu::SurfaceStatus::Validation);
+        }
         // SAFETY: configured with `shared`'s device.
         let acquired = match unsafe { raw.acquire_texture(None) } {
             Ok(a) => a,
@@ -191,6 +208,7 @@ impl cu::SurfaceInterface for KSurface {
             self.0.clone(),
             &config,
         ));
+        *self.0.acquired.lock() = Arc::downgrade(&texture);
         let status = if acquired.suboptimal {
             wgpu::SurfaceStatus::Suboptimal
         } else {
@@ -216,6 +234,35 @@ impl cu::SurfaceOutputDetailInterface for KSurfaceOutput {
     fn texture_release(&self) {
         self.texture_discard();
     }
+}
+
+/// The configuration's rules keel-hal does not make (wgpu-core's
+/// `configure_surface`): view formats differ from the format only in
+/// sRGB-ness (`ConfigureSurfaceError::InvalidViewFormat`); the colour space
+/// is one keel-hal presents in, sRGB (`UnsupportedColorSpace`; `Auto`
+/// resolves to it).
+fn check_configuration(config: &wgpu::SurfaceConfiguration) -> Result<(), String> {
+    for &view in &config.view_formats {
+        if view != config.format && view.remove_srgb_suffix() != config.format.remove_srgb_suffix()
+        {
+            return Err(format!(
+                "The view format {view:?} is not compatible with texture format {:?}, only \
+                 changing srgb-ness is allowed.",
+                config.format
+            ));
+        }
+    }
+    if !matches!(
+        config.color_space,
+        wgpu::SurfaceColorSpace::Auto | wgpu::SurfaceColorSpace::Srgb
+    ) {
+        return Err(format!(
+            "Surface does not support the color space {:?} for format {:?}; keel-wgpu presents \
+             in Srgb only",
+            config.color_space, config.format
+        ));
+    }
+    Ok(())
 }
 
 /// `Queue::present`: one last submit moves the frame to `PRESENT` (and

@@ -9,7 +9,8 @@
 //! Each case makes its own objects and records its steps; a step that stock
 //! wgpu passes is no misuse, so every case has at least one step stock
 //! refuses. `cargo test -p keel-wgpu --test misuse -- --nocapture` prints the
-//! table of cases and outcomes.
+//! table of cases and outcomes; with `MISUSE_MESSAGES=1` also each refused
+//! step's messages on both sides (to see keel refuse for stock's reason).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -100,13 +101,22 @@ fn outcome<T>(device: &wgpu::Device, f: impl FnOnce() -> T) -> (Option<T>, Outco
             LAST_PANIC.with(|p| std::mem::take(&mut *p.borrow_mut())),
         ),
         Ok(value) => match (v, o, i) {
-            (Some(e), _, _) => (Some(value), Outcome::Validation, e.to_string()),
+            (Some(e), _, _) => (Some(value), Outcome::Validation, describe(&e)),
             (None, Some(e), _) => (Some(value), Outcome::OutOfMemory, e.to_string()),
             (None, None, Some(e)) => (Some(value), Outcome::Internal, e.to_string()),
             (None, None, None) => (Some(value), Outcome::Ok, String::new()),
         },
     };
     (value, class, message)
+}
+
+/// An error's message: a validation error's description (its `Display`
+/// is only "Validation Error").
+fn describe(e: &wgpu::Error) -> String {
+    match e {
+        wgpu::Error::Validation { description, .. } => description.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// One step's record.
@@ -251,19 +261,32 @@ fn run_cases(gpu: &Gpu, cases: &[Case]) -> Vec<Record> {
     records
 }
 
+/// Default limits, with room for immediates where the adapter has it.
+fn area_limits(adapter: &wgpu::Adapter) -> wgpu::Limits {
+    wgpu::Limits {
+        max_immediate_size: adapter.limits().max_immediate_size.min(64),
+        ..Default::default()
+    }
+}
+
 /// Runs `cases` on stock wgpu, then on keel-wgpu's noop and Vulkan
 /// backends, and compares each keel run with stock's.
 fn run_area(area: &str, features: wgpu::Features, cases: &[Case]) {
+    run_area_with(area, features, area_limits, cases);
+}
+
+/// As [`run_area`], on devices opened with the limits `limits` picks.
+fn run_area_with(
+    area: &str,
+    features: wgpu::Features,
+    limits: fn(&wgpu::Adapter) -> wgpu::Limits,
+    cases: &[Case],
+) {
     quiet_panics_in_steps();
     let _one = ONE_AT_A_TIME.lock();
     let mut runs: BTreeMap<&'static str, Vec<Record>> = BTreeMap::new();
     let mut totals = Vec::new();
     for backend in [Backend::Stock, Backend::Noop, Backend::Vulkan] {
-        // Default limits, with room for immediates where the adapter has it.
-        let limits = |adapter: &wgpu::Adapter| wgpu::Limits {
-            max_immediate_size: adapter.limits().max_immediate_size.min(64),
-            ..Default::default()
-        };
         let Some(gpu) = open_with_limits(backend, wgpu::Features::empty(), features, limits) else {
             continue;
         };
@@ -350,6 +373,16 @@ fn run_area(area: &str, features: wgpu::Features, cases: &[Case]) {
                 show(steps),
                 if same { "" } else { "   <-- DIFFERS" }
             );
+            // `MISUSE_MESSAGES=1`: both sides' error messages, to see that
+            // keel refuses for stock's reason.
+            if std::env::var_os("MISUSE_MESSAGES").is_some() {
+                for (step, stock_step) in steps.iter().zip(stock_steps) {
+                    if step.outcome != Outcome::Ok {
+                        println!("      {}: keel:  {}", step.name, step.message.trim());
+                        println!("      {}: stock: {}", step.name, stock_step.message.trim());
+                    }
+                }
+            }
             if !same {
                 let messages = |steps: &[Step]| {
                     steps
@@ -556,6 +589,9 @@ struct RP<'a> {
     targets: &'a [Option<wgpu::ColorTargetState>],
     depth: Option<wgpu::DepthStencilState>,
     samples: u32,
+    primitive: wgpu::PrimitiveState,
+    /// With the fragment stage `fs` (without: a depth-only pipeline).
+    fragment: bool,
 }
 
 impl Default for RP<'_> {
@@ -567,6 +603,8 @@ impl Default for RP<'_> {
             targets: &[],
             depth: None,
             samples: 1,
+            primitive: Default::default(),
+            fragment: true,
         }
     }
 }
@@ -588,13 +626,13 @@ fn render_pipeline(d: &wgpu::Device, rp: RP<'_>) -> wgpu::RenderPipeline {
             compilation_options: Default::default(),
             buffers: rp.buffers,
         },
-        primitive: Default::default(),
+        primitive: rp.primitive,
         depth_stencil: rp.depth,
         multisample: wgpu::MultisampleState {
             count: rp.samples,
             ..Default::default()
         },
-        fragment: Some(wgpu::FragmentState {
+        fragment: rp.fragment.then(|| wgpu::FragmentState {
             module: &module,
             entry_point: Some("fs"),
             compilation_options: Default::default(),
@@ -3668,6 +3706,1186 @@ fn dispatch_over_max_workgroups_in_y(s: &mut S) {
 }
 
 // ---------------------------------------------------------------------------
+// wgpu-core checks added to keel-wgpu later (each case one check; grouped
+// by area as the lists below are)
+
+// Buffers
+
+fn buffer_with_blas_input_usage(s: &mut S) {
+    let d = s.d();
+    s.step("create", || buf(d, 64, BU::BLAS_INPUT));
+}
+
+// Textures and views
+
+fn compressed_texture_of_a_partial_block_width(s: &mut S) {
+    if !s.needs(wgpu::Features::TEXTURE_COMPRESSION_BC) {
+        return;
+    }
+    let d = s.d();
+    s.step("create", || {
+        tex(d, 6, 4, TF::Bc1RgbaUnorm, TU::TEXTURE_BINDING)
+    });
+}
+
+fn compressed_texture_of_a_partial_block_height(s: &mut S) {
+    if !s.needs(wgpu::Features::TEXTURE_COMPRESSION_BC) {
+        return;
+    }
+    let d = s.d();
+    s.step("create", || {
+        tex(d, 4, 6, TF::Bc1RgbaUnorm, TU::TEXTURE_BINDING)
+    });
+}
+
+fn multisampled_texture_without_render_attachment(s: &mut S) {
+    let d = s.d();
+    s.step("create", || {
+        d.create_texture(&wgpu::TextureDescriptor {
+            sample_count: 4,
+            ..tex_desc(extent(4, 4, 1), TF::Rgba8Unorm, TU::TEXTURE_BINDING)
+        })
+    });
+}
+
+fn multisampled_texture_of_a_format_webgpu_does_not_multisample(s: &mut S) {
+    let d = s.d();
+    s.step("create", || {
+        d.create_texture(&wgpu::TextureDescriptor {
+            sample_count: 4,
+            ..tex_desc(extent(4, 4, 1), TF::Rgba32Float, TU::RENDER_ATTACHMENT)
+        })
+    });
+}
+
+fn view_usage_not_in_the_texture(s: &mut S) {
+    let d = s.d();
+    let t = tex(d, 4, 4, TF::Rgba8Unorm, TU::TEXTURE_BINDING);
+    s.step("create_view", || {
+        t.create_view(&wgpu::TextureViewDescriptor {
+            usage: Some(TU::STORAGE_BINDING),
+            ..Default::default()
+        })
+    });
+}
+
+/// A transient render target (`RENDER_ATTACHMENT | TRANSIENT_ATTACHMENT`).
+fn transient(d: &wgpu::Device, format: TF) -> wgpu::Texture {
+    tex(
+        d,
+        4,
+        4,
+        format,
+        TU::RENDER_ATTACHMENT | TU::TRANSIENT_ATTACHMENT,
+    )
+}
+
+fn view_of_a_transient_texture_with_less_usage(s: &mut S) {
+    let d = s.d();
+    let t = transient(d, TF::Rgba8Unorm);
+    s.step("create_view", || {
+        t.create_view(&wgpu::TextureViewDescriptor {
+            usage: Some(TU::RENDER_ATTACHMENT),
+            ..Default::default()
+        })
+    });
+}
+
+fn array_view_of_a_multisampled_texture(s: &mut S) {
+    let d = s.d();
+    let t = d.create_texture(&wgpu::TextureDescriptor {
+        sample_count: 4,
+        ..tex_desc(extent(4, 4, 1), TF::Rgba8Unorm, TU::RENDER_ATTACHMENT)
+    });
+    s.step("create_view", || {
+        t.create_view(&wgpu::TextureViewDescriptor {
+            dimension: Some(wgpu::TextureViewDimension::D2Array),
+            ..Default::default()
+        })
+    });
+}
+
+// Bind groups and layouts
+
+fn layout_with_an_atomic_storage_texture(s: &mut S) {
+    let d = s.d();
+    s.step("create layout", || {
+        layout(
+            d,
+            &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::StorageTexture {
+                    access: wgpu::StorageTextureAccess::Atomic,
+                    format: TF::R32Uint,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                },
+                count: None,
+            }],
+        )
+    });
+}
+
+fn layout_with_unknown_visibility_bits(s: &mut S) {
+    let d = s.d();
+    s.step("create layout", || {
+        layout(
+            d,
+            &[wgpu::BindGroupLayoutEntry {
+                visibility: wgpu::ShaderStages::from_bits_retain(1 << 20),
+                ..buffer_entry(0, UNIFORM)
+            }],
+        )
+    });
+}
+
+fn group_storage_binding_of_an_unaligned_size(s: &mut S) {
+    let d = s.d();
+    let l = layout(d, &[buffer_entry(0, STORAGE)]);
+    let b = buf(d, 64, BU::STORAGE);
+    s.step("create group", || group(d, &l, &[binding(&b, 0, Some(6))]));
+}
+
+fn storage_texture_layout(format: TF) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::StorageTexture {
+            access: wgpu::StorageTextureAccess::WriteOnly,
+            format,
+            view_dimension: wgpu::TextureViewDimension::D2,
+        },
+        count: None,
+    }
+}
+
+fn group_storage_texture_view_of_two_mips(s: &mut S) {
+    let d = s.d();
+    let l = layout(d, &[storage_texture_layout(TF::Rgba8Unorm)]);
+    let t = d.create_texture(&wgpu::TextureDescriptor {
+        mip_level_count: 2,
+        ..tex_desc(extent(4, 4, 1), TF::Rgba8Unorm, TU::STORAGE_BINDING)
+    });
+    let v = view(&t);
+    s.step("create group", || {
+        group(d, &l, &[wgpu::BindingResource::TextureView(&v)])
+    });
+}
+
+fn group_view_whose_own_usage_lacks_texture_binding(s: &mut S) {
+    let d = s.d();
+    let l = layout(
+        d,
+        &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                view_dimension: wgpu::TextureViewDimension::D2,
+                multisampled: false,
+            },
+            count: None,
+        }],
+    );
+    let t = tex(
+        d,
+        4,
+        4,
+        TF::Rgba8Unorm,
+        TU::TEXTURE_BINDING | TU::RENDER_ATTACHMENT,
+    );
+    let v = t.create_view(&wgpu::TextureViewDescriptor {
+        usage: Some(TU::RENDER_ATTACHMENT),
+        ..Default::default()
+    });
+    s.step("create group", || {
+        group(d, &l, &[wgpu::BindingResource::TextureView(&v)])
+    });
+}
+
+fn pipeline_layout_with_a_derived_group_layout(s: &mut S) {
+    let d = s.d();
+    let p = compute_pipeline(d, STORAGE_RW);
+    let derived = p.get_bind_group_layout(0);
+    s.step("create pipeline layout", || {
+        pipeline_layout(d, &[&derived], 0)
+    });
+}
+
+// Binding arrays
+
+fn texture_array_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: true },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: std::num::NonZeroU32::new(2),
+    }
+}
+
+fn layout_with_a_binding_array_and_a_dynamic_buffer(s: &mut S) {
+    if !s.needs(wgpu::Features::TEXTURE_BINDING_ARRAY) {
+        return;
+    }
+    let d = s.d();
+    s.step("create layout", || {
+        layout(
+            d,
+            &[
+                texture_array_entry(0),
+                wgpu::BindGroupLayoutEntry {
+                    ty: wgpu::BindingType::Buffer {
+                        ty: STORAGE,
+                        has_dynamic_offset: true,
+                        min_binding_size: None,
+                    },
+                    ..buffer_entry(1, STORAGE)
+                },
+            ],
+        )
+    });
+}
+
+fn layout_with_a_binding_array_and_a_uniform_buffer(s: &mut S) {
+    if !s.needs(wgpu::Features::TEXTURE_BINDING_ARRAY) {
+        return;
+    }
+    let d = s.d();
+    s.step("create layout", || {
+        layout(d, &[texture_array_entry(0), buffer_entry(1, UNIFORM)])
+    });
+}
+
+// Render pipelines
+
+fn strip_index_format_with_a_list_topology(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                primitive: wgpu::PrimitiveState {
+                    strip_index_format: Some(wgpu::IndexFormat::Uint16),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn conservative_rasterization_with_line_polygons(s: &mut S) {
+    if !s.needs(wgpu::Features::CONSERVATIVE_RASTERIZATION | wgpu::Features::POLYGON_MODE_LINE) {
+        return;
+    }
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                primitive: wgpu::PrimitiveState {
+                    conservative: true,
+                    polygon_mode: wgpu::PolygonMode::Line,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn color_write_mask_with_unknown_bits(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: TF::Rgba8Unorm,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::from_bits_retain(0x10),
+                })],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn color_target_without_the_sample_count(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                targets: &[Some(TF::Rgba32Float.into())],
+                samples: 4,
+                ..Default::default()
+            },
+        )
+    });
+}
+
+/// Target 0 of `format` blending with `color`.
+fn blended(format: TF, color: wgpu::BlendComponent) -> Option<wgpu::ColorTargetState> {
+    Some(wgpu::ColorTargetState {
+        format,
+        blend: Some(wgpu::BlendState {
+            color,
+            alpha: wgpu::BlendComponent::REPLACE,
+        }),
+        write_mask: wgpu::ColorWrites::ALL,
+    })
+}
+
+const SECOND_SOURCE: wgpu::BlendComponent = wgpu::BlendComponent {
+    src_factor: wgpu::BlendFactor::Src1,
+    dst_factor: wgpu::BlendFactor::OneMinusSrc1,
+    operation: wgpu::BlendOperation::Add,
+};
+
+fn second_source_blend_factor_on_target_1(s: &mut S) {
+    if !s.needs(wgpu::Features::DUAL_SOURCE_BLENDING) {
+        return;
+    }
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                targets: &[
+                    Some(TF::Rgba8Unorm.into()),
+                    blended(TF::Rgba8Unorm, SECOND_SOURCE),
+                ],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn dual_source_blending_with_two_targets(s: &mut S) {
+    if !s.needs(wgpu::Features::DUAL_SOURCE_BLENDING) {
+        return;
+    }
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                targets: &[
+                    blended(TF::Rgba8Unorm, SECOND_SOURCE),
+                    Some(TF::Rgba8Unorm.into()),
+                ],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn dual_source_blending_without_blend_src_outputs(s: &mut S) {
+    if !s.needs(wgpu::Features::DUAL_SOURCE_BLENDING) {
+        return;
+    }
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                targets: &[blended(TF::Rgba8Unorm, SECOND_SOURCE)],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn max_blend_operation_with_a_factor_other_than_one(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                targets: &[blended(
+                    TF::Rgba8Unorm,
+                    wgpu::BlendComponent {
+                        src_factor: wgpu::BlendFactor::SrcAlpha,
+                        dst_factor: wgpu::BlendFactor::One,
+                        operation: wgpu::BlendOperation::Max,
+                    },
+                )],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn depth_test_on_a_stencil_only_format(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                depth: Some(depth_state(TF::Stencil8, false)),
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn depth_format_without_depth_write_enabled(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                depth: Some(wgpu::DepthStencilState {
+                    depth_write_enabled: None,
+                    ..depth_state(TF::Depth32Float, false)
+                }),
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn depth_write_without_a_depth_compare(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                depth: Some(wgpu::DepthStencilState {
+                    depth_compare: None,
+                    ..depth_state(TF::Depth32Float, true)
+                }),
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn stencil_test_on_a_depth_only_format(s: &mut S) {
+    let d = s.d();
+    let face = wgpu::StencilFaceState {
+        compare: wgpu::CompareFunction::Less,
+        ..wgpu::StencilFaceState::IGNORE
+    };
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                depth: Some(wgpu::DepthStencilState {
+                    stencil: wgpu::StencilState {
+                        front: face,
+                        back: face,
+                        read_mask: 0xff,
+                        write_mask: 0xff,
+                    },
+                    ..depth_state(TF::Depth32Float, false)
+                }),
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn depth_format_without_the_sample_count(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                depth: Some(depth_state(TF::Depth32Float, true)),
+                samples: 2,
+                fragment: false,
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn depth_bias_with_a_line_topology(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                primitive: wgpu::PrimitiveState {
+                    topology: wgpu::PrimitiveTopology::LineList,
+                    ..Default::default()
+                },
+                depth: Some(wgpu::DepthStencilState {
+                    bias: wgpu::DepthBiasState {
+                        constant: 2,
+                        ..Default::default()
+                    },
+                    ..depth_state(TF::Depth32Float, true)
+                }),
+                ..Default::default()
+            },
+        )
+    });
+}
+
+/// A pipeline of `source` (its `vs` and `fs`) into one Rgba8Unorm target.
+fn varyings_pipeline(s: &mut S, source: &'static str, topology: wgpu::PrimitiveTopology) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                source,
+                primitive: wgpu::PrimitiveState {
+                    topology,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )
+    });
+}
+
+const TRIANGLES: wgpu::PrimitiveTopology = wgpu::PrimitiveTopology::TriangleList;
+
+fn fragment_input_the_vertex_stage_does_not_write(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+struct V { @builtin(position) p: vec4<f32>, @location(0) c: vec4<f32> }
+@vertex fn vs() -> V { return V(vec4<f32>(0.0), vec4<f32>(1.0)); }
+@fragment fn fs(@location(1) c: vec4<f32>) -> @location(0) vec4<f32> { return c; }
+",
+        TRIANGLES,
+    );
+}
+
+fn fragment_input_wider_than_the_vertex_output(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+struct V { @builtin(position) p: vec4<f32>, @location(0) c: vec2<f32> }
+@vertex fn vs() -> V { return V(vec4<f32>(0.0), vec2<f32>(1.0)); }
+@fragment fn fs(@location(0) c: vec4<f32>) -> @location(0) vec4<f32> { return c; }
+",
+        TRIANGLES,
+    );
+}
+
+fn fragment_input_interpolated_otherwise(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+struct V { @builtin(position) p: vec4<f32>, @location(0) @interpolate(linear) c: vec4<f32> }
+@vertex fn vs() -> V { return V(vec4<f32>(0.0), vec4<f32>(1.0)); }
+@fragment fn fs(@location(0) c: vec4<f32>) -> @location(0) vec4<f32> { return c; }
+",
+        TRIANGLES,
+    );
+}
+
+fn fragment_input_sampled_otherwise(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+struct V {
+    @builtin(position) p: vec4<f32>,
+    @location(0) @interpolate(perspective, centroid) c: vec4<f32>,
+}
+@vertex fn vs() -> V { return V(vec4<f32>(0.0), vec4<f32>(1.0)); }
+@fragment fn fs(@location(0) c: vec4<f32>) -> @location(0) vec4<f32> { return c; }
+",
+        TRIANGLES,
+    );
+}
+
+fn vertex_output_location_past_the_limit(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+struct V { @builtin(position) p: vec4<f32>, @location(16) c: vec4<f32> }
+@vertex fn vs() -> V { return V(vec4<f32>(0.0), vec4<f32>(1.0)); }
+@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+",
+        TRIANGLES,
+    );
+}
+
+/// A vertex stage writing 16 `f32` outputs at locations 0 to 15, and a
+/// fragment stage reading them all (and `extra` more).
+fn sixteen_varyings(extra: &str) -> String {
+    let fields: String = (0..16)
+        .map(|i| format!("@location({i}) v{i}: f32,\n"))
+        .collect();
+    format!(
+        "
+struct V {{ @builtin(position) p: vec4<f32>,\n{fields} }}
+struct F {{ {extra}\n{fields} }}
+@vertex fn vs() -> V {{ var v: V; v.p = vec4<f32>(0.0); return v; }}
+@fragment fn fs(f: F) -> @location(0) vec4<f32> {{ return vec4<f32>(f.v0); }}
+"
+    )
+}
+
+fn too_many_vertex_outputs_for_a_point_list(s: &mut S) {
+    let source: &'static str = Box::leak(sixteen_varyings("").into_boxed_str());
+    varyings_pipeline(s, source, wgpu::PrimitiveTopology::PointList);
+}
+
+fn too_many_fragment_inputs_with_a_built_in(s: &mut S) {
+    let source: &'static str =
+        Box::leak(sixteen_varyings("@builtin(front_facing) front: bool,").into_boxed_str());
+    varyings_pipeline(s, source, TRIANGLES);
+}
+
+fn fragment_output_location_past_max_color_attachments(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4<f32>(0.0); }
+@fragment fn fs() -> @location(8) vec4<f32> { return vec4<f32>(1.0); }
+",
+        TRIANGLES,
+    );
+}
+
+fn fragment_depth_write_without_a_depth_attachment(s: &mut S) {
+    varyings_pipeline(
+        s,
+        "
+@vertex fn vs() -> @builtin(position) vec4<f32> { return vec4<f32>(0.0); }
+@fragment fn fs() -> @builtin(frag_depth) f32 { return 0.5; }
+",
+        TRIANGLES,
+    );
+}
+
+fn get_bind_group_layout_of_an_invalid_pipeline(s: &mut S) {
+    let d = s.d();
+    let Some(p) = s.step("create invalid pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                samples: 3,
+                ..Default::default()
+            },
+        )
+    }) else {
+        return;
+    };
+    s.step("get_bind_group_layout", || p.get_bind_group_layout(0));
+}
+
+// Compute passes
+
+fn set_bind_group_none_with_dynamic_offsets_in_a_compute_pass(s: &mut S) {
+    record(s, |e| {
+        let mut p = e.begin_compute_pass(&Default::default());
+        p.set_bind_group(0, None::<&wgpu::BindGroup>, &[0]);
+    });
+}
+
+fn compute_group_replaced_before_dispatch_holds_a_destroyed_buffer(s: &mut S) {
+    let d = s.d();
+    let pipeline = compute_pipeline(d, STORAGE_RW);
+    let l = pipeline.get_bind_group_layout(0);
+    let gone = buf(d, 64, BU::STORAGE);
+    let first = group(d, &l, &[gone.as_entire_binding()]);
+    let kept = buf(d, 64, BU::STORAGE);
+    let second = group(d, &l, &[kept.as_entire_binding()]);
+    gone.destroy();
+    record(s, |e| {
+        let mut p = e.begin_compute_pass(&Default::default());
+        p.set_pipeline(&pipeline);
+        p.set_bind_group(0, &first, &[]);
+        p.set_bind_group(0, &second, &[]);
+        p.dispatch_workgroups(1, 1, 1);
+    });
+}
+
+fn transition_resources_in_a_compute_pass_in_conflicting_states(s: &mut S) {
+    let d = s.d();
+    let b = buf(d, 64, BU::STORAGE | BU::COPY_DST);
+    record(s, |e| {
+        let mut p = e.begin_compute_pass(&Default::default());
+        p.transition_resources(
+            [
+                wgpu::wgt::BufferTransition {
+                    buffer: &b,
+                    state: wgpu::wgt::BufferUses::COPY_DST,
+                },
+                wgpu::wgt::BufferTransition {
+                    buffer: &b,
+                    state: wgpu::wgt::BufferUses::STORAGE_READ_WRITE,
+                },
+            ]
+            .into_iter(),
+            std::iter::empty(),
+        );
+    });
+}
+
+// Render passes
+
+fn transient_attachment_stored(s: &mut S) {
+    let d = s.d();
+    let v = view(&transient(d, TF::Rgba8Unorm));
+    record(s, |e| {
+        let _p = pass(e, &v);
+    });
+}
+
+fn transient_depth_attachment_read_only(s: &mut S) {
+    let d = s.d();
+    let v = view(&transient(d, TF::Depth32Float));
+    record(s, |e| {
+        let _p = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &v,
+                depth_ops: None,
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+    });
+}
+
+/// A pass on `view` as its depth attachment, with `depth_ops`.
+fn depth_pass(s: &mut S, view: &wgpu::TextureView, depth_ops: Option<wgpu::Operations<f32>>) {
+    record(s, |e| {
+        let _p = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view,
+                depth_ops,
+                stencil_ops: None,
+            }),
+            ..Default::default()
+        });
+    });
+}
+
+fn depth_clear_value_past_one(s: &mut S) {
+    let d = s.d();
+    let v = view(&tex(d, 4, 4, TF::Depth32Float, TU::RENDER_ATTACHMENT));
+    depth_pass(
+        s,
+        &v,
+        Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(2.0),
+            store: wgpu::StoreOp::Store,
+        }),
+    );
+}
+
+fn cube_view_as_an_attachment(s: &mut S) {
+    let d = s.d();
+    let t = d.create_texture(&tex_desc(
+        extent(4, 4, 6),
+        TF::Rgba8Unorm,
+        TU::RENDER_ATTACHMENT | TU::TEXTURE_BINDING,
+    ));
+    let v = t.create_view(&wgpu::TextureViewDescriptor {
+        dimension: Some(wgpu::TextureViewDimension::Cube),
+        ..Default::default()
+    });
+    record(s, |e| {
+        let _p = pass(e, &v);
+    });
+}
+
+fn attachment_view_of_two_layers(s: &mut S) {
+    let d = s.d();
+    let t = d.create_texture(&tex_desc(
+        extent(4, 4, 2),
+        TF::Rgba8Unorm,
+        TU::RENDER_ATTACHMENT,
+    ));
+    let v = view(&t);
+    record(s, |e| {
+        let _p = pass(e, &v);
+    });
+}
+
+fn depth_attachment_showing_the_depth_aspect_only(s: &mut S) {
+    let d = s.d();
+    let t = tex(d, 4, 4, TF::Depth24PlusStencil8, TU::RENDER_ATTACHMENT);
+    let v = t.create_view(&wgpu::TextureViewDescriptor {
+        aspect: wgpu::TextureAspect::DepthOnly,
+        ..Default::default()
+    });
+    depth_pass(
+        s,
+        &v,
+        Some(wgpu::Operations {
+            load: wgpu::LoadOp::Clear(1.0),
+            store: wgpu::StoreOp::Store,
+        }),
+    );
+}
+
+/// A pass resolving a 4-sample `format` attachment (`ops`) into `resolve`.
+fn resolve_pass(
+    s: &mut S,
+    format: TF,
+    resolve: &wgpu::TextureView,
+    ops: wgpu::Operations<wgpu::Color>,
+) {
+    let d = s.d();
+    let ms = d.create_texture(&wgpu::TextureDescriptor {
+        sample_count: 4,
+        ..tex_desc(extent(4, 4, 1), format, TU::RENDER_ATTACHMENT)
+    });
+    let a = view(&ms);
+    record(s, |e| {
+        let _p = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &a,
+                depth_slice: None,
+                resolve_target: Some(resolve),
+                ops,
+            })],
+            ..Default::default()
+        });
+    });
+}
+
+fn resolve_target_of_an_unresolvable_format(s: &mut S) {
+    let d = s.d();
+    let r = view(&tex(d, 4, 4, TF::Rgba8Uint, TU::RENDER_ATTACHMENT));
+    resolve_pass(s, TF::Rgba8Uint, &r, Default::default());
+}
+
+fn transient_resolve_target(s: &mut S) {
+    let d = s.d();
+    let r = view(&transient(d, TF::Rgba8Unorm));
+    resolve_pass(s, TF::Rgba8Unorm, &r, Default::default());
+}
+
+fn set_bind_group_none_with_dynamic_offsets_in_a_render_pass(s: &mut S) {
+    let d = s.d();
+    let v = target(d, TF::Rgba8Unorm);
+    record(s, |e| {
+        let mut p = pass(e, &v);
+        p.set_bind_group(0, None::<&wgpu::BindGroup>, &[0, 256]);
+    });
+}
+
+fn draw_without_the_blend_constant(s: &mut S) {
+    let d = s.d();
+    let pipeline = render_pipeline(
+        d,
+        RP {
+            targets: &[blended(
+                TF::Rgba8Unorm,
+                wgpu::BlendComponent {
+                    src_factor: wgpu::BlendFactor::Constant,
+                    dst_factor: wgpu::BlendFactor::Zero,
+                    operation: wgpu::BlendOperation::Add,
+                },
+            )],
+            ..Default::default()
+        },
+    );
+    let v = target(d, TF::Rgba8Unorm);
+    record(s, |e| {
+        let mut p = pass(e, &v);
+        p.set_pipeline(&pipeline);
+        p.draw(0..3, 0..1);
+    });
+}
+
+// Render bundles
+
+fn bundle_set_bind_group_none_with_dynamic_offsets(s: &mut S) {
+    let d = s.d();
+    let Some(mut b) = s.step("create encoder", || {
+        d.create_render_bundle_encoder(&wgpu::RenderBundleEncoderDescriptor {
+            label: None,
+            color_formats: &[Some(TF::Rgba8Unorm)],
+            depth_stencil: None,
+            sample_count: 1,
+            multiview: None,
+        })
+    }) else {
+        return;
+    };
+    s.step("set_bind_group", || {
+        b.set_bind_group(0, None::<&wgpu::BindGroup>, &[0])
+    });
+    s.step("finish", || b.finish(&Default::default()));
+}
+
+// Queries
+
+fn timestamp_set(d: &wgpu::Device) -> wgpu::QuerySet {
+    d.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("case timestamps"),
+        ty: wgpu::QueryType::Timestamp,
+        count: 2,
+    })
+}
+
+fn write_timestamp_on_the_encoder_without_the_feature(s: &mut S) {
+    if !s.needs(wgpu::Features::TIMESTAMP_QUERY) {
+        return;
+    }
+    let d = s.d();
+    let set = timestamp_set(d);
+    record(s, |e| e.write_timestamp(&set, 0));
+}
+
+fn write_timestamp_in_a_compute_pass_without_the_feature(s: &mut S) {
+    if !s.needs(wgpu::Features::TIMESTAMP_QUERY) {
+        return;
+    }
+    let d = s.d();
+    let set = timestamp_set(d);
+    record(s, |e| {
+        let mut p = e.begin_compute_pass(&Default::default());
+        p.write_timestamp(&set, 0);
+    });
+}
+
+fn write_timestamp_in_a_render_pass_without_the_feature(s: &mut S) {
+    if !s.needs(wgpu::Features::TIMESTAMP_QUERY) {
+        return;
+    }
+    let d = s.d();
+    let set = timestamp_set(d);
+    let v = target(d, TF::Rgba8Unorm);
+    record(s, |e| {
+        let mut p = pass(e, &v);
+        p.write_timestamp(&set, 0);
+    });
+}
+
+fn occlusion_set_destroyed_before_submit(s: &mut S) {
+    let d = s.d();
+    let q = s.q();
+    let set = occlusion_set(d, 2);
+    let v = target(d, TF::Rgba8Unorm);
+    let mut e = encoder(d);
+    {
+        let mut p = e.begin_render_pass(&wgpu::RenderPassDescriptor {
+            color_attachments: &[color(&v)],
+            occlusion_query_set: Some(&set),
+            ..Default::default()
+        });
+        p.begin_occlusion_query(0);
+        p.end_occlusion_query();
+    }
+    let Some(cb) = s.step("finish", || e.finish()) else {
+        return;
+    };
+    set.destroy();
+    s.step("submit", || {
+        q.submit([cb]);
+    });
+}
+
+fn timestamp_set_of_a_compute_pass_destroyed_before_submit(s: &mut S) {
+    if !s.needs(wgpu::Features::TIMESTAMP_QUERY) {
+        return;
+    }
+    let d = s.d();
+    let q = s.q();
+    let set = timestamp_set(d);
+    let mut e = encoder(d);
+    drop(e.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: None,
+        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+            query_set: &set,
+            beginning_of_pass_write_index: Some(0),
+            end_of_pass_write_index: Some(1),
+        }),
+    }));
+    let Some(cb) = s.step("finish", || e.finish()) else {
+        return;
+    };
+    set.destroy();
+    s.step("submit", || {
+        q.submit([cb]);
+    });
+}
+
+// Queue writes
+
+fn write_buffer_with_to_a_buffer_destroyed_before_the_write(s: &mut S) {
+    let d = s.d();
+    let q = s.q();
+    let b = buf(d, 64, BU::COPY_DST);
+    let Some(view) = s.step("write_buffer_with", || {
+        q.write_buffer_with(&b, 0, NonZeroU64::new(64).expect("64"))
+    }) else {
+        return;
+    };
+    b.destroy();
+    s.step("drop the view", || drop(view));
+}
+
+// Mapping
+
+fn unmap_of_a_destroyed_buffer(s: &mut S) {
+    let d = s.d();
+    let b = d.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 64,
+        usage: BU::COPY_SRC | BU::MAP_WRITE,
+        mapped_at_creation: true,
+    });
+    b.destroy();
+    s.step("unmap", || b.unmap());
+}
+
+// Encoder state
+
+fn transition_resources_in_conflicting_states(s: &mut S) {
+    let d = s.d();
+    let b = buf(d, 64, BU::STORAGE | BU::COPY_DST);
+    record(s, |e| {
+        e.transition_resources(
+            [
+                wgpu::wgt::BufferTransition {
+                    buffer: &b,
+                    state: wgpu::wgt::BufferUses::COPY_DST,
+                },
+                wgpu::wgt::BufferTransition {
+                    buffer: &b,
+                    state: wgpu::wgt::BufferUses::STORAGE_READ_WRITE,
+                },
+            ]
+            .into_iter(),
+            std::iter::empty(),
+        )
+    });
+}
+
+fn transition_resources_of_an_invalid_texture(s: &mut S) {
+    let d = s.d();
+    let Some(t) = s.step("create invalid", || {
+        tex(d, 0, 4, TF::Rgba8Unorm, TU::TEXTURE_BINDING)
+    }) else {
+        return;
+    };
+    record(s, |e| {
+        e.transition_resources(
+            std::iter::empty(),
+            [wgpu::wgt::TextureTransition {
+                texture: &t,
+                selector: None,
+                state: wgpu::wgt::TextureUses::RESOURCE,
+            }]
+            .into_iter(),
+        )
+    });
+}
+
+fn transition_resources_of_a_buffer_destroyed_before_submit(s: &mut S) {
+    let d = s.d();
+    let q = s.q();
+    let b = buf(d, 64, BU::STORAGE);
+    let mut e = encoder(d);
+    e.transition_resources(
+        [wgpu::wgt::BufferTransition {
+            buffer: &b,
+            state: wgpu::wgt::BufferUses::STORAGE_READ_ONLY,
+        }]
+        .into_iter(),
+        std::iter::empty(),
+    );
+    let Some(cb) = s.step("finish", || e.finish()) else {
+        return;
+    };
+    b.destroy();
+    s.step("submit", || {
+        q.submit([cb]);
+    });
+}
+
+// Tight limits: `tight_limits` below
+
+/// Default limits with at most two bind groups plus vertex buffers and two
+/// buffers per stage.
+fn tight_limits(adapter: &wgpu::Adapter) -> wgpu::Limits {
+    wgpu::Limits {
+        max_bind_groups_plus_vertex_buffers: 2,
+        max_buffers_and_acceleration_structures_per_shader_stage: 2,
+        ..area_limits(adapter)
+    }
+}
+
+fn layout_past_max_buffers_and_acceleration_structures(s: &mut S) {
+    let d = s.d();
+    s.step("create layout", || {
+        layout(
+            d,
+            &[
+                buffer_entry(0, STORAGE),
+                buffer_entry(1, STORAGE),
+                buffer_entry(2, UNIFORM),
+            ],
+        )
+    });
+}
+
+const EMPTY_VERTEX_BUFFER: Option<wgpu::VertexBufferLayout<'static>> =
+    Some(wgpu::VertexBufferLayout {
+        array_stride: 16,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &[],
+    });
+
+fn pipeline_past_max_bind_groups_plus_vertex_buffers(s: &mut S) {
+    let d = s.d();
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                buffers: &[EMPTY_VERTEX_BUFFER; 3],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn pipeline_past_max_vertex_stage_buffers(s: &mut S) {
+    let d = s.d();
+    let vertex_uniform = |binding| wgpu::BindGroupLayoutEntry {
+        visibility: wgpu::ShaderStages::VERTEX,
+        ..buffer_entry(binding, UNIFORM)
+    };
+    let l = layout(d, &[vertex_uniform(0), vertex_uniform(1)]);
+    let pl = pipeline_layout(d, &[&l], 0);
+    s.step("create pipeline", || {
+        render_pipeline(
+            d,
+            RP {
+                layout: Some(&pl),
+                buffers: &[EMPTY_VERTEX_BUFFER],
+                ..Default::default()
+            },
+        )
+    });
+}
+
+fn draw_past_max_bind_groups_plus_vertex_buffers(s: &mut S) {
+    let d = s.d();
+    let pipeline = render_pipeline(d, RP::default());
+    let l = layout(d, &[]);
+    let g = group(d, &l, &[]);
+    let vb = buf(d, 64, BU::VERTEX);
+    let v = target(d, TF::Rgba8Unorm);
+    record(s, |e| {
+        let mut p = pass(e, &v);
+        p.set_pipeline(&pipeline);
+        p.set_bind_group(0, &g, &[]);
+        p.set_vertex_buffer(1, vb.slice(..));
+        p.draw(0..3, 0..1);
+    });
+}
+
+// ---------------------------------------------------------------------------
 // The areas
 
 const BUFFERS: &[Case] = cases![
@@ -3677,6 +4895,7 @@ const BUFFERS: &[Case] = cases![
     mapped_at_creation_unaligned_size,
     buffer_over_max_buffer_size,
     invalid_buffer_used_in_copy,
+    buffer_with_blas_input_usage,
 ];
 
 const TEXTURES_AND_VIEWS: &[Case] = cases![
@@ -3698,6 +4917,13 @@ const TEXTURES_AND_VIEWS: &[Case] = cases![
     view_2d_of_a_3d_texture_with_all_layers,
     sampler_with_anisotropy_and_nearest_filters,
     sampler_with_lod_min_above_lod_max,
+    compressed_texture_of_a_partial_block_width,
+    compressed_texture_of_a_partial_block_height,
+    multisampled_texture_without_render_attachment,
+    multisampled_texture_of_a_format_webgpu_does_not_multisample,
+    view_usage_not_in_the_texture,
+    view_of_a_transient_texture_with_less_usage,
+    array_view_of_a_multisampled_texture,
 ];
 
 const BIND_GROUPS_AND_LAYOUTS: &[Case] = cases![
@@ -3717,6 +4943,12 @@ const BIND_GROUPS_AND_LAYOUTS: &[Case] = cases![
     set_bind_group_made_for_another_layout,
     set_bind_group_past_the_group_limit,
     filtering_sampler_with_a_non_filterable_texture,
+    layout_with_an_atomic_storage_texture,
+    layout_with_unknown_visibility_bits,
+    group_storage_binding_of_an_unaligned_size,
+    group_storage_texture_view_of_two_mips,
+    group_view_whose_own_usage_lacks_texture_binding,
+    pipeline_layout_with_a_derived_group_layout,
 ];
 
 const PIPELINES: &[Case] = cases![
@@ -3734,6 +4966,30 @@ const PIPELINES: &[Case] = cases![
     color_target_of_a_non_renderable_format,
     blending_on_a_non_blendable_format,
     get_bind_group_layout_past_max_bind_groups,
+    strip_index_format_with_a_list_topology,
+    conservative_rasterization_with_line_polygons,
+    color_write_mask_with_unknown_bits,
+    color_target_without_the_sample_count,
+    second_source_blend_factor_on_target_1,
+    dual_source_blending_with_two_targets,
+    dual_source_blending_without_blend_src_outputs,
+    max_blend_operation_with_a_factor_other_than_one,
+    depth_test_on_a_stencil_only_format,
+    depth_format_without_depth_write_enabled,
+    depth_write_without_a_depth_compare,
+    stencil_test_on_a_depth_only_format,
+    depth_format_without_the_sample_count,
+    depth_bias_with_a_line_topology,
+    fragment_input_the_vertex_stage_does_not_write,
+    fragment_input_wider_than_the_vertex_output,
+    fragment_input_interpolated_otherwise,
+    fragment_input_sampled_otherwise,
+    vertex_output_location_past_the_limit,
+    too_many_vertex_outputs_for_a_point_list,
+    too_many_fragment_inputs_with_a_built_in,
+    fragment_output_location_past_max_color_attachments,
+    fragment_depth_write_without_a_depth_attachment,
+    get_bind_group_layout_of_an_invalid_pipeline,
 ];
 
 const COPIES: &[Case] = cases![
@@ -3774,6 +5030,8 @@ const COMPUTE_PASSES: &[Case] = cases![
     invalid_compute_pipeline_set,
     unbalanced_debug_group_in_a_compute_pass,
     dispatch_with_a_binding_smaller_than_the_shader_reads,
+    set_bind_group_none_with_dynamic_offsets_in_a_compute_pass,
+    transition_resources_in_a_compute_pass_in_conflicting_states,
 ];
 
 const RENDER_PASSES: &[Case] = cases![
@@ -3822,6 +5080,16 @@ const RENDER_PASSES: &[Case] = cases![
     depth_slice_on_a_2d_attachment,
     a_3d_attachment_without_a_depth_slice,
     stencil_ops_on_a_depth_only_attachment,
+    transient_attachment_stored,
+    transient_depth_attachment_read_only,
+    depth_clear_value_past_one,
+    cube_view_as_an_attachment,
+    attachment_view_of_two_layers,
+    depth_attachment_showing_the_depth_aspect_only,
+    resolve_target_of_an_unresolvable_format,
+    transient_resolve_target,
+    set_bind_group_none_with_dynamic_offsets_in_a_render_pass,
+    draw_without_the_blend_constant,
 ];
 
 const RENDER_BUNDLES: &[Case] = cases![
@@ -3833,6 +5101,7 @@ const RENDER_BUNDLES: &[Case] = cases![
     bundle_with_a_depth_format_as_color,
     bundle_with_no_attachments,
     bundle_draw_indexed_without_an_index_buffer,
+    bundle_set_bind_group_none_with_dynamic_offsets,
 ];
 
 const QUERIES: &[Case] = cases![
@@ -3848,6 +5117,11 @@ const QUERIES: &[Case] = cases![
     timestamp_write_index_past_the_set,
     same_timestamp_index_at_both_ends,
     timestamp_set_as_the_occlusion_set,
+    write_timestamp_on_the_encoder_without_the_feature,
+    write_timestamp_in_a_compute_pass_without_the_feature,
+    write_timestamp_in_a_render_pass_without_the_feature,
+    occlusion_set_destroyed_before_submit,
+    timestamp_set_of_a_compute_pass_destroyed_before_submit,
 ];
 
 const QUEUE_WRITES: &[Case] = cases![
@@ -3862,6 +5136,7 @@ const QUEUE_WRITES: &[Case] = cases![
     write_buffer_of_an_unaligned_size,
     write_buffer_without_copy_dst,
     write_buffer_with_past_its_end,
+    write_buffer_with_to_a_buffer_destroyed_before_the_write,
 ];
 
 const MAPPING: &[Case] = cases![
@@ -3876,6 +5151,7 @@ const MAPPING: &[Case] = cases![
     submit_while_a_map_is_pending,
     write_buffer_to_a_mapped_buffer,
     map_of_a_destroyed_buffer,
+    unmap_of_a_destroyed_buffer,
 ];
 
 const DESTROYED_RESOURCES: &[Case] = cases![
@@ -3889,6 +5165,8 @@ const DESTROYED_RESOURCES: &[Case] = cases![
     write_buffer_to_a_destroyed_buffer,
     write_texture_to_a_destroyed_texture,
     destroyed_vertex_buffer_in_a_draw,
+    compute_group_replaced_before_dispatch_holds_a_destroyed_buffer,
+    transition_resources_of_a_buffer_destroyed_before_submit,
 ];
 
 const FOREIGN_DEVICE: &[Case] = cases![
@@ -3910,6 +5188,8 @@ const ENCODER_STATE: &[Case] = cases![
     pass_debug_group_left_open,
     pass_commands_after_the_encoder_finished,
     submit_of_an_encoder_finished_with_a_pass_open,
+    transition_resources_in_conflicting_states,
+    transition_resources_of_an_invalid_texture,
 ];
 
 const IMMEDIATES_AND_DYNAMIC_OFFSETS: &[Case] = cases![
@@ -3940,6 +5220,18 @@ const LIMITS: &[Case] = cases![
     timestamp_set_without_the_feature,
 ];
 
+const BINDING_ARRAYS: &[Case] = cases![
+    layout_with_a_binding_array_and_a_dynamic_buffer,
+    layout_with_a_binding_array_and_a_uniform_buffer,
+];
+
+const TIGHT_LIMITS: &[Case] = cases![
+    layout_past_max_buffers_and_acceleration_structures,
+    pipeline_past_max_bind_groups_plus_vertex_buffers,
+    pipeline_past_max_vertex_stage_buffers,
+    draw_past_max_bind_groups_plus_vertex_buffers,
+];
+
 #[test]
 fn buffers() {
     run_area("buffers", wgpu::Features::empty(), BUFFERS);
@@ -3949,7 +5241,7 @@ fn buffers() {
 fn textures_and_views() {
     run_area(
         "textures_and_views",
-        wgpu::Features::empty(),
+        wgpu::Features::TEXTURE_COMPRESSION_BC,
         TEXTURES_AND_VIEWS,
     );
 }
@@ -3965,7 +5257,7 @@ fn bind_groups_and_layouts() {
 
 #[test]
 fn pipelines() {
-    run_area("pipelines", wgpu::Features::empty(), PIPELINES);
+    run_area("pipelines", wgpu::Features::DUAL_SOURCE_BLENDING, PIPELINES);
 }
 
 #[test]
@@ -4040,6 +5332,37 @@ fn limits() {
     run_area("limits", wgpu::Features::empty(), LIMITS);
 }
 
+/// Default limits with room for binding arrays.
+fn binding_array_limits(adapter: &wgpu::Adapter) -> wgpu::Limits {
+    wgpu::Limits {
+        max_binding_array_elements_per_shader_stage: adapter
+            .limits()
+            .max_binding_array_elements_per_shader_stage
+            .min(64),
+        ..area_limits(adapter)
+    }
+}
+
+#[test]
+fn binding_arrays() {
+    run_area_with(
+        "binding_arrays",
+        wgpu::Features::TEXTURE_BINDING_ARRAY,
+        binding_array_limits,
+        BINDING_ARRAYS,
+    );
+}
+
+#[test]
+fn tight_limits_area() {
+    run_area_with(
+        "tight_limits",
+        wgpu::Features::empty(),
+        tight_limits,
+        TIGHT_LIMITS,
+    );
+}
+
 /// Every area with its cases.
 const AREAS: &[(&str, &[Case])] = &[
     ("buffers", BUFFERS),
@@ -4061,6 +5384,8 @@ const AREAS: &[(&str, &[Case])] = &[
         IMMEDIATES_AND_DYNAMIC_OFFSETS,
     ),
     ("limits", LIMITS),
+    ("binding_arrays", BINDING_ARRAYS),
+    ("tight_limits", TIGHT_LIMITS),
 ];
 
 #[test]
