@@ -14,7 +14,10 @@ pub enum Memory {
     /// GPU-only memory; fastest for the GPU, not mappable.
     #[default]
     Device,
-    /// CPU writes, GPU reads. Persistently mapped, coherent.
+    /// CPU writes, GPU reads. Persistently mapped, coherent, write-combined
+    /// where possible. Device-local host-visible memory (a resizable BAR,
+    /// unified memory) is preferred when the device has it, as wgpu-hal's
+    /// `CpuToGpu` does; host memory is the fallback when it is full.
     Upload,
     /// GPU writes, CPU reads. Persistently mapped, coherent, cached where possible.
     Readback,

@@ -51,7 +51,14 @@ pub struct Scene {
 /// keel-wgpu's instance on keel-hal's Vulkan backend and stock wgpu's on
 /// Vulkan, neither with a validation layer.
 pub fn instances() -> Result<(wgpu::Instance, wgpu::Instance), String> {
-    let keel = keel_wgpu::instance_with(keel_wgpu::BackendChoice::Vulkan, false)
+    // KEEL_BENCH_NOOP=1: keel-wgpu on keel-hal's noop backend, to profile
+    // keel-wgpu's own CPU cost without a driver's (not a comparison).
+    let choice = if std::env::var_os("KEEL_BENCH_NOOP").is_some() {
+        keel_wgpu::BackendChoice::Noop
+    } else {
+        keel_wgpu::BackendChoice::Vulkan
+    };
+    let keel = keel_wgpu::instance_with(choice, false)
         .map_err(|e| format!("keel-wgpu: no instance: {e}"))?;
     let stock = wgpu::Instance::new(wgpu::InstanceDescriptor {
         backends: wgpu::Backends::VULKAN,

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 
 use crate::binding::BindGroup;
 use crate::pipeline::{ComputePipeline, RenderPipeline};
+use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
 use crate::tracker::Tracker;
@@ -116,6 +117,55 @@ pub(crate) struct ComputePassRecord {
     pub label: Option<String>,
     pub timestamps: Option<PassTimestamps>,
     pub cmds: Vec<PassCmd>,
+    /// The groups its `set_bind_group` commands name.
+    pub groups: GroupTable,
+}
+
+/// Where a `set_bind_group` command's group is in its pass's (or bundle's)
+/// [`GroupTable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GroupSlot(u32);
+
+/// The bind groups a pass or a bundle sets, each held once. Commands name
+/// a group by its slot, so setting a group costs one lookup here and no
+/// reference count: a group shared by passes on several threads is not a
+/// cache line they all write per command. The table is also the list of
+/// distinct groups the usage scope, the tracker and the submit checks
+/// walk, instead of every command.
+#[derive(Debug, Default)]
+pub(crate) struct GroupTable {
+    groups: Vec<Arc<BindGroup>>,
+    slots: PtrMap<u32>,
+}
+
+impl GroupTable {
+    /// `group`'s slot; the first time, the table keeps a reference.
+    pub(crate) fn intern(&mut self, group: &Arc<BindGroup>) -> GroupSlot {
+        let next = self.groups.len() as u32;
+        let slot = *self
+            .slots
+            .entry(Arc::as_ptr(group) as usize)
+            .or_insert(next);
+        if slot == next {
+            self.groups.push(group.clone());
+        }
+        GroupSlot(slot)
+    }
+
+    /// The group in `slot` (one this table gave out).
+    pub(crate) fn get(&self, slot: GroupSlot) -> Option<&Arc<BindGroup>> {
+        self.groups.get(slot.0 as usize)
+    }
+
+    /// Every group in the table, each once, in the order first set.
+    pub(crate) fn all(&self) -> &[Arc<BindGroup>] {
+        &self.groups
+    }
+
+    /// The number of groups (slots are `0..len`).
+    pub(crate) fn len(&self) -> usize {
+        self.groups.len()
+    }
 }
 
 /// A colour attachment.
@@ -148,6 +198,8 @@ pub(crate) struct RenderPassRecord {
     pub occlusion: Option<Arc<QuerySet>>,
     pub multiview_mask: Option<std::num::NonZeroU32>,
     pub cmds: Vec<PassCmd>,
+    /// The groups its `set_bind_group` commands name.
+    pub groups: GroupTable,
 }
 
 /// A command inside a pass or a render bundle.
@@ -157,7 +209,8 @@ pub(crate) enum PassCmd {
     SetRenderPipeline(Arc<RenderPipeline>),
     SetBindGroup {
         index: u32,
-        group: Option<Arc<BindGroup>>,
+        /// In the pass's or bundle's [`GroupTable`].
+        group: Option<GroupSlot>,
         offsets: Vec<u32>,
     },
     SetImmediates {
@@ -274,6 +327,8 @@ pub(crate) struct RenderBundle {
     pub read_only: crate::pass_check::ReadOnly,
     pub scope: crate::pass_check::UsageScope,
     pub cmds: Vec<PassCmd>,
+    /// The groups its `set_bind_group` commands name.
+    pub groups: GroupTable,
 }
 
 /// What an encoder has recorded so far, shared with its open pass.

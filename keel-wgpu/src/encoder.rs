@@ -10,12 +10,12 @@ use parking_lot::Mutex;
 use wgpu::custom as cu;
 
 use crate::command::{
-    Cmd, ColorRecord, CommandBuffer, ComputePassRecord, DepthRecord, PassCmd, PassTimestamps,
-    Recording, RenderBundle, RenderPassRecord, SubmitChecks, TexelBase,
+    Cmd, ColorRecord, CommandBuffer, ComputePassRecord, DepthRecord, GroupTable, PassCmd,
+    PassTimestamps, Recording, RenderBundle, RenderPassRecord, SubmitChecks, TexelBase,
 };
 use crate::error::KeelError;
 use crate::handles::*;
-use crate::owner::owned;
+use crate::owner::{owned, same_device, Handle};
 use crate::pass_check::{ComputeState, ReadOnly, RenderState};
 use crate::pipeline::Targets;
 use crate::replay::Encoding;
@@ -829,13 +829,15 @@ fn prepare_submit(rec: &mut Recording) {
                         scan.write(&ts.set, index);
                     }
                 }
+                // Each group once: the pass's table, less what earlier
+                // passes had.
+                for g in pass.groups.all() {
+                    if groups_seen.insert(Arc::as_ptr(g) as usize) {
+                        scan.checks.groups.push(g.clone());
+                    }
+                }
                 for c in &pass.cmds {
                     match c {
-                        PassCmd::SetBindGroup { group: Some(g), .. }
-                            if groups_seen.insert(Arc::as_ptr(g) as usize) =>
-                        {
-                            scan.checks.groups.push(g.clone())
-                        }
                         PassCmd::WriteTimestamp { set, index }
                         | PassCmd::BeginStatisticsQuery { set, index } => {
                             scan.set(set);
@@ -1000,7 +1002,8 @@ macro_rules! pass_type {
                 if let Err(e) = self.state.end() {
                     rec.fail(format!("{}::end: {e}", stringify!($variant)));
                 }
-                if let Some(pass) = self.pass.take() {
+                if let Some(mut pass) = self.pass.take() {
+                    pass.groups = std::mem::take(&mut self.state.table);
                     rec.cmds.push(Cmd::$variant(Box::new(pass)));
                 }
             }
@@ -1011,15 +1014,29 @@ macro_rules! pass_type {
 pass_type!(KComputePass, ComputePassRecord, ComputeState, ComputePass);
 pass_type!(KRenderPass, RenderPassRecord, RenderState, RenderPass);
 
+/// The group a `set_bind_group` names, checked to be of the device `on`
+/// (no reference taken: the pass's table takes one, once).
+fn bind_group_of<'g>(
+    on: &Arc<DeviceShared>,
+    group: &'g cu::DispatchBindGroup,
+) -> Result<&'g Arc<crate::binding::BindGroup>, String> {
+    let handle = group
+        .as_custom::<KBindGroup>()
+        .ok_or("a BindGroup of another backend")?;
+    same_device(on, &**handle.inner())?;
+    Ok(handle.inner())
+}
+
 /// `set_bind_group`'s command (its checks are the pass state's).
 fn bind_group_cmd(
     on: &Arc<DeviceShared>,
+    table: &mut GroupTable,
     index: u32,
     group: Option<&cu::DispatchBindGroup>,
     offsets: &[wgpu::DynamicOffset],
 ) -> Result<PassCmd, String> {
     let group = match group {
-        Some(g) => Some(owned(on, g.as_custom::<KBindGroup>())?),
+        Some(g) => Some(table.intern(bind_group_of(on, g)?)),
         None => None,
     };
     Ok(PassCmd::SetBindGroup {
@@ -1042,7 +1059,7 @@ impl cu::ComputePassInterface for KComputePass {
         group: Option<&cu::DispatchBindGroup>,
         offsets: &[wgpu::DynamicOffset],
     ) {
-        match bind_group_cmd(&self.shared, index, group, offsets) {
+        match bind_group_cmd(&self.shared, &mut self.state.table, index, group, offsets) {
             Ok(cmd) => self.push(cmd),
             Err(e) => self.fail(format!("set_bind_group: {e}")),
         }
@@ -1131,6 +1148,8 @@ trait RenderRecorder {
     fn on(&self) -> &Arc<DeviceShared>;
     fn push_cmd(&mut self, cmd: PassCmd);
     fn fail_cmd(&mut self, e: String);
+    /// The groups the pass or bundle sets.
+    fn table(&mut self) -> &mut GroupTable;
 
     fn rec_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
         match owned(self.on(), pipeline.as_custom::<KRenderPipeline>()) {
@@ -1144,10 +1163,17 @@ trait RenderRecorder {
         group: Option<&cu::DispatchBindGroup>,
         offsets: &[u32],
     ) {
-        match bind_group_cmd(self.on(), index, group, offsets) {
-            Ok(cmd) => self.push_cmd(cmd),
-            Err(e) => self.fail_cmd(format!("set_bind_group: {e}")),
-        }
+        // The device is not cloned here: a count every recording thread
+        // would write for every call.
+        let group = match group.map(|g| bind_group_of(self.on(), g)).transpose() {
+            Ok(g) => g.map(|g| self.table().intern(g)),
+            Err(e) => return self.fail_cmd(format!("set_bind_group: {e}")),
+        };
+        self.push_cmd(PassCmd::SetBindGroup {
+            index,
+            group,
+            offsets: offsets.to_vec(),
+        });
     }
     fn rec_index(
         &mut self,
@@ -1209,6 +1235,9 @@ impl RenderRecorder for KRenderPass {
     }
     fn fail_cmd(&mut self, e: String) {
         self.fail(e);
+    }
+    fn table(&mut self) -> &mut GroupTable {
+        &mut self.state.table
     }
 }
 
@@ -1500,6 +1529,9 @@ impl RenderRecorder for KRenderBundleEncoder {
     fn fail_cmd(&mut self, e: String) {
         self.error.get_or_insert(e);
     }
+    fn table(&mut self) -> &mut GroupTable {
+        &mut self.state.table
+    }
 }
 
 impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
@@ -1514,6 +1546,7 @@ impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
             targets,
             read_only,
             scope,
+            table,
             ..
         } = self.state;
         cu::DispatchRenderBundle::custom(KRenderBundle(Arc::new(RenderBundle {
@@ -1524,6 +1557,7 @@ impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
             read_only,
             scope,
             cmds: self.cmds,
+            groups: table,
         })))
     }
     fn finish_boxed(

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use keel_hal::{BufferUses, TextureUses};
 
 use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
-use crate::command::{PassCmd, RenderBundle};
+use crate::command::{GroupSlot, GroupTable, PassCmd, RenderBundle};
 use crate::pipeline::{ComputePipeline, RenderPipeline, Targets};
-use crate::ptr_map::{PtrMap, PtrSet};
+use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, QuerySet, TextureView};
 use crate::shared::DeviceShared;
 
@@ -493,16 +493,36 @@ fn layouts_compatible(have: &Arc<BindGroupLayout>, want: &Arc<BindGroupLayout>) 
                 .all(|e| want.entry(e.binding) == Some(e)))
 }
 
+/// The groups bound at each index, looked up in the pass's table.
+type Bound<'t> = [Option<&'t Arc<BindGroup>>; MAX_GROUPS];
+
+/// What `slots` name in `table`.
+fn bound<'t>(table: &'t GroupTable, slots: &[Option<GroupSlot>; MAX_GROUPS]) -> Bound<'t> {
+    slots.map(|s| s.and_then(|s| table.get(s)))
+}
+
+/// `set_bind_group`'s group: the slot a command names, in its table.
+fn slot_group(
+    table: &GroupTable,
+    slot: Option<GroupSlot>,
+) -> Result<Option<&Arc<BindGroup>>, String> {
+    match slot {
+        None => Ok(None),
+        Some(s) => table
+            .get(s)
+            .map(Some)
+            .ok_or_else(|| "the bind group is not in the pass's table".to_string()),
+    }
+}
+
 /// The bound buffers a pipeline's shaders use without a layout
 /// `min_binding_size` against the shaders' sizes (wgpu-core's late check).
-fn check_late_sizes(
-    groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
-    late: &[(u32, u32, u64)],
-) -> Result<(), String> {
+fn check_late_sizes(groups: &Bound<'_>, late: &[(u32, u32, u64)]) -> Result<(), String> {
     for &(group, binding, shader_size) in late {
         let bound = groups
             .get(group as usize)
-            .and_then(Option::as_ref)
+            .copied()
+            .flatten()
             .and_then(|g| g.buffer_sizes.iter().find(|(b, _)| *b == binding));
         if let Some(&(_, bound_size)) = bound {
             if bound_size < shader_size {
@@ -518,12 +538,12 @@ fn check_late_sizes(
 
 /// Checks the bound groups against the pipeline's layout.
 fn check_groups(
-    groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
+    groups: &Bound<'_>,
     layout: &PipelineLayout,
     pipeline: impl Fn() -> String,
 ) -> Result<(), String> {
     for (index, want) in layout.groups.iter().enumerate() {
-        match groups.get(index).and_then(Option::as_ref) {
+        match groups.get(index).copied().flatten() {
             None => {
                 return Err(format!(
                     "The current set {} expects a BindGroup to be set at index {index}",
@@ -700,7 +720,9 @@ fn check_pass_end(debug_depth: u32, occlusion: bool, statistics: bool) -> Result
 pub(crate) struct ComputeState {
     shared: Arc<DeviceShared>,
     pipeline: Option<Arc<ComputePipeline>>,
-    groups: [Option<Arc<BindGroup>>; MAX_GROUPS],
+    groups: [Option<GroupSlot>; MAX_GROUPS],
+    /// The groups the pass sets (moved into its record at the end).
+    pub table: GroupTable,
     /// The pipeline and groups were checked together, and the groups'
     /// scope found free of conflicts, since the last change.
     checked: bool,
@@ -720,6 +742,7 @@ impl ComputeState {
             shared: shared.clone(),
             pipeline: None,
             groups: Default::default(),
+            table: GroupTable::default(),
             checked: false,
             scope: UsageScope::default(),
             debug_depth: 0,
@@ -751,8 +774,9 @@ impl ComputeState {
                 group,
                 offsets,
             } => {
-                check_set_group(&self.shared, *index, group.as_ref(), offsets)?;
-                self.groups[*index as usize] = group.clone();
+                let g = slot_group(&self.table, *group)?;
+                check_set_group(&self.shared, *index, g, offsets)?;
+                self.groups[*index as usize] = *group;
                 self.checked = false;
             }
             PassCmd::SetImmediates { offset, data } => {
@@ -791,13 +815,14 @@ impl ComputeState {
             .layout
             .as_ref()
             .ok_or("the compute pipeline is invalid")?;
-        check_groups(&self.groups, layout, || {
+        let groups = bound(&self.table, &self.groups);
+        check_groups(&groups, layout, || {
             format!("ComputePipeline with '{}' label", pipeline.label)
         })?;
-        check_late_sizes(&self.groups, &pipeline.late_sizes)?;
+        check_late_sizes(&groups, &pipeline.late_sizes)?;
         let scope = &mut self.scope;
         scope.clear();
-        for group in self.groups.iter().take(layout.groups.len()).flatten() {
+        for group in groups.iter().take(layout.groups.len()).flatten() {
             scope.group(group)?;
         }
         if let Some(buffer) = indirect {
@@ -859,7 +884,9 @@ pub(crate) struct RenderState {
     pub targets: Targets,
     pub read_only: ReadOnly,
     pipeline: Option<Arc<RenderPipeline>>,
-    groups: [Option<Arc<BindGroup>>; MAX_GROUPS],
+    groups: [Option<GroupSlot>; MAX_GROUPS],
+    /// The groups the pass or bundle sets (moved into its record).
+    pub table: GroupTable,
     groups_checked: bool,
     /// The bound size of each vertex buffer slot.
     vertex: Vec<Option<u64>>,
@@ -867,7 +894,9 @@ pub(crate) struct RenderState {
     index: Option<(wgpu::IndexFormat, u64)>,
     /// What the pass (with its bundles) or bundle uses.
     pub scope: UsageScope,
-    groups_seen: PtrSet,
+    /// How many of the table's groups are in `scope` (the first ones:
+    /// slots are given out in order, and each is merged when first set).
+    groups_in_scope: usize,
     /// The attachments' size (a pass's; `None` in a bundle).
     pub extent: Option<(u32, u32)>,
     /// Debug groups pushed in the pass and not yet popped.
@@ -906,7 +935,7 @@ fn check_blend_constant(state: BlendConstant) -> Result<(), String> {
 /// `VertexState::validate`: `DrawError::TooManyBindGroupsPlusVertexBuffers`).
 fn check_slots_in_use(
     shared: &DeviceShared,
-    groups: &[Option<Arc<BindGroup>>; MAX_GROUPS],
+    groups: &[Option<GroupSlot>; MAX_GROUPS],
     vertex: &[Option<u64>],
 ) -> Result<(), String> {
     let groups_used = groups
@@ -941,11 +970,12 @@ impl RenderState {
             read_only,
             pipeline: None,
             groups: Default::default(),
+            table: GroupTable::default(),
             groups_checked: false,
             vertex: Vec::new(),
             index: None,
             scope: UsageScope::default(),
-            groups_seen: PtrSet::default(),
+            groups_in_scope: 0,
             extent: None,
             debug_depth: 0,
             occlusion_active: false,
@@ -1054,13 +1084,17 @@ impl RenderState {
                 group,
                 offsets,
             } => {
-                check_set_group(&self.shared, *index, group.as_ref(), offsets)?;
-                if let Some(g) = group {
-                    if self.groups_seen.insert(Arc::as_ptr(g) as usize) {
+                let g = slot_group(&self.table, *group)?;
+                check_set_group(&self.shared, *index, g, offsets)?;
+                // Each group once: the table's groups not yet in the scope
+                // (the one just set, unless seen before).
+                while self.groups_in_scope < self.table.len() {
+                    if let Some(g) = self.table.all().get(self.groups_in_scope) {
                         self.scope.group(g)?;
                     }
+                    self.groups_in_scope += 1;
                 }
-                self.groups[*index as usize] = group.clone();
+                self.groups[*index as usize] = *group;
                 self.groups_checked = false;
             }
             PassCmd::SetImmediates { offset, data } => {
@@ -1249,8 +1283,9 @@ impl RenderState {
                 .layout
                 .as_ref()
                 .ok_or("the render pipeline is invalid")?;
-            check_groups(&self.groups, layout, || pipeline.ident())?;
-            check_late_sizes(&self.groups, &pipeline.late_sizes)?;
+            let groups = bound(&self.table, &self.groups);
+            check_groups(&groups, layout, || pipeline.ident())?;
+            check_late_sizes(&groups, &pipeline.late_sizes)?;
             self.groups_checked = true;
         }
         check_blend_constant(self.blend_constant)?;

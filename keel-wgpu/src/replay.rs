@@ -17,10 +17,10 @@ use keel_hal::{BufferBarrier, BufferUses, StateTransition, TextureBarrier, Textu
 use crate::binding::BindGroup;
 use crate::command::Encoded;
 use crate::command::{
-    Cmd, ComputePassRecord, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
+    Cmd, ComputePassRecord, GroupTable, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
 };
 use crate::error::KeelError;
-use crate::ptr_map::{PtrMap, PtrSet};
+use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
 use crate::tracker::{Tracker, Used};
@@ -719,6 +719,10 @@ impl<'a> Replay<'a> {
         };
         let mut in_pass = false;
         let mut state = BindState::default();
+        // What the pass sets is used, once per group.
+        for group in pass.groups.all() {
+            self.used(group);
+        }
         for cmd in &pass.cmds {
             match cmd {
                 PassCmd::SetComputePipeline(p) => {
@@ -729,7 +733,7 @@ impl<'a> Replay<'a> {
                     index,
                     group,
                     offsets,
-                } => state.set_group(*index, group, offsets),
+                } => state.set_group(*index, group.and_then(|g| pass.groups.get(g)), offsets),
                 PassCmd::SetImmediates { offset, data } => state.immediates(*offset, data),
                 PassCmd::Dispatch(_) | PassCmd::DispatchIndirect { .. } => {
                     let Some(pipeline) = state.compute else {
@@ -931,11 +935,8 @@ impl<'a> Replay<'a> {
             let Some((group, offsets)) = slot else {
                 return Err(format!("no bind group is set at index {i}"));
             };
+            // (Marked used with its pass's or bundle's table.)
             let raw = group.raw.as_deref().ok_or("the bind group is invalid")?;
-            match &mut self.tracker {
-                None => group.last_use.bump(self.submission),
-                Some(t) => t.used(group),
-            }
             // SAFETY: inside a pass; the group matches the layout's slot
             // (checked by keel-hal) and its resources are in their states.
             unsafe { self.enc.set_bind_group(raw_layout, i as u32, raw, offsets) };
@@ -967,18 +968,17 @@ impl<'a> Replay<'a> {
     /// The scope of a whole render pass: every resource any command or
     /// bundle in it uses, and the queries it writes (reset before it).
     fn render_scope<'c>(
-        cmds: &'c [PassCmd],
+        pass: &'c RenderPassRecord,
         scope: &mut Scope<'c>,
         resets: &mut Vec<(&'c Arc<QuerySet>, u32)>,
-        occlusion: Option<&'c Arc<QuerySet>>,
-        groups_seen: &mut PtrSet,
     ) {
-        for cmd in cmds {
+        // Each group once, however often it is set: the pass's table.
+        for group in pass.groups.all() {
+            scope.group(group);
+        }
+        let occlusion = pass.occlusion.as_ref();
+        for cmd in &pass.cmds {
             match cmd {
-                // Each group once, however often it is set.
-                PassCmd::SetBindGroup {
-                    group: Some(group), ..
-                } if groups_seen.insert(Arc::as_ptr(group) as usize) => scope.group(group),
                 PassCmd::SetVertexBuffer {
                     buffer: Some(b), ..
                 } => scope.buffer(b, BufferUses::VERTEX),
@@ -1025,13 +1025,7 @@ impl<'a> Replay<'a> {
     fn try_render_pass(&mut self, pass: &RenderPassRecord) -> Result<(), String> {
         let mut scope = Scope::default();
         let mut resets = Vec::new();
-        Self::render_scope(
-            &pass.cmds,
-            &mut scope,
-            &mut resets,
-            pass.occlusion.as_ref(),
-            &mut PtrSet::default(),
-        );
+        Self::render_scope(pass, &mut scope, &mut resets);
         let mut extent = None;
         let mut sample_count = 1;
         for color in pass.colors.iter().flatten() {
@@ -1185,7 +1179,15 @@ impl<'a> Replay<'a> {
         // usage it names (applied above) and covers the extent.
         unsafe { self.enc.begin_render_pass(&desc) };
         let mut state = BindState::default();
-        self.render_cmds(&pass.cmds, &mut state, pass.occlusion.as_ref());
+        for group in pass.groups.all() {
+            self.used(group);
+        }
+        self.render_cmds(
+            &pass.cmds,
+            &pass.groups,
+            &mut state,
+            pass.occlusion.as_ref(),
+        );
         // SAFETY: inside the render pass begun above.
         unsafe { self.enc.end_render_pass() };
         self.pass_timestamp(&pass.timestamps, false);
@@ -1276,11 +1278,12 @@ impl<'a> Replay<'a> {
     fn render_cmds<'c>(
         &mut self,
         cmds: &'c [PassCmd],
+        groups: &'c GroupTable,
         state: &mut BindState<'c>,
         occlusion: Option<&Arc<QuerySet>>,
     ) {
         for cmd in cmds {
-            if let Err(e) = self.render_cmd(cmd, state, occlusion) {
+            if let Err(e) = self.render_cmd(cmd, groups, state, occlusion) {
                 self.fail("render pass", e);
             }
         }
@@ -1289,6 +1292,7 @@ impl<'a> Replay<'a> {
     fn render_cmd<'c>(
         &mut self,
         cmd: &'c PassCmd,
+        groups: &'c GroupTable,
         state: &mut BindState<'c>,
         occlusion: Option<&Arc<QuerySet>>,
     ) -> Result<(), String> {
@@ -1311,7 +1315,7 @@ impl<'a> Replay<'a> {
                     index,
                     group,
                     offsets,
-                } => state.set_group(*index, group, offsets),
+                } => state.set_group(*index, group.and_then(|g| groups.get(g)), offsets),
                 PassCmd::SetImmediates { offset, data } => state.immediates(*offset, data),
                 PassCmd::SetIndexBuffer {
                     buffer,
@@ -1499,7 +1503,15 @@ impl<'a> Replay<'a> {
                 PassCmd::ExecuteBundles(bundles) => {
                     for bundle in bundles {
                         let mut bundle_state = BindState::default();
-                        self.render_cmds(&bundle.cmds, &mut bundle_state, occlusion);
+                        for group in bundle.groups.all() {
+                            self.used(group);
+                        }
+                        self.render_cmds(
+                            &bundle.cmds,
+                            &bundle.groups,
+                            &mut bundle_state,
+                            occlusion,
+                        );
                     }
                     // wgpu's rule: after bundles, the pass state is reset.
                     *state = BindState {
@@ -1605,9 +1617,9 @@ impl<'c> BindState<'c> {
         self.dirty = u32::MAX;
         self.immediate_dirty = true;
     }
-    fn set_group(&mut self, index: u32, group: &'c Option<Arc<BindGroup>>, offsets: &'c [u32]) {
+    fn set_group(&mut self, index: u32, group: Option<&'c Arc<BindGroup>>, offsets: &'c [u32]) {
         if let Some(slot) = self.groups.get_mut(index as usize) {
-            *slot = group.as_ref().map(|g| (g, offsets));
+            *slot = group.map(|g| (g, offsets));
             self.dirty |= 1 << index;
         }
     }

@@ -3,8 +3,14 @@
 //! [`Block::External`] frees it here with the resource.)
 //!
 //! * `Memory::Device` → `AutoPreferDevice`.
-//! * `Memory::Upload` → sequential-write host access, persistently mapped,
-//!   **required** `HOST_VISIBLE | HOST_COHERENT`.
+//! * `Memory::Upload` → `AutoPreferDevice`, sequential-write host access,
+//!   persistently mapped, **required** `HOST_VISIBLE | HOST_COHERENT`. VMA
+//!   then prefers `DEVICE_LOCAL | HOST_VISIBLE` (a resizable BAR) even for
+//!   a buffer the GPU only copies from, and not `HOST_CACHED`; when that
+//!   type is full VMA tries the next (host memory). Plain `Auto` would put
+//!   transfer-only staging in host memory, which on a discrete GPU costs
+//!   system RAM and a PCIe read at copy time; wgpu-hal's `CpuToGpu` makes
+//!   the same choice as this.
 //! * `Memory::Readback` → random host access, persistently mapped,
 //!   **required** `HOST_VISIBLE | HOST_COHERENT`, `HOST_CACHED` preferred.
 //!
@@ -772,7 +778,7 @@ fn allocation_info(memory: Memory) -> Option<vk_mem::AllocationCreateInfo> {
             ..Default::default()
         },
         Memory::Upload => vk_mem::AllocationCreateInfo {
-            usage: vk_mem::MemoryUsage::Auto,
+            usage: vk_mem::MemoryUsage::AutoPreferDevice,
             flags: F::HOST_ACCESS_SEQUENTIAL_WRITE | F::MAPPED,
             required_flags: coherent,
             ..Default::default()

@@ -18,8 +18,12 @@
 //!
 //! ```text
 //! cargo run --release -p bench --bin wgpu_threads -- [--rounds N] [--threads 1,2,4,8] [--draws N]
-//!     [--work draws|dispatches]
+//!     [--work draws|dispatches] [--profile-keel N]
 //! ```
+//!
+//! `--profile-keel N` runs N keel-wgpu rounds and reports nothing, for a
+//! profiler; `KEEL_BENCH_NOOP=1` puts keel-wgpu on keel-hal's noop backend
+//! (keel-wgpu's own cost without a driver's; not a comparison).
 
 #[path = "../stats.rs"]
 #[allow(dead_code)]
@@ -154,6 +158,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let mut one_thread_wall: Option<(f64, f64)> = None;
         for &threads in &counts {
+            // `--profile-keel N`: N keel-wgpu rounds alone, nothing reported
+            // (for a profiler; with KEEL_BENCH_NOOP=1, keel-wgpu's own cost).
+            if let Some(n) = arg::<usize>(&args, "--profile-keel") {
+                for _ in 0..n {
+                    keel.round(work, threads, per_thread);
+                }
+                continue;
+            }
             // One warm-up each, not counted.
             keel.round(work, threads, per_thread);
             stock.round(work, threads, per_thread);
