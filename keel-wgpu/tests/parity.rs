@@ -10,45 +10,6 @@
 mod common;
 use common::*;
 
-/// Runs `f` on each backend as `each_backend` does, on devices with the
-/// limits `limits` picks and those of `optional` the adapter has.
-fn each_backend_limits(
-    optional: wgpu::Features,
-    limits: impl Fn(&wgpu::Adapter) -> wgpu::Limits,
-    f: impl Fn(&Gpu),
-) {
-    let _one = ONE_AT_A_TIME.lock();
-    for backend in [Backend::Noop, Backend::Vulkan, Backend::Stock] {
-        let Some(gpu) = open_with_limits(backend, wgpu::Features::empty(), optional, &limits)
-        else {
-            continue;
-        };
-        eprintln!("on {}", gpu.name);
-        f(&gpu);
-        let Gpu {
-            name,
-            instance,
-            device,
-            queue,
-            ..
-        } = gpu;
-        if backend == Backend::Stock {
-            continue;
-        }
-        assert_eq!(
-            keel_wgpu::live_counts(&device),
-            Some(Default::default()),
-            "{name}: keel-hal objects left alive"
-        );
-        drop((device, queue));
-        assert_eq!(
-            keel_wgpu::validation_errors(&instance),
-            Some(0),
-            "{name}: validation messages"
-        );
-    }
-}
-
 fn buffer(d: &wgpu::Device, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     d.create_buffer(&wgpu::BufferDescriptor {
         label: None,
@@ -121,6 +82,7 @@ fn target(d: &wgpu::Device) -> wgpu::TextureView {
 #[test]
 fn queries_never_written_resolve_to_zeros() {
     each_backend_limits(
+        wgpu::Features::empty(),
         wgpu::Features::empty(),
         |_| Default::default(),
         |gpu| {
@@ -211,6 +173,7 @@ fn queries_never_written_resolve_to_zeros() {
 fn a_mapped_buffer_can_be_bound() {
     each_backend_limits(
         wgpu::Features::empty(),
+        wgpu::Features::empty(),
         |_| Default::default(),
         |gpu| {
             let d = &gpu.device;
@@ -276,6 +239,7 @@ fn a_mapped_buffer_can_be_bound() {
 fn a_2d_view_of_an_array_texture_is_one_layer() {
     each_backend_limits(
         wgpu::Features::empty(),
+        wgpu::Features::empty(),
         |_| Default::default(),
         |gpu| {
             let d = &gpu.device;
@@ -323,51 +287,56 @@ fn a_derived_layout_holds_the_shaders_immediates() {
         max_immediate_size: adapter.limits().max_immediate_size.min(64),
         ..Default::default()
     };
-    each_backend_limits(wgpu::Features::IMMEDIATES, limits, |gpu| {
-        let d = &gpu.device;
-        if !d.features().contains(wgpu::Features::IMMEDIATES) {
-            eprintln!("{}: skipped, no IMMEDIATES", gpu.name);
-            return;
-        }
-        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: None,
-            source: wgpu::ShaderSource::Wgsl(
-                "var<immediate> c: vec4<u32>;
+    each_backend_limits(
+        wgpu::Features::empty(),
+        wgpu::Features::IMMEDIATES,
+        limits,
+        |gpu| {
+            let d = &gpu.device;
+            if !d.features().contains(wgpu::Features::IMMEDIATES) {
+                eprintln!("{}: skipped, no IMMEDIATES", gpu.name);
+                return;
+            }
+            let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: None,
+                source: wgpu::ShaderSource::Wgsl(
+                    "var<immediate> c: vec4<u32>;
                  @group(0) @binding(0) var<storage, read_write> data: array<u32>;
                  @compute @workgroup_size(1) fn main() { data[0] = c.x; }"
-                    .into(),
-            ),
-        });
-        let data = buffer(d, 16, wgpu::BufferUsages::STORAGE);
-        let error = caught(d, || {
-            let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: None,
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: Default::default(),
-                cache: None,
+                        .into(),
+                ),
             });
-            let group = d.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &[wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: data.as_entire_binding(),
-                }],
+            let data = buffer(d, 16, wgpu::BufferUsages::STORAGE);
+            let error = caught(d, || {
+                let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: None,
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+                let group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &[wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: data.as_entire_binding(),
+                    }],
+                });
+                let mut e = d.create_command_encoder(&Default::default());
+                {
+                    let mut p = e.begin_compute_pass(&Default::default());
+                    p.set_pipeline(&pipeline);
+                    p.set_bind_group(0, &group, &[]);
+                    p.set_immediates(0, &[7; 16]);
+                    p.dispatch_workgroups(1, 1, 1);
+                }
+                gpu.queue.submit([e.finish()]);
             });
-            let mut e = d.create_command_encoder(&Default::default());
-            {
-                let mut p = e.begin_compute_pass(&Default::default());
-                p.set_pipeline(&pipeline);
-                p.set_bind_group(0, &group, &[]);
-                p.set_immediates(0, &[7; 16]);
-                p.dispatch_workgroups(1, 1, 1);
-            }
-            gpu.queue.submit([e.finish()]);
-        });
-        assert_eq!(error, None, "{}", gpu.name);
-    });
+            assert_eq!(error, None, "{}", gpu.name);
+        },
+    );
 }
 
 /// A transient attachment cleared and discarded is what wgpu allows; the
@@ -375,6 +344,7 @@ fn a_derived_layout_holds_the_shaders_immediates() {
 #[test]
 fn a_transient_attachment_cleared_and_discarded() {
     each_backend_limits(
+        wgpu::Features::empty(),
         wgpu::Features::empty(),
         |_| Default::default(),
         |gpu| {
@@ -426,6 +396,7 @@ fn a_transient_attachment_cleared_and_discarded() {
 fn get_mapped_range_at_an_unaligned_offset_is_refused() {
     each_backend_limits(
         wgpu::Features::empty(),
+        wgpu::Features::empty(),
         |_| Default::default(),
         |gpu| {
             let d = &gpu.device;
@@ -462,6 +433,7 @@ fn get_mapped_range_at_an_unaligned_offset_is_refused() {
 #[test]
 fn views_keel_hal_has_no_use_for_are_made() {
     each_backend_limits(
+        wgpu::Features::empty(),
         wgpu::Features::empty(),
         |_| Default::default(),
         |gpu| {

@@ -105,9 +105,19 @@ pub fn each_backend(features: wgpu::Features, f: impl Fn(&Gpu)) {
 
 /// As [`each_backend`], also asking for those of `optional` the adapter has.
 pub fn each_backend_with(features: wgpu::Features, optional: wgpu::Features, f: impl Fn(&Gpu)) {
+    each_backend_limits(features, optional, |_| wgpu::Limits::default(), f)
+}
+
+/// As [`each_backend_with`], with the limits `limits` picks for each adapter.
+pub fn each_backend_limits(
+    features: wgpu::Features,
+    optional: wgpu::Features,
+    limits: impl Fn(&wgpu::Adapter) -> wgpu::Limits,
+    f: impl Fn(&Gpu),
+) {
     let _one = ONE_AT_A_TIME.lock();
     for backend in [Backend::Noop, Backend::Vulkan, Backend::Stock] {
-        let Some(gpu) = open(backend, features, optional) else {
+        let Some(gpu) = open_with_limits(backend, features, optional, &limits) else {
             continue;
         };
         eprintln!("on {}", gpu.name);
