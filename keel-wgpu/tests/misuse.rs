@@ -297,22 +297,7 @@ fn run_area_with(
         }
         // As `each_backend`: nothing alive, and no layer message once the
         // device is gone.
-        let Gpu {
-            name,
-            instance,
-            device,
-            queue,
-            ..
-        } = gpu;
-        let live = keel_wgpu::live_counts(&device);
-        if live != Some(Default::default()) {
-            totals.push(format!("{name}: keel-hal objects left alive: {live:?}"));
-        }
-        drop((device, queue));
-        let messages = keel_wgpu::validation_errors(&instance);
-        if messages != Some(0) {
-            totals.push(format!("{name}: {messages:?} validation-layer messages"));
-        }
+        totals.extend(end_checks(gpu));
     }
     let Some(stock) = runs.get("stock wgpu") else {
         eprintln!("{area}: no stock wgpu adapter; nothing to compare");

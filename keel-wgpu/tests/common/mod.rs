@@ -122,28 +122,35 @@ pub fn each_backend_limits(
         };
         eprintln!("on {}", gpu.name);
         f(&gpu);
-        let Gpu {
-            name,
-            instance,
-            device,
-            queue,
-            ..
-        } = gpu;
         if backend == Backend::Stock {
             continue;
         }
-        assert_eq!(
-            keel_wgpu::live_counts(&device),
-            Some(Default::default()),
-            "{name}: keel-hal objects left alive"
-        );
-        drop((device, queue));
-        assert_eq!(
-            keel_wgpu::validation_errors(&instance),
-            Some(0),
-            "{name}: validation messages"
-        );
+        let leftovers = end_checks(gpu);
+        assert!(leftovers.is_empty(), "{}", leftovers.join("; "));
     }
+}
+
+/// Closes a keel-wgpu device and says what it left: keel-hal objects
+/// still alive, then validation-layer messages once the device is gone.
+pub fn end_checks(gpu: Gpu) -> Vec<String> {
+    let Gpu {
+        name,
+        instance,
+        device,
+        queue,
+        ..
+    } = gpu;
+    let mut out = Vec::new();
+    let live = keel_wgpu::live_counts(&device);
+    if live != Some(Default::default()) {
+        out.push(format!("{name}: keel-hal objects left alive: {live:?}"));
+    }
+    drop((device, queue));
+    let messages = keel_wgpu::validation_errors(&instance);
+    if messages != Some(0) {
+        out.push(format!("{name}: {messages:?} validation-layer messages"));
+    }
+    out
 }
 
 /// The validation error `f` caused, if any.
