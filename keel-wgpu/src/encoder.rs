@@ -1014,19 +1014,6 @@ macro_rules! pass_type {
 pass_type!(KComputePass, ComputePassRecord, ComputeState, ComputePass);
 pass_type!(KRenderPass, RenderPassRecord, RenderState, RenderPass);
 
-/// The group a `set_bind_group` names, checked to be of the device `on`
-/// (no reference taken: the pass's table takes one, once).
-fn bind_group_of<'g>(
-    on: &Arc<DeviceShared>,
-    group: &'g cu::DispatchBindGroup,
-) -> Result<&'g Arc<crate::binding::BindGroup>, String> {
-    let handle = group
-        .as_custom::<KBindGroup>()
-        .ok_or("a BindGroup of another backend")?;
-    same_device(on, &**handle.inner())?;
-    Ok(handle.inner())
-}
-
 /// `set_bind_group`'s command (its checks are the pass state's).
 fn bind_group_cmd(
     on: &Arc<DeviceShared>,
@@ -1036,7 +1023,13 @@ fn bind_group_cmd(
     offsets: &[wgpu::DynamicOffset],
 ) -> Result<PassCmd, String> {
     let group = match group {
-        Some(g) => Some(table.intern(bind_group_of(on, g)?)),
+        Some(g) => {
+            let handle = g
+                .as_custom::<KBindGroup>()
+                .ok_or("a BindGroup of another backend")?;
+            same_device(on, &**handle.inner())?;
+            Some(table.intern(handle.inner()))
+        }
         None => None,
     };
     Ok(PassCmd::SetBindGroup {
@@ -1148,8 +1141,10 @@ trait RenderRecorder {
     fn on(&self) -> &Arc<DeviceShared>;
     fn push_cmd(&mut self, cmd: PassCmd);
     fn fail_cmd(&mut self, e: String);
-    /// The groups the pass or bundle sets.
-    fn table(&mut self) -> &mut GroupTable;
+    /// The device and the groups the pass or bundle sets, borrowed
+    /// together (the device is not cloned per command: its count would be
+    /// a cache line every recording thread writes).
+    fn parts(&mut self) -> (&Arc<DeviceShared>, &mut GroupTable);
 
     fn rec_pipeline(&mut self, pipeline: &cu::DispatchRenderPipeline) {
         match owned(self.on(), pipeline.as_custom::<KRenderPipeline>()) {
@@ -1163,17 +1158,11 @@ trait RenderRecorder {
         group: Option<&cu::DispatchBindGroup>,
         offsets: &[u32],
     ) {
-        // The device is not cloned here: a count every recording thread
-        // would write for every call.
-        let group = match group.map(|g| bind_group_of(self.on(), g)).transpose() {
-            Ok(g) => g.map(|g| self.table().intern(g)),
-            Err(e) => return self.fail_cmd(format!("set_bind_group: {e}")),
-        };
-        self.push_cmd(PassCmd::SetBindGroup {
-            index,
-            group,
-            offsets: offsets.to_vec(),
-        });
+        let (on, table) = self.parts();
+        match bind_group_cmd(on, table, index, group, offsets) {
+            Ok(cmd) => self.push_cmd(cmd),
+            Err(e) => self.fail_cmd(format!("set_bind_group: {e}")),
+        }
     }
     fn rec_index(
         &mut self,
@@ -1236,8 +1225,8 @@ impl RenderRecorder for KRenderPass {
     fn fail_cmd(&mut self, e: String) {
         self.fail(e);
     }
-    fn table(&mut self) -> &mut GroupTable {
-        &mut self.state.table
+    fn parts(&mut self) -> (&Arc<DeviceShared>, &mut GroupTable) {
+        (&self.shared, &mut self.state.table)
     }
 }
 
@@ -1529,8 +1518,8 @@ impl RenderRecorder for KRenderBundleEncoder {
     fn fail_cmd(&mut self, e: String) {
         self.error.get_or_insert(e);
     }
-    fn table(&mut self) -> &mut GroupTable {
-        &mut self.state.table
+    fn parts(&mut self) -> (&Arc<DeviceShared>, &mut GroupTable) {
+        (&self.shared, &mut self.state.table)
     }
 }
 
