@@ -59,6 +59,12 @@ for b in "${wgpu_benches[@]}"; do cp "target/release/$b" .gl/bin/; done
 cargo test --release -p keel-wgpu --no-run 2>&1 | tee /tmp/gpu-bundle-wgpu.log | grep -E '^error' || true
 wgpu_test=$(sed -n 's/.*Executable tests\/examples\.rs (\(.*\))/\1/p' /tmp/gpu-bundle-wgpu.log)
 cp "$wgpu_test" .gl/bin/keel_wgpu_examples
+# keel-wgpu's ported wgpu GPU tests and its correctness tests, run by
+# scripts/gpu-suite.sh wgpu on keel-wgpu and stock wgpu under each layer.
+for t in wgpu_gpu correctness; do
+    bin=$(sed -n "s/.*Executable tests\/$t\.rs (\(.*\))/\1/p" /tmp/gpu-bundle-wgpu.log)
+    cp "$bin" ".gl/bin/keel_wgpu_$t"
+done
 mkdir -p .gl/bin/examples
 for f in keel-wgpu/examples/*.rs; do
     cp "target/release/examples/$(basename "$f" .rs)" .gl/bin/examples/

@@ -85,6 +85,19 @@ for layer in "${wgpu_layers[@]}"; do
         "$(grep -E '^test result' "$log" | tail -n1)"
     grep -E '^test |skipped' "$log"
     [ "$status" -eq 0 ] && [ "$e" -eq 0 ] || { failed=1; grep -E 'FAILED|panicked|\[vulkan\]' "$log" | head -8; }
+    # The ported wgpu GPU tests and the correctness tests (each fails on
+    # a layer message of keel-wgpu's side itself).
+    for t in wgpu_gpu correctness; do
+        [ -x ".gl/bin/keel_wgpu_$t" ] || continue
+        log=$out/$layer-keel-wgpu-$t.log
+        KEEL_LAYER=$layer RUST_LOG=warn timeout "$limit" \
+            scripts/gpu-run.sh ".gl/bin/keel_wgpu_$t" --test-threads=1 >"$log" 2>&1
+        status=$?
+        read -r e h < <(count "$log")
+        printf 'layer %s  keel-wgpu %-12s exit %-3s errors %-3s hazards %-3s %s\n' "$layer" "$t" "$status" "$e" "$h" \
+            "$(grep -E '^test result' "$log" | tail -n1)"
+        [ "$status" -eq 0 ] || { failed=1; grep -E 'FAILED|panicked|\[vulkan\]' "$log" | head -12; }
+    done
 done
 
 # Ray tracing without a layer, default threads, unlocked (not alone even on

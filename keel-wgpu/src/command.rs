@@ -255,6 +255,11 @@ pub(crate) enum PassCmd {
         offset: u64,
         count: u32,
         indexed: bool,
+        /// The vertex (or, indexed, index) and instance limits of the
+        /// buffers bound at the draw, for the GPU check of its arguments
+        /// (`indirect_check.rs`); filled in when recorded
+        /// (`pass_check.rs`).
+        limits: [u64; 2],
     },
     DrawIndirectCount {
         buffer: Arc<Buffer>,

@@ -963,8 +963,8 @@ macro_rules! pass_type {
         }
 
         impl $name {
-            fn push(&mut self, cmd: PassCmd) {
-                if let Err(e) = self.state.record(&cmd) {
+            fn push(&mut self, mut cmd: PassCmd) {
+                if let Err(e) = self.state.record(&mut cmd) {
                     return self.fail(format!("{}: {e}", cmd.name()));
                 }
                 if let Some(pass) = &mut self.pass {
@@ -1209,6 +1209,8 @@ trait RenderRecorder {
                 offset,
                 count,
                 indexed,
+                // Filled in when recorded (`RenderState::record`).
+                limits: [0; 2],
             }),
             Err(e) => self.fail_cmd(format!("draw_indirect: {e}")),
         }
@@ -1509,8 +1511,8 @@ impl RenderRecorder for KRenderBundleEncoder {
     fn on(&self) -> &Arc<DeviceShared> {
         &self.shared
     }
-    fn push_cmd(&mut self, cmd: PassCmd) {
-        match self.state.record(&cmd) {
+    fn push_cmd(&mut self, mut cmd: PassCmd) {
+        match self.state.record(&mut cmd) {
             Ok(()) => self.cmds.push(cmd),
             Err(e) => self.fail_cmd(format!("{}: {e}", cmd.name())),
         }

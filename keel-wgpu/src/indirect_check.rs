@@ -1,6 +1,10 @@
-//! The GPU-side check of indirect dispatch arguments, as wgpu-core makes it
-//! (`indirect_validation/dispatch.rs`, on under wgpu's default
-//! `InstanceFlags::VALIDATION_INDIRECT_CALL`): the workgroup counts of a
+//! The GPU-side checks of indirect dispatch and draw arguments, as
+//! wgpu-core makes them (`indirect_validation/`, on under wgpu's default
+//! `InstanceFlags::VALIDATION_INDIRECT_CALL`).
+//!
+//! ## Dispatches
+//!
+//! The workgroup counts of a
 //! `dispatch_workgroups_indirect` are only known on the GPU, so ahead of
 //! each one a one-invocation compute shader reads the three counts at the
 //! dispatch's offset of the program's buffer and writes them to a buffer
@@ -30,10 +34,11 @@
 //!   the buffer (`Buffer::indirect_source`, buried with it).
 //! - **Offsets.** A dispatch's offset need only be 4-aligned, a storage
 //!   binding's dynamic offset `min_storage_buffer_offset_alignment`-aligned:
-//!   the group binds a window of the buffer just large enough that an
-//!   aligned dynamic offset reaches every 12 bytes of it, and the rest of
-//!   the offset goes in the immediates, in words (wgpu-core's
-//!   `calculate_src_buffer_binding_size`; [`Source`]). An aligned offset
+//!   the group binds the whole buffer, or for one past
+//!   `max_storage_buffer_binding_size` a window short of that limit from
+//!   which an aligned dynamic offset reaches every argument, and the rest
+//!   of the offset goes in the immediates, in words (wgpu-core's
+//!   `calculate_src_buffer_binding_size`; [`window`], [`Source`]). An aligned offset
 //!   past `u32::MAX` (a buffer over 4 GiB) cannot be a dynamic offset:
 //!   such a dispatch reads the program's buffer unchecked.
 //! - **Synchronisation.** The program's buffer is a `STORAGE_READ_ONLY`
@@ -47,6 +52,28 @@
 //!   records the check in a pass of its own, and opens the program's again
 //!   with its pipeline, bind groups and immediates set anew. Plain
 //!   `dispatch_workgroups` is untouched.
+//!
+//! ## Draws
+//!
+//! `draw_indirect` and `draw_indexed_indirect` (and their `multi_`
+//! forms; not the `_count` ones, which wgpu-core does not check either)
+//! read vertex and instance ranges only the GPU knows. Each such draw
+//! records, with its command, the vertex (or index) and instance limits
+//! of the buffers bound at it (`pass_check.rs`, wgpu-core's
+//! `VertexLimits`). Before a render pass begins the replay plans the
+//! check of every indirect draw in it and in its bundles
+//! ([`DrawPlan`], wgpu-core's `DrawBatcher`): the pass gets chunks of
+//! checked arguments ([`DrawArgs`], 1 MiB at most each, kept with its
+//! command buffer until its submission is done, then buried), and one
+//! compute pass, ahead of the render pass, copies each draw's arguments
+//! into them, or zeros (the draw then draws nothing) where a range ends
+//! past its limit or a first instance is not zero without
+//! `INDIRECT_FIRST_INSTANCE` (`DRAW_SHADER`, 64 draws a workgroup, one
+//! dispatch per run of draws contiguous in the program's buffer and in a
+//! chunk). The draws then read the chunks ([`CheckedDraws`]), a
+//! multi-draw split where its run is. The program's buffers are read as
+//! `STORAGE_READ_ONLY` in the pass's scope; the chunks are new, written
+//! by the check and moved to `INDIRECT` after it.
 
 use std::borrow::Cow;
 use std::num::NonZeroU64;
@@ -57,15 +84,30 @@ use keel_hal::dynamic::{
     DynPipelineLayout, DynResources, DynShaderModule,
 };
 use keel_hal::{BufferBarrier, BufferUses, LiveCounts, Memory};
+use std::ops::Range;
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 
-use crate::resource::Buffer;
+use crate::resource::{Buffer, LastUse};
+use crate::shared::{Dead, DeviceShared};
+use crate::tracker::Used;
 
 /// The three `u32` workgroup counts of an indirect dispatch.
 const ARGS_SIZE: u64 = 12;
 
 /// The stages the check's immediates are visible to.
 const STAGES: wgpu::ShaderStages = wgpu::ShaderStages::COMPUTE;
+
+/// The draw check's immediates (`DRAW_SHADER`'s `Run`), in bytes.
+const DRAW_IMMEDIATES: u32 = 24;
+
+/// The draw check's workgroup size.
+const DRAW_WORKGROUP: u32 = 64;
+
+/// The size of a checked-arguments chunk (wgpu-core's `BUFFER_SIZE`):
+/// 52,428 indexed draws.
+const CHUNK: u64 = 1 << 20;
 
 /// The keel-hal device's limits for a program that asked for `requested`
 /// on an adapter with `adapter`'s, and whether the check is on. The
@@ -102,19 +144,19 @@ pub(crate) fn hal_limits(
         )*};
     }
     raised!(
-        max_immediate_size: 4,
+        max_immediate_size: DRAW_IMMEDIATES,
         max_storage_buffers_per_shader_stage: 2,
         max_dynamic_storage_buffers_per_pipeline_layout: 1,
     );
-    // The window a source group binds (`window`) is under three
-    // alignments long.
-    let window = 3 * u64::from(requested.min_storage_buffer_offset_alignment.max(4));
+    // A source group's window (`window`) must hold an alignment's worth of
+    // remainder and a draw's 20 bytes of arguments.
+    let window = min_window(u64::from(requested.min_storage_buffer_offset_alignment));
     allowed!(
         max_bind_groups: 2,
         max_bindings_per_bind_group: 1,
         max_storage_buffer_binding_size: window,
-        max_compute_invocations_per_workgroup: 1,
-        max_compute_workgroup_size_x: 1,
+        max_compute_invocations_per_workgroup: DRAW_WORKGROUP,
+        max_compute_workgroup_size_x: DRAW_WORKGROUP,
         max_compute_workgroup_size_y: 1,
         max_compute_workgroup_size_z: 1,
         max_compute_workgroups_per_dimension: 1,
@@ -126,10 +168,10 @@ pub(crate) fn hal_limits(
     }
 }
 
-/// The check's source: `dst` is the device's checked-counts buffer,
-/// `src` the window of the program's buffer, `offset.words` the counts'
-/// place in it past the dynamic offset.
-fn shader(max_workgroups: u32) -> String {
+/// The dispatch check's source: `dst` is the device's checked-counts
+/// buffer, `src` the window of the program's buffer, `offset.words` the
+/// counts' place in it past the dynamic offset.
+fn dispatch_shader(max_workgroups: u32) -> String {
     format!(
         "
         @group(0) @binding(0)
@@ -155,32 +197,111 @@ fn shader(max_workgroups: u32) -> String {
     )
 }
 
-/// Where the check of one dispatch reads: the program's buffer's source
-/// group, bound at `dynamic_offset`, and the counts `words` past it.
+/// The draw check's source: one invocation per draw of a run of `count`
+/// draws whose arguments lie `src_words` into the source window and go
+/// `dst_words` into a checked-arguments chunk. A draw fails when its
+/// vertex (or index) range or its instance range ends past its limit, or
+/// it has a first instance where the device has no
+/// `INDIRECT_FIRST_INSTANCE`; a failed draw's arguments are written as
+/// zeros (it draws nothing), as wgpu-core's `validate_draw.wgsl` does.
+/// Limits are 33-bit (`split_limit`): `flags` carries their high parts.
+const DRAW_SHADER: &str = "
+    @group(0) @binding(0)
+    var<storage, read_write> dst: array<u32>;
+    @group(1) @binding(0)
+    var<storage, read> src: array<u32>;
+    struct Run {
+        src_words: u32,
+        dst_words: u32,
+        count: u32,
+        // bit 0: indexed; bit 1: first instances allowed; bits 2-3 and
+        // 4-5: the high parts of the vertex and instance limits (2: none).
+        flags: u32,
+        vertex_limit: u32,
+        instance_limit: u32,
+    }
+    var<immediate> run: Run;
+
+    // Whether `first + count`, in 33 bits, is past the limit `hi:lo`.
+    fn past(first: u32, count: u32, hi: u32, lo: u32) -> bool {
+        let end = first + count;
+        let carry = select(0u, 1u, end < first);
+        return carry > hi || (carry == hi && end > lo);
+    }
+
+    @compute @workgroup_size(64)
+    fn main(@builtin(global_invocation_id) id: vec3u) {
+        if (id.x >= run.count) {
+            return;
+        }
+        let indexed = (run.flags & 1u) != 0u;
+        let n = select(4u, 5u, indexed);
+        let s = run.src_words + id.x * n;
+        let d = run.dst_words + id.x * n;
+        let first_instance = src[s + n - 1u];
+        var failed = past(src[s + 2u], src[s], (run.flags >> 2u) & 3u, run.vertex_limit)
+            || past(first_instance, src[s + 1u], (run.flags >> 4u) & 3u, run.instance_limit);
+        if ((run.flags & 2u) == 0u && first_instance != 0u) {
+            failed = true;
+        }
+        for (var i = 0u; i < n; i++) {
+            dst[d + i] = select(src[s + i], 0u, failed);
+        }
+    }
+";
+
+/// A 33-bit draw limit as the draw shader takes it: its high part (0, 1,
+/// or 2 for a limit no draw can pass: a range ends at most at
+/// `2 * u32::MAX`) and its low 32 bits.
+fn split_limit(limit: u64) -> (u32, u32) {
+    if limit >= 2 * u64::from(u32::MAX) {
+        (2, 0)
+    } else {
+        ((limit >> 32) as u32, limit as u32)
+    }
+}
+
+/// Where the check reads a program's buffer: its source group, bound at
+/// `dynamic_offset`, and the arguments `words` past it.
 pub(crate) struct Source<'b> {
     group: &'b dyn DynBindGroup,
     dynamic_offset: u32,
     words: u32,
 }
 
-/// The window of a buffer of `size` bytes that a source group binds, and
-/// the aligned offset and remainder that reach the counts at `offset`
-/// (wgpu-core's `calculate_src_buffer_binding_size` and `params`): the
-/// window is `2 * alignment + size % alignment` (or the whole buffer), so
-/// that from the aligned offset at or below `offset`, lowered to keep the
-/// window inside the buffer, the remainder plus 12 bytes stays inside it.
-/// `None` when `offset + 12` is past `size`.
-fn window(size: u64, alignment: u64, offset: u64) -> Option<(u64, u64, u64)> {
-    if offset.checked_add(ARGS_SIZE)? > size {
-        return None;
-    }
-    let binding = (2 * alignment + size % alignment).min(size);
-    let aligned = (offset - offset % alignment).min(size - binding);
-    let remainder = offset - aligned;
-    (remainder + ARGS_SIZE <= binding).then_some((binding, aligned, remainder))
+/// The shortest window a source group may bind: an alignment's worth of
+/// remainder, a draw's 20 bytes, and room to spare.
+fn min_window(alignment: u64) -> u64 {
+    3 * alignment.max(4) + 32
 }
 
-/// The device's check: its pipeline and the buffer of checked counts.
+/// The window of a buffer of `size` bytes that its source group binds,
+/// and the aligned offset and remainder that reach `len` bytes at
+/// `offset` (wgpu-core's `calculate_src_buffer_binding_size` and
+/// `calculate_src_offsets`, with `cap` the longest storage binding): the
+/// whole buffer when it fits in `cap`, else the longest window under
+/// `cap` whose length is `size % alignment` more than a multiple of the
+/// alignment, so that `size` minus it is aligned. From the aligned offset
+/// at or below `offset`, lowered to keep the window inside the buffer,
+/// the arguments then stay inside it (`cap >= min_window(alignment)`).
+/// `None` when `offset + len` is past `size` or the window is too short.
+fn window(size: u64, alignment: u64, cap: u64, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
+    if offset.checked_add(len)? > size {
+        return None;
+    }
+    let binding = if size <= cap {
+        size
+    } else {
+        let tail = size % alignment;
+        (cap.checked_sub(tail)? / alignment) * alignment + tail
+    };
+    let aligned = (offset - offset % alignment).min(size - binding);
+    let remainder = offset - aligned;
+    (remainder + len <= binding).then_some((binding, aligned, remainder))
+}
+
+/// The device's checks: their pipelines, and the buffer of checked
+/// dispatch counts.
 #[derive(Debug)]
 pub(crate) struct IndirectCheck {
     src_layout: Box<dyn DynBindGroupLayout>,
@@ -190,8 +311,20 @@ pub(crate) struct IndirectCheck {
     /// The checked counts, `INDIRECT` between checks.
     dst: Box<dyn DynBuffer>,
     dst_group: Box<dyn DynBindGroup>,
+    /// The draw check's chunk layout, pipeline layout and pipeline.
+    draw_dst_layout: Box<dyn DynBindGroupLayout>,
+    draw_layout: Box<dyn DynPipelineLayout>,
+    draw_pipeline: Box<dyn DynComputePipeline>,
     /// `min_storage_buffer_offset_alignment`: dynamic offsets are multiples.
     alignment: u64,
+    /// `max_storage_buffer_binding_size`: the longest source window.
+    cap: u64,
+    /// The size of a checked-arguments chunk.
+    chunk: u64,
+    /// The device has `INDIRECT_FIRST_INSTANCE`.
+    first_instance: bool,
+    /// The most draws one dispatch of the draw check covers.
+    max_run: u64,
 }
 
 /// What [`IndirectCheck::new`] made so far; dropping it destroys that (a
@@ -205,6 +338,9 @@ struct Parts<'d> {
     pipeline: Option<Box<dyn DynComputePipeline>>,
     dst: Option<Box<dyn DynBuffer>>,
     dst_group: Option<Box<dyn DynBindGroup>>,
+    draw_dst_layout: Option<Box<dyn DynBindGroupLayout>>,
+    draw_layout: Option<Box<dyn DynPipelineLayout>>,
+    draw_pipeline: Option<Box<dyn DynComputePipeline>>,
 }
 
 impl Drop for Parts<'_> {
@@ -219,16 +355,26 @@ impl Drop for Parts<'_> {
             if let Some(o) = self.dst.take() {
                 hal.destroy_buffer(o);
             }
-            if let Some(o) = self.pipeline.take() {
+            for o in [self.pipeline.take(), self.draw_pipeline.take()]
+                .into_iter()
+                .flatten()
+            {
                 hal.destroy_compute_pipeline(o);
             }
-            if let Some(o) = self.layout.take() {
+            for o in [self.layout.take(), self.draw_layout.take()]
+                .into_iter()
+                .flatten()
+            {
                 hal.destroy_pipeline_layout(o);
             }
-            if let Some(o) = self.dst_layout.take() {
-                hal.destroy_bind_group_layout(o);
-            }
-            if let Some(o) = self.src_layout.take() {
+            for o in [
+                self.dst_layout.take(),
+                self.src_layout.take(),
+                self.draw_dst_layout.take(),
+            ]
+            .into_iter()
+            .flatten()
+            {
                 hal.destroy_bind_group_layout(o);
             }
             if let Some(o) = self.module.take() {
@@ -238,12 +384,55 @@ impl Drop for Parts<'_> {
     }
 }
 
+/// A compute pipeline of `source`'s `main` over `layout`, its module held
+/// in `slot` while it is made (it goes once the pipeline is made: the
+/// pipeline holds what it needs).
+fn make_pipeline(
+    hal: &dyn DynDevice,
+    slot: &mut Option<Box<dyn DynShaderModule>>,
+    what: &str,
+    source: String,
+    layout: &dyn DynPipelineLayout,
+) -> Result<Box<dyn DynComputePipeline>, String> {
+    let desc = keel_hal::ShaderModuleDescriptor {
+        label: Some("keel-wgpu internal: indirect check"),
+        source: keel_hal::ShaderSource::Wgsl(Cow::Owned(source)),
+    };
+    // SAFETY: a plain creation on a live device.
+    let module = unsafe { hal.create_shader_module(&desc) }
+        .map_err(|e| format!("making the {what} check's shader module: {e}"))?;
+    let module = &**slot.insert(module);
+    let desc = keel_hal::ComputePipelineDescriptor::<DynResources> {
+        label: Some("keel-wgpu internal: indirect check"),
+        layout,
+        stage: keel_hal::ProgrammableStage {
+            module,
+            entry_point: "main",
+            constants: &[],
+        },
+        cache: None,
+    };
+    // SAFETY: the module and layout came from `hal` and are alive.
+    let made = unsafe { hal.create_compute_pipeline(&desc) }
+        .map_err(|e| format!("making the {what} check's pipeline: {e}"));
+    if let Some(module) = slot.take() {
+        // SAFETY: from `hal`; no command buffer names a shader module.
+        unsafe { hal.destroy_shader_module(module) };
+    }
+    made
+}
+
 impl IndirectCheck {
-    /// Makes the check for a device with `limits` (the program's: its
-    /// `max_compute_workgroups_per_dimension` is the bound).
-    fn new(hal: &dyn DynDevice, limits: &wgpu::Limits) -> Result<Self, String> {
+    /// Makes the checks for a device with `limits` and `features` (the
+    /// program's: its `max_compute_workgroups_per_dimension` bounds
+    /// dispatches; its `INDIRECT_FIRST_INSTANCE` allows first instances).
+    fn new(
+        hal: &dyn DynDevice,
+        limits: &wgpu::Limits,
+        features: wgpu::Features,
+    ) -> Result<Self, String> {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
-            format!("making the indirect dispatch check's {what}: {e}")
+            format!("making the indirect check's {what}: {e}")
         };
         let mut parts = Parts {
             hal,
@@ -254,18 +443,10 @@ impl IndirectCheck {
             pipeline: None,
             dst: None,
             dst_group: None,
+            draw_dst_layout: None,
+            draw_layout: None,
+            draw_pipeline: None,
         };
-        let source = shader(limits.max_compute_workgroups_per_dimension);
-        let desc = keel_hal::ShaderModuleDescriptor {
-            label: Some("keel-wgpu internal: indirect dispatch check"),
-            source: keel_hal::ShaderSource::Wgsl(Cow::Owned(source)),
-        };
-        // SAFETY: a plain creation on a live device (as every creation
-        // below, each from objects of that device that are alive).
-        let module =
-            unsafe { hal.create_shader_module(&desc) }.map_err(|e| fail("shader module", &e))?;
-        let module = &**parts.module.insert(module);
-
         let storage = |read_only: bool, dynamic: bool, size: u64| wgpu::BindGroupLayoutEntry {
             binding: 0,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -276,59 +457,65 @@ impl IndirectCheck {
             },
             count: None,
         };
-        let dst_entries = [storage(false, false, ARGS_SIZE)];
-        let desc = keel_hal::BindGroupLayoutDescriptor {
-            label: Some("keel-wgpu internal: indirect check destination"),
-            flags: keel_hal::BindGroupLayoutFlags::empty(),
-            entries: &dst_entries,
+        let group_layout = |label: &'static str, entry: wgpu::BindGroupLayoutEntry| {
+            let entries = [entry];
+            let desc = keel_hal::BindGroupLayoutDescriptor {
+                label: Some(label),
+                flags: keel_hal::BindGroupLayoutFlags::empty(),
+                entries: &entries,
+            };
+            // SAFETY: a plain creation on a live device.
+            unsafe { hal.create_bind_group_layout(&desc) }.map_err(|e| fail(label, &e))
         };
-        // SAFETY: as above.
-        let dst_layout = unsafe { hal.create_bind_group_layout(&desc) }
-            .map_err(|e| fail("destination layout", &e))?;
+        let dst_layout = group_layout(
+            "keel-wgpu internal: indirect check destination",
+            storage(false, false, ARGS_SIZE),
+        )?;
         let dst_layout = &**parts.dst_layout.insert(dst_layout);
-        let src_entries = [storage(true, true, ARGS_SIZE)];
-        let desc = keel_hal::BindGroupLayoutDescriptor {
-            label: Some("keel-wgpu internal: indirect check source"),
-            flags: keel_hal::BindGroupLayoutFlags::empty(),
-            entries: &src_entries,
-        };
-        // SAFETY: as above.
-        let src_layout = unsafe { hal.create_bind_group_layout(&desc) }
-            .map_err(|e| fail("source layout", &e))?;
+        let src_layout = group_layout(
+            "keel-wgpu internal: indirect check source",
+            storage(true, true, ARGS_SIZE),
+        )?;
         let src_layout = &**parts.src_layout.insert(src_layout);
+        let draw_dst_layout = group_layout(
+            "keel-wgpu internal: checked indirect draw arguments",
+            storage(false, false, 4),
+        )?;
+        let draw_dst_layout = &**parts.draw_dst_layout.insert(draw_dst_layout);
 
-        let ranges = [keel_hal::PushConstantRange {
-            stages: STAGES,
-            range: 0..4,
-        }];
-        let desc = keel_hal::PipelineLayoutDescriptor::<DynResources> {
-            label: Some("keel-wgpu internal: indirect check"),
-            bind_group_layouts: &[dst_layout, src_layout],
-            push_constant_ranges: &ranges,
+        let pipeline_layout = |groups: &[&dyn DynBindGroupLayout], immediates: u32| {
+            let ranges = [keel_hal::PushConstantRange {
+                stages: STAGES,
+                range: 0..immediates,
+            }];
+            let desc = keel_hal::PipelineLayoutDescriptor::<DynResources> {
+                label: Some("keel-wgpu internal: indirect check"),
+                bind_group_layouts: groups,
+                push_constant_ranges: &ranges,
+            };
+            // SAFETY: a plain creation from live layouts of this device.
+            unsafe { hal.create_pipeline_layout(&desc) }.map_err(|e| fail("pipeline layout", &e))
         };
-        // SAFETY: as above.
-        let layout = unsafe { hal.create_pipeline_layout(&desc) }
-            .map_err(|e| fail("pipeline layout", &e))?;
+        let layout = pipeline_layout(&[dst_layout, src_layout], 4)?;
         let layout = &**parts.layout.insert(layout);
-        let desc = keel_hal::ComputePipelineDescriptor::<DynResources> {
-            label: Some("keel-wgpu internal: indirect dispatch check"),
+        let draw_layout = pipeline_layout(&[draw_dst_layout, src_layout], DRAW_IMMEDIATES)?;
+        let draw_layout = &**parts.draw_layout.insert(draw_layout);
+        let pipeline = make_pipeline(
+            hal,
+            &mut parts.module,
+            "indirect dispatch",
+            dispatch_shader(limits.max_compute_workgroups_per_dimension),
             layout,
-            stage: keel_hal::ProgrammableStage {
-                module,
-                entry_point: "main",
-                constants: &[],
-            },
-            cache: None,
-        };
-        // SAFETY: as above.
-        let pipeline =
-            unsafe { hal.create_compute_pipeline(&desc) }.map_err(|e| fail("pipeline", &e))?;
+        )?;
         parts.pipeline = Some(pipeline);
-        // The pipeline holds what it needs of the module.
-        if let Some(module) = parts.module.take() {
-            // SAFETY: from `hal`; no command buffer names a shader module.
-            unsafe { hal.destroy_shader_module(module) };
-        }
+        let draw_pipeline = make_pipeline(
+            hal,
+            &mut parts.module,
+            "indirect draw",
+            DRAW_SHADER.into(),
+            draw_layout,
+        )?;
+        parts.draw_pipeline = Some(draw_pipeline);
 
         let desc = keel_hal::BufferDescriptor {
             label: Some("keel-wgpu internal: checked indirect dispatch counts"),
@@ -336,7 +523,7 @@ impl IndirectCheck {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
             memory: Memory::Device,
         };
-        // SAFETY: as above.
+        // SAFETY: a plain creation on a live device.
         let dst = unsafe { hal.create_buffer(&desc) }.map_err(|e| fail("buffer", &e))?;
         let dst = &**parts.dst.insert(dst);
         let entries = [keel_hal::BindGroupEntry {
@@ -352,80 +539,87 @@ impl IndirectCheck {
             layout: dst_layout,
             entries: &entries,
         };
-        // SAFETY: as above.
+        // SAFETY: the layout and buffer are this device's and alive.
         let dst_group =
             unsafe { hal.create_bind_group(&desc) }.map_err(|e| fail("destination group", &e))?;
         parts.dst_group = Some(dst_group);
 
-        match (
-            parts.src_layout.take(),
-            parts.dst_layout.take(),
-            parts.layout.take(),
-            parts.pipeline.take(),
-            parts.dst.take(),
-            parts.dst_group.take(),
-        ) {
-            (
-                Some(src_layout),
-                Some(dst_layout),
-                Some(layout),
-                Some(pipeline),
-                Some(dst),
-                Some(dst_group),
-            ) => Ok(Self {
-                src_layout,
-                dst_layout,
-                layout,
-                pipeline,
-                dst,
-                dst_group,
-                alignment: u64::from(limits.min_storage_buffer_offset_alignment.max(4)),
-            }),
-            // Unreachable (each was made above); whatever was taken goes
-            // back for `parts` to destroy.
-            (src_layout, dst_layout, layout, pipeline, dst, dst_group) => {
-                parts.src_layout = src_layout;
-                parts.dst_layout = dst_layout;
-                parts.layout = layout;
-                parts.pipeline = pipeline;
-                parts.dst = dst;
-                parts.dst_group = dst_group;
-                Err("making the indirect dispatch check: an object went missing".into())
-            }
+        let alignment = u64::from(limits.min_storage_buffer_offset_alignment.max(4));
+        let cap = limits
+            .max_storage_buffer_binding_size
+            .max(min_window(alignment));
+        let chunk = (CHUNK.min(limits.max_storage_buffer_binding_size) / 4 * 4).max(20);
+        let first_instance = features.contains(wgpu::Features::INDIRECT_FIRST_INSTANCE);
+        let max_run =
+            u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(DRAW_WORKGROUP);
+        macro_rules! taken {
+            ($($field:ident),*) => {
+                match ($(parts.$field.take(),)*) {
+                    ($(Some($field),)*) => Ok(Self {
+                        $($field,)*
+                        alignment,
+                        cap,
+                        chunk,
+                        first_instance,
+                        max_run,
+                    }),
+                    // Unreachable (each was made above); whatever was
+                    // taken goes back for `parts` to destroy.
+                    ($($field,)*) => {
+                        $(parts.$field = $field;)*
+                        Err("making the indirect check: an object went missing".into())
+                    }
+                }
+            };
         }
+        taken!(
+            src_layout,
+            dst_layout,
+            layout,
+            pipeline,
+            dst,
+            dst_group,
+            draw_dst_layout,
+            draw_layout,
+            draw_pipeline
+        )
     }
 
     /// # Safety
     /// No pending submission and no command buffer that may still be
     /// submitted uses the check; every group made by
-    /// [`IndirectCheck::source`] is destroyed.
+    /// [`IndirectCheck::reach`] is destroyed.
     unsafe fn destroy(self, hal: &dyn DynDevice) {
         // SAFETY: the caller's contract; every object came from `hal`.
         unsafe {
             hal.destroy_bind_group(self.dst_group);
             hal.destroy_buffer(self.dst);
             hal.destroy_compute_pipeline(self.pipeline);
+            hal.destroy_compute_pipeline(self.draw_pipeline);
             hal.destroy_pipeline_layout(self.layout);
+            hal.destroy_pipeline_layout(self.draw_layout);
             hal.destroy_bind_group_layout(self.dst_layout);
+            hal.destroy_bind_group_layout(self.draw_dst_layout);
             hal.destroy_bind_group_layout(self.src_layout);
         }
     }
 
-    /// Where the check of a dispatch at `offset` of `buffer` reads: the
-    /// buffer's source group (made at its first check, then kept with it)
-    /// and the offsets into it. `Ok(None)`: the offset cannot be reached
-    /// through a dynamic offset (past 4 GiB), so the dispatch is not
-    /// checked. The offset was checked when recorded (4-aligned, the
-    /// counts inside the buffer).
-    pub(crate) fn source<'b>(
+    /// Where the check of `len` bytes at `offset` of `buffer` reads: the
+    /// buffer's source group (made at its first check, then kept with it),
+    /// the offsets into it, and the window's length. `Ok(None)`: the
+    /// offset cannot be reached through a dynamic offset (past 4 GiB), so
+    /// the command is not checked. The range was checked when recorded
+    /// (4-aligned, inside the buffer).
+    fn reach<'b>(
         &self,
         buffer: &'b Buffer,
         offset: u64,
-    ) -> Result<Option<Source<'b>>, String> {
+        len: u64,
+    ) -> Result<Option<(Source<'b>, u64)>, String> {
         // The keel-hal buffer's size: the program's rounded up to 4 bytes
         // (`device::create_buffer`).
         let size = buffer.size.max(4).next_multiple_of(4);
-        let (binding, aligned, remainder) = window(size, self.alignment, offset)
+        let (binding, aligned, remainder) = window(size, self.alignment, self.cap, offset, len)
             .ok_or_else(|| format!("offset {offset} is outside {}", buffer.ident()))?;
         let Ok(dynamic_offset) = u32::try_from(aligned) else {
             return Ok(None);
@@ -434,12 +628,26 @@ impl IndirectCheck {
             Some(group) => &**group,
             None => self.make_source(buffer, binding)?,
         };
-        Ok(Some(Source {
+        let source = Source {
             group,
             dynamic_offset,
-            // Under one alignment, which is a `u32`.
+            // Under the window's length, itself under the binding cap of
+            // a storage buffer, which is a `u32` for keel-hal.
             words: (remainder / 4) as u32,
-        }))
+        };
+        Ok(Some((source, binding)))
+    }
+
+    /// Where the check of a dispatch at `offset` of `buffer` reads
+    /// (`Ok(None)`: unchecked, as for [`IndirectCheck::reach`]).
+    pub(crate) fn source<'b>(
+        &self,
+        buffer: &'b Buffer,
+        offset: u64,
+    ) -> Result<Option<Source<'b>>, String> {
+        Ok(self
+            .reach(buffer, offset, ARGS_SIZE)?
+            .map(|(source, _)| source))
     }
 
     /// Makes `buffer`'s source group, binding its first `binding` bytes,
@@ -467,7 +675,7 @@ impl IndirectCheck {
         // STORAGE: `device::create_buffer`) came from this device and are
         // alive; the window lies inside the buffer (`window`).
         let group = unsafe { hal.create_bind_group(&desc) }
-            .map_err(|e| format!("making the indirect dispatch check's source group: {e}"))?;
+            .map_err(|e| format!("making the indirect check's source group: {e}"))?;
         if let Err(group) = buffer.indirect_source.set(group) {
             // Another thread's encoder made one first: this one was never
             // used.
@@ -478,7 +686,7 @@ impl IndirectCheck {
             .indirect_source
             .get()
             .map(|group| &**group)
-            .ok_or_else(|| "the indirect dispatch check's source group went missing".into())
+            .ok_or_else(|| "the indirect check's source group went missing".into())
     }
 
     /// The buffer the checked dispatch reads its counts from, at offset 0
@@ -528,6 +736,301 @@ impl IndirectCheck {
     }
 }
 
+/// Where a run of checked draws reads its arguments: `count` draws from
+/// `offset` of chunk `chunk` of the pass's [`DrawArgs`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment {
+    pub chunk: usize,
+    pub offset: u64,
+    pub count: u32,
+}
+
+/// One dispatch of the draw check: a run of draws contiguous in the
+/// program's buffer and in one chunk.
+struct Run<'b> {
+    source: Source<'b>,
+    chunk: usize,
+    immediates: [u32; 6],
+}
+
+/// The draw check of one render pass, planned before the pass begins
+/// (every checked `draw_*indirect` of the pass and of its bundles, in the
+/// order the replay records them): wgpu-core's `DrawBatcher`.
+pub(crate) struct DrawPlan<'b> {
+    check: &'b IndirectCheck,
+    shared: &'b Arc<DeviceShared>,
+    runs: Vec<Run<'b>>,
+    segments: Vec<Segment>,
+    /// Per indirect draw command: its segments, or `None` where it reads
+    /// the program's buffer unchecked.
+    cmds: Vec<Option<Range<usize>>>,
+    /// The bytes each chunk holds; the last one is being filled.
+    chunks: Vec<u64>,
+}
+
+impl<'b> DrawPlan<'b> {
+    /// A plan for the device `shared`, whose check is `check`.
+    pub(crate) fn new(check: &'b IndirectCheck, shared: &'b Arc<DeviceShared>) -> Self {
+        Self {
+            check,
+            shared,
+            runs: Vec::new(),
+            segments: Vec::new(),
+            cmds: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
+
+    /// Plans the check of the next indirect draw command: `count` draws
+    /// from `offset` of `buffer` (recorded in range), with the vertex (or
+    /// index) and instance limits of its bound buffers. Returns whether
+    /// it is checked (its buffer is then read as `STORAGE_READ_ONLY`).
+    pub(crate) fn add(
+        &mut self,
+        buffer: &'b Buffer,
+        offset: u64,
+        count: u32,
+        indexed: bool,
+        limits: [u64; 2],
+    ) -> Result<bool, String> {
+        let stride: u64 = if indexed { 20 } else { 16 };
+        let (vertex_hi, vertex_lo) = split_limit(limits[0]);
+        let (instance_hi, instance_lo) = split_limit(limits[1]);
+        let flags = u32::from(indexed)
+            | u32::from(self.check.first_instance) << 1
+            | vertex_hi << 2
+            | instance_hi << 4;
+        let (runs, segments, chunks) = (self.runs.len(), self.segments.len(), self.chunks.len());
+        let last = self.chunks.last().copied();
+        let mut offset = offset;
+        let mut left = u64::from(count);
+        while left > 0 {
+            let Some((source, binding)) = self.check.reach(buffer, offset, stride)? else {
+                // Unchecked: what this command planned goes.
+                self.runs.truncate(runs);
+                self.segments.truncate(segments);
+                self.chunks.truncate(chunks);
+                if let (Some(bytes), Some(l)) = (last, self.chunks.last_mut()) {
+                    *l = bytes;
+                }
+                self.cmds.push(None);
+                return Ok(false);
+            };
+            let by_source = (binding - u64::from(source.words) * 4) / stride;
+            let used = match self.chunks.last() {
+                Some(&used) if used + stride <= self.check.chunk => used,
+                _ => {
+                    self.chunks.push(0);
+                    0
+                }
+            };
+            let by_chunk = (self.check.chunk - used) / stride;
+            let n = left.min(by_source).min(by_chunk).min(self.check.max_run);
+            let chunk = self.chunks.len() - 1;
+            self.runs.push(Run {
+                immediates: [
+                    source.words,
+                    // Under a chunk, itself at most `CHUNK` bytes.
+                    (used / 4) as u32,
+                    n as u32,
+                    flags,
+                    vertex_lo,
+                    instance_lo,
+                ],
+                source,
+                chunk,
+            });
+            self.segments.push(Segment {
+                chunk,
+                offset: used,
+                count: n as u32,
+            });
+            self.chunks[chunk] = used + n * stride;
+            offset += n * stride;
+            left -= n;
+        }
+        self.cmds.push(Some(segments..self.segments.len()));
+        Ok(true)
+    }
+
+    /// Whether no draw is checked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Makes the pass's chunks and records the check into them, in a
+    /// compute pass of its own, leaving them in `INDIRECT` for the draws.
+    ///
+    /// # Safety
+    /// `enc` is recording, outside any pass, for this device; every
+    /// program buffer the plan reads is in `STORAGE_READ_ONLY`. After the
+    /// call the encoder is outside any pass, with nothing of the
+    /// program's set.
+    pub(crate) unsafe fn record(
+        self,
+        enc: &mut dyn DynCommandEncoder,
+    ) -> Result<CheckedDraws, String> {
+        let check = self.check;
+        let args = DrawArgs::new(self.shared, check, &self.chunks)?;
+        let layout = &*check.draw_layout;
+        // SAFETY: the caller's contract; the chunks are new (no earlier
+        // use to order against), this device's, and bound whole by their
+        // groups; each run's dynamic offset is aligned and its arguments
+        // lie inside the source window and the chunk (`DrawPlan::add`).
+        unsafe {
+            enc.begin_compute_pass(&keel_hal::ComputePassDescriptor {
+                label: Some("keel-wgpu: indirect draw check"),
+            });
+            enc.set_compute_pipeline(&*check.draw_pipeline);
+            let mut bound = None;
+            for run in &self.runs {
+                if bound != Some(run.chunk) {
+                    enc.set_bind_group(layout, 0, &*args.chunks[run.chunk].1, &[]);
+                    bound = Some(run.chunk);
+                }
+                enc.set_bind_group(layout, 1, run.source.group, &[run.source.dynamic_offset]);
+                enc.set_push_constants(layout, STAGES, 0, &run.immediates);
+                enc.dispatch([run.immediates[2].div_ceil(DRAW_WORKGROUP), 1, 1]);
+            }
+            enc.end_compute_pass();
+            let barriers: Vec<_> = args
+                .chunks
+                .iter()
+                .map(|(buffer, _)| {
+                    BufferBarrier::new(
+                        &**buffer,
+                        BufferUses::STORAGE_READ_WRITE,
+                        BufferUses::INDIRECT,
+                    )
+                })
+                .collect();
+            enc.transition_buffers(&barriers);
+        }
+        Ok(CheckedDraws {
+            args: Arc::new(args),
+            segments: self.segments,
+            cmds: self.cmds,
+            next: 0,
+        })
+    }
+}
+
+/// A render pass's checked draw arguments: the chunks the check wrote,
+/// kept until the submission that uses them is done (a [`Used`] object of
+/// the command buffer), then buried.
+#[derive(Debug)]
+pub(crate) struct DrawArgs {
+    shared: Arc<DeviceShared>,
+    chunks: Vec<(Box<dyn DynBuffer>, Box<dyn DynBindGroup>)>,
+    last_use: LastUse,
+}
+
+impl Used for DrawArgs {
+    fn last_use(&self) -> &LastUse {
+        &self.last_use
+    }
+}
+
+impl DrawArgs {
+    /// Chunks of `sizes` bytes with their groups (what was made goes if a
+    /// creation fails).
+    fn new(
+        shared: &Arc<DeviceShared>,
+        check: &IndirectCheck,
+        sizes: &[u64],
+    ) -> Result<Self, String> {
+        let hal = shared.hal();
+        let mut args = Self {
+            shared: shared.clone(),
+            chunks: Vec::with_capacity(sizes.len()),
+            last_use: LastUse::default(),
+        };
+        for &size in sizes {
+            let desc = keel_hal::BufferDescriptor {
+                label: Some("keel-wgpu internal: checked indirect draw arguments"),
+                size,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                memory: Memory::Device,
+            };
+            // SAFETY: a plain creation on a live device.
+            let buffer = unsafe { hal.create_buffer(&desc) }
+                .map_err(|e| format!("making the indirect draw check's arguments: {e}"))?;
+            let entries = [keel_hal::BindGroupEntry {
+                binding: 0,
+                resource: keel_hal::BindingResource::Buffer(keel_hal::BufferBinding {
+                    buffer: &*buffer,
+                    offset: 0,
+                    size: NonZeroU64::new(size),
+                }),
+            }];
+            let desc = keel_hal::BindGroupDescriptor::<DynResources> {
+                label: Some("keel-wgpu internal: checked indirect draw arguments"),
+                layout: &*check.draw_dst_layout,
+                entries: &entries,
+            };
+            // SAFETY: the layout and the buffer are this device's and alive.
+            match unsafe { hal.create_bind_group(&desc) } {
+                Ok(group) => args.chunks.push((buffer, group)),
+                Err(e) => {
+                    // SAFETY: just made, named by nothing.
+                    unsafe { hal.destroy_buffer(buffer) };
+                    return Err(format!("making the indirect draw check's group: {e}"));
+                }
+            }
+        }
+        Ok(args)
+    }
+}
+
+impl Drop for DrawArgs {
+    fn drop(&mut self) {
+        let last_use = self.last_use.get();
+        for (buffer, group) in self.chunks.drain(..) {
+            self.shared.bury(last_use, Dead::BindGroup(group));
+            self.shared.bury(last_use, Dead::Buffer(buffer));
+        }
+    }
+}
+
+/// The draws of a render pass as the check left them: what each indirect
+/// draw command reads, handed out in the order [`DrawPlan::add`] took them.
+pub(crate) struct CheckedDraws {
+    args: Arc<DrawArgs>,
+    segments: Vec<Segment>,
+    cmds: Vec<Option<Range<usize>>>,
+    next: usize,
+}
+
+impl CheckedDraws {
+    /// The chunks' owner, for the command buffer to keep.
+    pub(crate) fn args(&self) -> &Arc<DrawArgs> {
+        &self.args
+    }
+
+    /// The next indirect draw command's runs (for [`CheckedDraws::runs`]),
+    /// or `None` where it reads the program's buffer.
+    pub(crate) fn next(&mut self) -> Option<Range<usize>> {
+        let range = self.cmds.get(self.next).cloned().flatten();
+        self.next += 1;
+        range
+    }
+
+    /// The runs `range` names: (buffer, offset, draw count) each.
+    pub(crate) fn runs(
+        &self,
+        range: Range<usize>,
+    ) -> impl Iterator<Item = (&dyn DynBuffer, u64, u32)> + '_ {
+        self.segments
+            .get(range)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|s| {
+                let (buffer, _) = self.args.chunks.get(s.chunk)?;
+                Some((&**buffer, s.offset, s.count))
+            })
+    }
+}
+
 /// A device's check: off, not made yet, or made (once; kept until the
 /// device goes).
 #[derive(Debug, Default)]
@@ -560,6 +1063,7 @@ impl IndirectSlot {
         &self,
         hal: &dyn DynDevice,
         limits: &wgpu::Limits,
+        features: wgpu::Features,
     ) -> Result<Option<&IndirectCheck>, String> {
         if !self.enabled {
             return Ok(None);
@@ -571,7 +1075,7 @@ impl IndirectSlot {
         if let Some(check) = self.check.get() {
             return Ok(Some(check));
         }
-        let made = IndirectCheck::new(hal, limits)?;
+        let made = IndirectCheck::new(hal, limits, features)?;
         if let Err(made) = self.check.set(made) {
             // Unreachable under `making`; destroyed rather than leaked.
             // SAFETY: just made, used by nothing.
@@ -581,9 +1085,10 @@ impl IndirectSlot {
     }
 
     /// Takes the check's own objects out of `counts`: its buffer (one
-    /// memory allocation), destination group, two group layouts, pipeline
-    /// layout and pipeline (the shader module went once the pipeline was
-    /// made).
+    /// memory allocation), destination group, three group layouts, two
+    /// pipeline layouts and two pipelines (the shader modules went once
+    /// the pipelines were made). A pass's checked draw arguments
+    /// ([`DrawArgs`]) belong to its command buffer and are counted.
     pub(crate) fn discount(&self, counts: &mut LiveCounts) {
         if self.check.get().is_none() {
             return;
@@ -591,9 +1096,9 @@ impl IndirectSlot {
         counts.buffers -= 1;
         counts.memory_allocations -= 1;
         counts.bind_groups -= 1;
-        counts.bind_group_layouts -= 2;
-        counts.pipeline_layouts -= 1;
-        counts.compute_pipelines -= 1;
+        counts.bind_group_layouts -= 3;
+        counts.pipeline_layouts -= 2;
+        counts.compute_pipelines -= 2;
     }
 
     /// Destroys the check, if made.
@@ -638,7 +1143,11 @@ mod tests {
         let hal = &*open.device;
         let mut slot = IndirectSlot::new(true);
         let made = slot
-            .get(hal, &wgpu::Limits::downlevel_defaults())
+            .get(
+                hal,
+                &wgpu::Limits::downlevel_defaults(),
+                wgpu::Features::empty(),
+            )
             .map(|check| check.is_some());
         let mut alive = hal.live_counts();
         slot.discount(&mut alive);
@@ -663,22 +1172,43 @@ mod tests {
     }
 
     #[test]
-    fn every_offset_reaches_its_counts() {
-        for alignment in [16u64, 32, 64, 256] {
-            for size in (12..=4 * alignment + 16).step_by(4) {
-                for offset in (0..=size - ARGS_SIZE).step_by(4) {
-                    let (binding, aligned, remainder) =
-                        window(size, alignment, offset).expect("a window");
-                    assert_eq!(aligned % alignment, 0, "{size} {offset}");
-                    assert!(aligned + binding <= size, "{size} {offset}");
-                    assert_eq!(aligned + remainder, offset);
-                    assert!(remainder + ARGS_SIZE <= binding);
-                    assert!(binding <= 3 * alignment);
-                    assert_eq!(remainder % 4, 0);
+    fn every_offset_reaches_its_arguments() {
+        for alignment in [4u64, 16, 32, 64, 256] {
+            let least = min_window(alignment);
+            for cap in [least, least + 4, least + alignment + 8, 1 << 20] {
+                for size in (12..=4 * alignment + 64).step_by(4) {
+                    for len in [12, 16, 20] {
+                        if len > size {
+                            continue;
+                        }
+                        for offset in (0..=size - len).step_by(4) {
+                            let (binding, aligned, remainder) =
+                                window(size, alignment, cap, offset, len).expect("a window");
+                            let at = format!("{alignment} {cap} {size} {len} {offset}");
+                            assert_eq!(aligned % alignment, 0, "{at}");
+                            assert!(aligned + binding <= size, "{at}");
+                            assert_eq!(aligned + remainder, offset, "{at}");
+                            assert!(remainder + len <= binding, "{at}");
+                            assert!(binding <= cap, "{at}");
+                            assert_eq!(remainder % 4, 0, "{at}");
+                        }
+                        assert!(window(size, alignment, cap, size - len + 4, len).is_none());
+                    }
                 }
-                assert!(window(size, alignment, size - ARGS_SIZE + 4).is_none());
             }
         }
+    }
+
+    #[test]
+    fn limits_split_into_33_bits() {
+        assert_eq!(split_limit(0), (0, 0));
+        assert_eq!(split_limit(6), (0, 6));
+        assert_eq!(split_limit(u64::from(u32::MAX)), (0, u32::MAX));
+        assert_eq!(split_limit(u64::from(u32::MAX) + 1), (1, 0));
+        assert_eq!(split_limit(2 * u64::from(u32::MAX) - 1), (1, u32::MAX - 2));
+        // No range of two `u32`s ends past this: no limit.
+        assert_eq!(split_limit(2 * u64::from(u32::MAX)), (2, 0));
+        assert_eq!(split_limit(u64::MAX), (2, 0));
     }
 
     #[test]
@@ -694,12 +1224,12 @@ mod tests {
         };
         let (hal, on) = hal_limits(&requested, &adapter, true);
         assert!(on);
-        assert_eq!(hal.max_immediate_size, 4);
+        assert_eq!(hal.max_immediate_size, DRAW_IMMEDIATES);
         assert_eq!(hal.max_storage_buffers_per_shader_stage, 2);
         assert_eq!(
             hal,
             wgpu::Limits {
-                max_immediate_size: 4,
+                max_immediate_size: DRAW_IMMEDIATES,
                 max_storage_buffers_per_shader_stage: 2,
                 ..requested.clone()
             }

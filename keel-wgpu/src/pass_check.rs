@@ -875,6 +875,12 @@ pub(crate) struct ReadOnly {
     pub stencil: bool,
 }
 
+/// The limits bound vertex buffers impose on a draw: (limit, slot).
+struct VertexLimits {
+    vertex: (u64, usize),
+    instance: (u64, usize),
+}
+
 /// The state of a render pass or render bundle being recorded.
 #[derive(Debug)]
 pub(crate) struct RenderState {
@@ -1049,8 +1055,9 @@ impl RenderState {
         Ok(())
     }
 
-    /// Checks `cmd` against the state and takes its changes.
-    pub(crate) fn record(&mut self, cmd: &PassCmd) -> Result<(), String> {
+    /// Checks `cmd` against the state and takes its changes (and fills in
+    /// an indirect draw's limits).
+    pub(crate) fn record(&mut self, cmd: &mut PassCmd) -> Result<(), String> {
         match cmd {
             PassCmd::SetRenderPipeline(p) => {
                 if p.raw.is_none() {
@@ -1187,11 +1194,21 @@ impl RenderState {
                 offset,
                 count,
                 indexed,
+                limits,
             } => {
                 let stride = if *indexed { 20 } else { 16 };
                 check_indirect(buffer, *offset, stride * *count as u64)?;
                 self.scope.buffer(buffer, BufferUses::INDIRECT)?;
                 self.draw_state(*indexed)?;
+                // What the GPU check holds the arguments to (wgpu-core's
+                // `vertex_or_index_limit` and `instance_limit`).
+                let bound = self.vertex_limits();
+                let vertex_or_index = match (*indexed, self.index) {
+                    (true, Some((_, indices))) => indices,
+                    (true, None) => 0,
+                    (false, _) => bound.vertex.0,
+                };
+                *limits = [vertex_or_index, bound.instance.0];
             }
             PassCmd::DrawIndirectCount {
                 buffer,
@@ -1313,15 +1330,17 @@ impl RenderState {
         Ok(())
     }
 
-    /// A direct draw's vertex (when not indexed) and instance ranges
-    /// against the bound vertex buffers.
-    fn check_ranges(
-        &self,
-        vertices: Option<&Range<u32>>,
-        instances: &Range<u32>,
-    ) -> Result<(), String> {
+    /// The vertex and instance limits the bound vertex buffers impose on
+    /// the current pipeline's draws, each with the slot imposing it
+    /// (wgpu-core's `VertexLimits`): `u64::MAX` where no buffer of that
+    /// step mode is read.
+    fn vertex_limits(&self) -> VertexLimits {
+        let mut limits = VertexLimits {
+            vertex: (u64::MAX, 0),
+            instance: (u64::MAX, 0),
+        };
         let Some(pipeline) = &self.pipeline else {
-            return Ok(());
+            return limits;
         };
         for (slot, layout) in pipeline.vertex.iter().enumerate() {
             let (Some(layout), Some(Some(size))) = (layout, self.vertex.get(slot)) else {
@@ -1335,30 +1354,42 @@ impl RenderState {
                     .checked_div(layout.stride)
                     .map_or(u64::MAX, |n| n + 1)
             };
-            match layout.step {
-                wgpu::VertexStepMode::Vertex => {
-                    if let Some(v) = vertices {
-                        if v.end as u64 > limit {
-                            return Err(format!(
-                                "Vertex {} extends beyond limit {limit} imposed by the buffer \
-                                 in slot {slot}. Did you bind the correct `Vertex` step-rate \
-                                 vertex buffer?",
-                                v.end
-                            ));
-                        }
-                    }
-                }
-                wgpu::VertexStepMode::Instance => {
-                    if instances.end as u64 > limit {
-                        return Err(format!(
-                            "Instance {} extends beyond limit {limit} imposed by the buffer in \
-                             slot {slot}. Did you bind the correct `Instance` step-rate vertex \
-                             buffer?",
-                            instances.end
-                        ));
-                    }
-                }
+            let kept = match layout.step {
+                wgpu::VertexStepMode::Vertex => &mut limits.vertex,
+                wgpu::VertexStepMode::Instance => &mut limits.instance,
+            };
+            if limit < kept.0 {
+                *kept = (limit, slot);
             }
+        }
+        limits
+    }
+
+    /// A direct draw's vertex (when not indexed) and instance ranges
+    /// against the bound vertex buffers.
+    fn check_ranges(
+        &self,
+        vertices: Option<&Range<u32>>,
+        instances: &Range<u32>,
+    ) -> Result<(), String> {
+        let limits = self.vertex_limits();
+        if let Some(v) = vertices {
+            let (limit, slot) = limits.vertex;
+            if v.end as u64 > limit {
+                return Err(format!(
+                    "Vertex {} extends beyond limit {limit} imposed by the buffer in slot \
+                     {slot}. Did you bind the correct `Vertex` step-rate vertex buffer?",
+                    v.end
+                ));
+            }
+        }
+        let (limit, slot) = limits.instance;
+        if instances.end as u64 > limit {
+            return Err(format!(
+                "Instance {} extends beyond limit {limit} imposed by the buffer in slot {slot}. \
+                 Did you bind the correct `Instance` step-rate vertex buffer?",
+                instances.end
+            ));
         }
         Ok(())
     }

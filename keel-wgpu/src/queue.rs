@@ -779,24 +779,35 @@ pub(crate) fn submit_locked(
     drop(guards);
     match result {
         Ok(()) => {
-            let mut subs = shared.subs.lock();
-            subs.last_submitted = index;
-            let mut own = Vec::new();
-            for part in parts {
-                match part {
-                    Part::Own(cb) => own.push(cb),
-                    Part::Encoded(e) => subs.in_flight.push(InFlight {
-                        encoder: e.encoder,
-                        buffers: vec![e.buffer],
-                        done_at: index,
-                    }),
+            // What the trackers still hold may be the last reference to an
+            // object whose drop buries it, which takes the lock (a render
+            // pass's checked draw arguments: `indirect_check::DrawArgs`):
+            // they go once it is released.
+            let mut trackers = Vec::new();
+            {
+                let mut subs = shared.subs.lock();
+                subs.last_submitted = index;
+                let mut own = Vec::new();
+                for part in parts {
+                    match part {
+                        Part::Own(cb) => own.push(cb),
+                        Part::Encoded(e) => {
+                            trackers.push(e.tracker);
+                            subs.in_flight.push(InFlight {
+                                encoder: e.encoder,
+                                buffers: vec![e.buffer],
+                                done_at: index,
+                            });
+                        }
+                    }
                 }
+                subs.in_flight.push(InFlight {
+                    encoder,
+                    buffers: own,
+                    done_at: index,
+                });
             }
-            subs.in_flight.push(InFlight {
-                encoder,
-                buffers: own,
-                done_at: index,
-            });
+            drop(trackers);
             true
         }
         Err(e) => {

@@ -20,6 +20,7 @@ use crate::command::{
     Cmd, ComputePassRecord, GroupTable, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
 };
 use crate::error::KeelError;
+use crate::indirect_check::{CheckedDraws, DrawPlan};
 use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, QuerySet, Texture, TextureView};
 use crate::shared::DeviceShared;
@@ -103,6 +104,9 @@ pub(crate) struct Replay<'a> {
     /// A surface frame was met while encoding on its own: frames are used
     /// under the submit lock, so such a command buffer is replayed at submit.
     pub met_frame: bool,
+    /// The render pass being replayed had its indirect draws checked:
+    /// where each reads its checked arguments (`indirect_check.rs`).
+    draws: Option<CheckedDraws>,
 }
 
 impl<'a> Replay<'a> {
@@ -116,6 +120,7 @@ impl<'a> Replay<'a> {
             exempt: None,
             tracker: None,
             met_frame: false,
+            draws: None,
         }
     }
 
@@ -1038,15 +1043,68 @@ impl<'a> Replay<'a> {
     }
 
     fn render_pass(&mut self, pass: &RenderPassRecord) {
-        if let Err(e) = self.try_render_pass(pass) {
+        let done = self.try_render_pass(pass);
+        self.draws = None;
+        if let Err(e) = done {
             self.fail("render pass", e);
         }
+    }
+
+    /// Plans the GPU check of the pass's indirect draws, its bundles'
+    /// among them, in the order they are replayed (none where the device
+    /// does not check them); each checked draw's buffer joins `scope` as
+    /// `STORAGE_READ_ONLY`, read by the check (wgpu-core's rule).
+    fn plan_draws<'c>(
+        pass: &'c RenderPassRecord,
+        scope: &mut Scope<'c>,
+    ) -> Result<Option<DrawPlan<'c>>, String> {
+        fn plan_cmd<'c>(
+            cmd: &'c PassCmd,
+            plan: &mut Option<DrawPlan<'c>>,
+            scope: &mut Scope<'c>,
+        ) -> Result<(), String> {
+            let PassCmd::DrawIndirect {
+                buffer,
+                offset,
+                count,
+                indexed,
+                limits,
+            } = cmd
+            else {
+                return Ok(());
+            };
+            if plan.is_none() {
+                let Some(check) = buffer.shared.indirect_check()? else {
+                    return Ok(());
+                };
+                *plan = Some(DrawPlan::new(check, &buffer.shared));
+            }
+            if let Some(plan) = plan {
+                if plan.add(buffer, *offset, *count, *indexed, *limits)? {
+                    scope.buffer(buffer, BufferUses::STORAGE_READ_ONLY);
+                }
+            }
+            Ok(())
+        }
+        let mut plan = None;
+        for cmd in &pass.cmds {
+            match cmd {
+                PassCmd::ExecuteBundles(bundles) => {
+                    for cmd in bundles.iter().flat_map(|b| &b.cmds) {
+                        plan_cmd(cmd, &mut plan, scope)?;
+                    }
+                }
+                cmd => plan_cmd(cmd, &mut plan, scope)?,
+            }
+        }
+        Ok(plan)
     }
 
     fn try_render_pass(&mut self, pass: &RenderPassRecord) -> Result<(), String> {
         let mut scope = Scope::default();
         let mut resets = Vec::new();
         Self::render_scope(pass, &mut scope, &mut resets);
+        let plan = Self::plan_draws(pass, &mut scope)?;
         let mut extent = None;
         let mut sample_count = 1;
         for color in pass.colors.iter().flatten() {
@@ -1102,6 +1160,14 @@ impl<'a> Replay<'a> {
                 // SAFETY: outside passes; the index was checked when recorded.
                 unsafe { self.enc.reset_queries(raw, index..index + 1) };
             }
+        }
+        if let Some(plan) = plan.filter(|p| !p.is_empty()) {
+            // SAFETY: recording, outside passes; every buffer the plan
+            // reads is in STORAGE_READ_ONLY (`plan_draws`, applied above).
+            // The render pass begun below sets its state anew.
+            let draws = unsafe { plan.record(&mut *self.enc) }?;
+            self.used(draws.args());
+            self.draws = Some(draws);
         }
         self.pass_timestamp(&pass.timestamps, true);
 
@@ -1402,6 +1468,14 @@ impl<'a> Replay<'a> {
                 | PassCmd::DrawIndexed { .. }
                 | PassCmd::DrawIndirect { .. }
                 | PassCmd::DrawIndirectCount { .. } => {
+                    // Taken first, so that every indirect draw takes its
+                    // own, whatever happens below.
+                    let checked = match cmd {
+                        PassCmd::DrawIndirect { .. } => {
+                            self.draws.as_mut().and_then(CheckedDraws::next)
+                        }
+                        _ => None,
+                    };
                     let pipeline = state.render.ok_or("Render pipeline must be set")?;
                     // wgpu's draw checks: every slot the pipeline reads has
                     // a buffer; an indexed draw has an index buffer.
@@ -1453,8 +1527,19 @@ impl<'a> Replay<'a> {
                             offset,
                             count,
                             indexed,
+                            ..
                         } => {
-                            if *indexed {
+                            if let (Some(range), Some(draws)) = (checked, &self.draws) {
+                                // The checked arguments, in INDIRECT
+                                // (`DrawPlan::record`), in runs.
+                                for (args, at, n) in draws.runs(range) {
+                                    if *indexed {
+                                        enc.draw_indexed_indirect(args, at, n)
+                                    } else {
+                                        enc.draw_indirect(args, at, n)
+                                    }
+                                }
+                            } else if *indexed {
                                 enc.draw_indexed_indirect(buffer.handle()?, *offset, *count)
                             } else {
                                 enc.draw_indirect(buffer.handle()?, *offset, *count)

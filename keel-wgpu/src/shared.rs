@@ -154,7 +154,7 @@ impl DeviceShared {
     pub(crate) fn indirect_check(
         &self,
     ) -> Result<Option<&crate::indirect_check::IndirectCheck>, String> {
-        self.indirect.get(self.hal(), &self.limits)
+        self.indirect.get(self.hal(), &self.limits, self.features)
     }
 
     /// Reports an error through the sink; a lost device also fires the

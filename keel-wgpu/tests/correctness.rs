@@ -1366,6 +1366,197 @@ fn indirect_dispatches_run_their_counts() {
     });
 }
 
+/// Each fragment a point draws adds one: with a 1x1 target, every vertex
+/// drawn of every instance counts once.
+const COUNT_FRAGMENTS: &str = "
+@group(0) @binding(0) var<storage, read_write> total: atomic<u32>;
+@vertex fn vs(@location(0) p: vec2f, @location(1) q: vec2f) -> @builtin(position) vec4f {
+    return vec4f(p * 0.0 + q * 0.0, 0.0, 1.0);
+}
+@fragment fn fs() -> @location(0) vec4f {
+    atomicAdd(&total, 1u);
+    return vec4f(1.0);
+}
+";
+
+/// Indirect draws are checked on the GPU as wgpu-core checks them: a draw
+/// whose vertex, index or instance range ends past what the bound buffers
+/// hold, or with a first instance without `INDIRECT_FIRST_INSTANCE`,
+/// draws nothing; the others draw what they say. Checked in a pass, in a
+/// bundle, and in a multi-draw long enough to need two chunks of checked
+/// arguments (the second chunk's draws are checked too).
+#[test]
+fn indirect_draws_out_of_range_draw_nothing() {
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let device = &gpu.device;
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: None,
+            source: wgpu::ShaderSource::Wgsl(COUNT_FRAGMENTS.into()),
+        });
+        let layouts = [
+            Some(wgpu::VertexBufferLayout {
+                array_stride: 8,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x2],
+            }),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: 8,
+                step_mode: wgpu::VertexStepMode::Instance,
+                attributes: &wgpu::vertex_attr_array![1 => Float32x2],
+            }),
+        ];
+        let format = wgpu::TextureFormat::Rgba8Unorm;
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: None,
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &layouts,
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::PointList,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let total = buffer(
+            device,
+            4,
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: total.as_entire_binding(),
+            }],
+        });
+        // Four vertices, two instances, six indices.
+        let vertices = buffer(device, 32, wgpu::BufferUsages::VERTEX);
+        let instances = buffer(device, 16, wgpu::BufferUsages::VERTEX);
+        let indices = buffer(
+            device,
+            24,
+            wgpu::BufferUsages::INDEX | wgpu::BufferUsages::COPY_DST,
+        );
+        // Indexed arguments: one multi-draw of `many` (past one 1 MiB
+        // chunk of 20-byte arguments), mostly empty.
+        let many = 53_000u32;
+        let indexed = buffer(
+            device,
+            u64::from(many) * 20,
+            wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+        );
+        let late = 52_500u64;
+        gpu.queue
+            .write_buffer(&indexed, 0, bytemuck_u32(&[3, 1, 0, 0, 0]));
+        gpu.queue.write_buffer(
+            &indexed,
+            late * 20,
+            bytemuck_u32(&[
+                6, 2, 0, 0, 0, // 12
+                7, 1, 0, 0, 0, // past the indices
+                3, 1, 4, 0, 0, // ends past the indices
+                1, 3, 0, 0, 0, // past the instances
+            ]),
+        );
+        let plain = buffer(
+            device,
+            256,
+            wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+        );
+        gpu.queue.write_buffer(
+            &plain,
+            0,
+            bytemuck_u32(&[
+                4, 2, 0, 0, // 8
+                5, 1, 0, 0, // past the vertices
+                2, 1, 3, 0, // ends past the vertices
+                1, 1, 0, 1, // a first instance without the feature
+                1, 1, 3, 0, // 1 (in the bundle)
+                1, 3, 0, 0, // past the instances (in the bundle)
+            ]),
+        );
+        let target = device.create_texture(&wgpu::TextureDescriptor {
+            label: None,
+            size: wgpu::Extent3d {
+                width: 1,
+                height: 1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        });
+        let view = target.create_view(&Default::default());
+        let mut bundle =
+            device.create_render_bundle_encoder(&wgpu::RenderBundleEncoderDescriptor {
+                label: None,
+                color_formats: &[Some(format)],
+                depth_stencil: None,
+                sample_count: 1,
+                multiview: None,
+            });
+        bundle.set_pipeline(&pipeline);
+        bundle.set_bind_group(0, &group, &[]);
+        bundle.set_vertex_buffer(0, vertices.slice(..));
+        bundle.set_vertex_buffer(1, instances.slice(..));
+        bundle.draw_indirect(&plain, 64);
+        bundle.draw_indirect(&plain, 80);
+        let bundle = bundle.finish(&Default::default());
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: None,
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: Default::default(),
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.set_vertex_buffer(0, vertices.slice(..));
+            pass.set_vertex_buffer(1, instances.slice(..));
+            pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);
+            pass.multi_draw_indexed_indirect(&indexed, 0, many);
+            for offset in [0, 16, 32, 48] {
+                pass.draw_indirect(&plain, offset);
+            }
+            pass.execute_bundles([&bundle]);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let total = read_buffer(gpu, &total, 0, 4);
+        let total = u32::from_le_bytes([total[0], total[1], total[2], total[3]]);
+        let expected = if gpu.backend == Backend::Noop {
+            0
+        } else {
+            3 + 12 + 8 + 1
+        };
+        assert_eq!(total, expected, "{}", gpu.name);
+    });
+}
+
 fn bytemuck_u32(words: &[u32]) -> &[u8] {
     bytemuck::cast_slice(words)
 }

@@ -25,6 +25,7 @@ mod wgpu_gpu {
     mod compute_pass_ownership;
     mod device;
     mod dispatch_workgroups_indirect;
+    mod draw_indirect;
     mod encoder;
     mod life_cycle;
     mod occlusion_query;

@@ -52,10 +52,10 @@ pub fn open_with_limits(
     };
     let instance = if backend == Backend::Stock {
         // No layer of stock's own: the comparison is of what the program
-        // sees.
+        // sees. Indirect calls are checked, as by wgpu's default flags.
         wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
-            flags: wgpu::InstanceFlags::empty(),
+            flags: wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         })
     } else {
