@@ -126,6 +126,13 @@ pub(crate) struct ComputePassRecord {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct GroupSlot(u32);
 
+impl GroupSlot {
+    /// The slot's place in its table.
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// The bind groups a pass or a bundle sets, each held once. Commands name
 /// a group by its slot, so setting a group costs one lookup here and no
 /// reference count: a group shared by passes on several threads is not a

@@ -728,6 +728,11 @@ pub(crate) struct ComputeState {
     checked: bool,
     /// The dispatch's usage scope, kept to reuse its storage.
     scope: UsageScope,
+    /// The pipeline-and-groups combinations this pass's dispatches have
+    /// passed (their checks and scope depend on nothing else), keyed by
+    /// [`Combination::key`]: a pass cycling through groups checks each
+    /// combination once.
+    passed: PtrMap<Combination>,
     /// Debug groups pushed in the pass and not yet popped.
     debug_depth: u32,
     /// A pipeline-statistics query is active.
@@ -745,6 +750,7 @@ impl ComputeState {
             table: GroupTable::default(),
             checked: false,
             scope: UsageScope::default(),
+            passed: PtrMap::default(),
             debug_depth: 0,
             statistics_active: false,
             immediates: Default::default(),
@@ -811,6 +817,17 @@ impl ComputeState {
             return Ok(());
         }
         let pipeline = self.pipeline.as_ref().ok_or("Pipeline must be set")?;
+        // The pass keeps every pipeline it sets: an address stands for one
+        // pipeline for the pass's whole life, as a slot for one group.
+        let combination = Combination {
+            pipeline: Arc::as_ptr(pipeline) as usize,
+            groups: self.groups,
+        };
+        let key = combination.key();
+        if indirect.is_none() && self.passed.get(&key) == Some(&combination) {
+            self.checked = true;
+            return Ok(());
+        }
         let layout = pipeline
             .layout
             .as_ref()
@@ -830,7 +847,27 @@ impl ComputeState {
         }
         scope.clear();
         self.checked = true;
+        if indirect.is_none() {
+            self.passed.insert(key, combination);
+        }
         Ok(())
+    }
+}
+
+/// A compute pipeline and the groups set with it, as one dispatch saw them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Combination {
+    pipeline: usize,
+    groups: [Option<GroupSlot>; MAX_GROUPS],
+}
+
+impl Combination {
+    /// One word for [`PtrMap`] (its hasher mixes it); combinations that
+    /// share one are told apart by comparing the whole.
+    fn key(&self) -> usize {
+        self.groups.iter().fold(self.pipeline, |key, slot| {
+            key.rotate_left(7) ^ slot.map_or(usize::MAX, |s| s.index())
+        })
     }
 }
 

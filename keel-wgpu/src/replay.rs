@@ -11,6 +11,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use arrayvec::ArrayVec;
 use keel_hal::dynamic::{DynBuffer, DynCommandEncoder, DynResources};
 use keel_hal::{BufferBarrier, BufferUses, StateTransition, TextureBarrier, TextureUses};
 
@@ -75,6 +76,13 @@ impl<'c> Scope<'c> {
                 self.buffers.push((buffer, usage));
             }
         }
+    }
+    /// Empties the scope, keeping its storage (a compute pass reuses one
+    /// scope for every dispatch).
+    fn clear(&mut self) {
+        self.buffers.clear();
+        self.views.clear();
+        self.buffer_index.clear();
     }
     fn group(&mut self, group: &'c Arc<BindGroup>) {
         for b in &group.buffers {
@@ -220,7 +228,15 @@ impl<'a> Replay<'a> {
     /// Transitions `scope`'s resources, returning whether any barrier was
     /// recorded (`Err` when a resource is unusable).
     fn apply(&mut self, scope: &Scope<'_>) -> Result<bool, String> {
-        let mut buffers: Vec<BufferBarrier<'_, dyn DynBuffer>> = Vec::new();
+        // A dispatch's few barriers need no allocation; a pass's many
+        // spill over (a second barrier call).
+        let mut buffers: ArrayVec<BufferBarrier<'_, dyn DynBuffer>, 8> = ArrayVec::new();
+        let mut spill: Vec<BufferBarrier<'_, dyn DynBuffer>> = Vec::new();
+        let mut push = |barrier| {
+            if let Err(full) = buffers.try_push(barrier) {
+                spill.push(full.element());
+            }
+        };
         let exempt = self.exempt;
         if let Some(t) = &mut self.tracker {
             // Encoding at `finish`: what `zero_new_buffers`, `used_buffer`,
@@ -235,7 +251,7 @@ impl<'a> Replay<'a> {
                 }
                 if track.first.is_some() && (track.last != usage || usage.intersects(BUFFER_WRITES))
                 {
-                    buffers.push(BufferBarrier {
+                    push(BufferBarrier {
                         buffer: raw,
                         usage: StateTransition::new(track.last, usage),
                     });
@@ -251,7 +267,7 @@ impl<'a> Replay<'a> {
                 self.used_buffer(buffer);
                 if let Some(state) = self.buffer_state(buffer) {
                     if state != usage || usage.intersects(BUFFER_WRITES) {
-                        buffers.push(BufferBarrier {
+                        push(BufferBarrier {
                             buffer: raw,
                             usage: StateTransition::new(state, usage),
                         });
@@ -264,7 +280,12 @@ impl<'a> Replay<'a> {
         if any {
             // SAFETY: recording, outside render passes (keel-hal takes
             // barriers in compute passes); each buffer is in `from`.
-            unsafe { self.enc.transition_buffers(&buffers) };
+            unsafe {
+                self.enc.transition_buffers(&buffers);
+                if !spill.is_empty() {
+                    self.enc.transition_buffers(&spill);
+                }
+            }
         }
         for &(view, usage, overwrite) in &scope.views {
             self.used(view);
@@ -745,6 +766,8 @@ impl<'a> Replay<'a> {
         };
         let mut in_pass = false;
         let mut state = BindState::default();
+        // One dispatch's scope, its storage reused by the next.
+        let mut scope = Scope::default();
         // What the pass sets is used, once per group.
         for group in pass.groups.all() {
             self.used(group);
@@ -752,6 +775,9 @@ impl<'a> Replay<'a> {
         for cmd in &pass.cmds {
             match cmd {
                 PassCmd::SetComputePipeline(p) => {
+                    // Used once set (a pipeline no dispatch uses is kept
+                    // alive a little longer: nothing else changes).
+                    self.used(p);
                     state.compute = Some(p);
                     state.dirty_all();
                 }
@@ -771,8 +797,7 @@ impl<'a> Replay<'a> {
                         self.fail("dispatch_workgroups", "the compute pipeline is invalid");
                         continue;
                     };
-                    self.used(pipeline);
-                    let mut scope = Scope::default();
+                    scope.clear();
                     for (group, _) in state.groups.iter().take(layout.groups.len()).flatten() {
                         scope.group(group);
                     }
