@@ -341,6 +341,8 @@ pub(crate) struct RenderBundle {
     pub cmds: Vec<PassCmd>,
     /// The groups its `set_bind_group` commands name.
     pub groups: GroupTable,
+    /// It has an indirect draw (whose GPU check a pass executing it plans).
+    pub indirect_draws: bool,
 }
 
 /// What an encoder has recorded so far, shared with its open pass.

@@ -1547,6 +1547,10 @@ impl cu::RenderBundleEncoderInterface for KRenderBundleEncoder {
             targets,
             read_only,
             scope,
+            indirect_draws: self
+                .cmds
+                .iter()
+                .any(|cmd| matches!(cmd, PassCmd::DrawIndirect { .. })),
             cmds: self.cmds,
             groups: table,
         })))

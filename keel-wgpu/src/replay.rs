@@ -1018,11 +1018,15 @@ impl<'a> Replay<'a> {
 
     /// The scope of a whole render pass: every resource any command or
     /// bundle in it uses, and the queries it writes (reset before it).
+    ///
+    /// The same walk plans the GPU check of the pass's indirect draws, its
+    /// bundles' among them, in replay order ([`plan_draw`]).
     fn render_scope<'c>(
         pass: &'c RenderPassRecord,
         scope: &mut Scope<'c>,
         resets: &mut Vec<(&'c Arc<QuerySet>, u32)>,
-    ) {
+        plan: &mut Option<DrawPlan<'c>>,
+    ) -> Result<(), String> {
         // Each group once, however often it is set: the pass's table.
         for group in pass.groups.all() {
             scope.group(group);
@@ -1034,7 +1038,10 @@ impl<'a> Replay<'a> {
                     buffer: Some(b), ..
                 } => scope.buffer(b, BufferUses::VERTEX),
                 PassCmd::SetIndexBuffer { buffer, .. } => scope.buffer(buffer, BufferUses::INDEX),
-                PassCmd::DrawIndirect { buffer, .. } => scope.buffer(buffer, BufferUses::INDIRECT),
+                PassCmd::DrawIndirect { buffer, .. } => {
+                    scope.buffer(buffer, BufferUses::INDIRECT);
+                    plan_draw(cmd, plan, scope)?;
+                }
                 PassCmd::DrawIndirectCount {
                     buffer,
                     count_buffer,
@@ -1060,11 +1067,17 @@ impl<'a> Replay<'a> {
                         for (view, usage) in &bundle.scope.views {
                             scope.views.push((view, *usage, false));
                         }
+                        if bundle.indirect_draws {
+                            for cmd in &bundle.cmds {
+                                plan_draw(cmd, plan, scope)?;
+                            }
+                        }
                     }
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 
     fn render_pass(&mut self, pass: &RenderPassRecord) {
@@ -1075,61 +1088,11 @@ impl<'a> Replay<'a> {
         }
     }
 
-    /// Plans the GPU check of the pass's indirect draws, its bundles'
-    /// among them, in the order they are replayed (none where the device
-    /// does not check them); each checked draw's buffer joins `scope` as
-    /// `STORAGE_READ_ONLY`, read by the check (wgpu-core's rule).
-    fn plan_draws<'c>(
-        pass: &'c RenderPassRecord,
-        scope: &mut Scope<'c>,
-    ) -> Result<Option<DrawPlan<'c>>, String> {
-        fn plan_cmd<'c>(
-            cmd: &'c PassCmd,
-            plan: &mut Option<DrawPlan<'c>>,
-            scope: &mut Scope<'c>,
-        ) -> Result<(), String> {
-            let PassCmd::DrawIndirect {
-                buffer,
-                offset,
-                count,
-                indexed,
-                limits,
-            } = cmd
-            else {
-                return Ok(());
-            };
-            if plan.is_none() {
-                let Some(check) = buffer.shared.indirect_check()? else {
-                    return Ok(());
-                };
-                *plan = Some(DrawPlan::new(check, &buffer.shared));
-            }
-            if let Some(plan) = plan {
-                if plan.add(buffer, *offset, *count, *indexed, *limits)? {
-                    scope.buffer(buffer, BufferUses::STORAGE_READ_ONLY);
-                }
-            }
-            Ok(())
-        }
-        let mut plan = None;
-        for cmd in &pass.cmds {
-            match cmd {
-                PassCmd::ExecuteBundles(bundles) => {
-                    for cmd in bundles.iter().flat_map(|b| &b.cmds) {
-                        plan_cmd(cmd, &mut plan, scope)?;
-                    }
-                }
-                cmd => plan_cmd(cmd, &mut plan, scope)?,
-            }
-        }
-        Ok(plan)
-    }
-
     fn try_render_pass(&mut self, pass: &RenderPassRecord) -> Result<(), String> {
         let mut scope = Scope::default();
         let mut resets = Vec::new();
-        Self::render_scope(pass, &mut scope, &mut resets);
-        let plan = Self::plan_draws(pass, &mut scope)?;
+        let mut plan = None;
+        Self::render_scope(pass, &mut scope, &mut resets, &mut plan)?;
         let mut extent = None;
         let mut sample_count = 1;
         for color in pass.colors.iter().flatten() {
@@ -1188,7 +1151,7 @@ impl<'a> Replay<'a> {
         }
         if let Some(plan) = plan.filter(|p| !p.is_empty()) {
             // SAFETY: recording, outside passes; every buffer the plan
-            // reads is in STORAGE_READ_ONLY (`plan_draws`, applied above).
+            // reads is in STORAGE_READ_ONLY (`plan_draw`, applied above).
             // The render pass begun below sets its state anew.
             let draws = unsafe { plan.record(&mut *self.enc) }?;
             self.used(draws.args());
@@ -1818,6 +1781,39 @@ fn for_each_subresource(range: &wgpu::ImageSubresourceRange, mut f: impl FnMut(u
             f(mip, layer);
         }
     }
+}
+
+/// Plans the GPU check of `cmd` if it is an indirect draw
+/// (`indirect_check.rs`; none where the device does not check them): a
+/// checked draw's buffer joins `scope` as `STORAGE_READ_ONLY`, read by the
+/// check (wgpu-core's rule).
+fn plan_draw<'c>(
+    cmd: &'c PassCmd,
+    plan: &mut Option<DrawPlan<'c>>,
+    scope: &mut Scope<'c>,
+) -> Result<(), String> {
+    let PassCmd::DrawIndirect {
+        buffer,
+        offset,
+        count,
+        indexed,
+        limits,
+    } = cmd
+    else {
+        return Ok(());
+    };
+    if plan.is_none() {
+        let Some(check) = buffer.shared.indirect_check()? else {
+            return Ok(());
+        };
+        *plan = Some(DrawPlan::new(check, &buffer.shared));
+    }
+    if let Some(plan) = plan {
+        if plan.add(buffer, *offset, *count, *indexed, *limits)? {
+            scope.buffer(buffer, BufferUses::STORAGE_READ_ONLY);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1489,20 +1489,14 @@ fn indirect_draws_out_of_range_draw_nothing() {
                 1, 3, 0, 0, // past the instances (in the bundle)
             ]),
         );
-        let target = device.create_texture(&wgpu::TextureDescriptor {
-            label: None,
-            size: wgpu::Extent3d {
-                width: 1,
-                height: 1,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
+        let target = texture(
+            device,
             format,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            view_formats: &[],
-        });
+            extent(1, 1),
+            1,
+            1,
+            wgpu::TextureUsages::RENDER_ATTACHMENT,
+        );
         let view = target.create_view(&Default::default());
         let mut bundle =
             device.create_render_bundle_encoder(&wgpu::RenderBundleEncoderDescriptor {
