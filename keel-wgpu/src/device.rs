@@ -770,18 +770,48 @@ impl cu::DeviceInterface for KeelDevice {
                 messages: vec![message],
             })))
         };
-        let source = match &desc.source {
-            wgpu::ShaderSource::Wgsl(source) => source,
-            _ => return invalid("keel-wgpu takes WGSL shader modules".into()),
-        };
-        let module = match naga::front::wgsl::parse_str(source) {
-            Ok(module) => module,
-            Err(e) => {
-                return invalid(format!(
-                    "Shader '{}' parsing {}",
-                    desc.label.unwrap_or_default(),
-                    e.emit_to_string(source)
-                ))
+        let label = desc.label.map(str::to_string);
+        // As wgpu-core: parse by source kind (WGSL, SPIR-V with wgpu's
+        // options, a naga module as given), then validate every kind alike.
+        let (module, text) = match &desc.source {
+            wgpu::ShaderSource::Wgsl(source) => match naga::front::wgsl::parse_str(source) {
+                Ok(module) => (module, source.to_string()),
+                Err(inner) => {
+                    let e = naga::error::ShaderError {
+                        source: source.to_string(),
+                        label,
+                        inner: Box::new(inner),
+                    };
+                    return invalid(e.to_string());
+                }
+            },
+            wgpu::ShaderSource::SpirV(words) => {
+                let options = naga::front::spv::Options {
+                    // wgpu's choice: programs give SPIR-V in Vulkan's
+                    // clip space and wgpu flips nothing.
+                    adjust_coordinate_space: false,
+                    strict_capabilities: true,
+                    block_ctx_dump_prefix: None,
+                };
+                match naga::front::spv::Frontend::new(words.iter().copied(), &options).parse() {
+                    Ok(module) => (module, String::new()),
+                    Err(inner) => {
+                        let e = naga::error::ShaderError {
+                            source: String::new(),
+                            label,
+                            inner: Box::new(inner),
+                        };
+                        return invalid(e.to_string());
+                    }
+                }
+            }
+            wgpu::ShaderSource::Naga(module) => (module.as_ref().clone(), String::new()),
+            _ => {
+                return invalid(
+                    "keel-wgpu takes WGSL, SPIR-V and naga modules; this source kind \
+                     (GLSL) is not built in"
+                        .into(),
+                )
             }
         };
         let mut validator = naga::valid::Validator::new(
@@ -790,7 +820,14 @@ impl cu::DeviceInterface for KeelDevice {
         );
         let info = match validator.validate(&module) {
             Ok(info) => info,
-            Err(e) => return invalid(format!("Shader validation {}", e.emit_to_string(source))),
+            Err(inner) => {
+                let e = naga::error::ShaderError {
+                    source: text,
+                    label,
+                    inner: Box::new(inner),
+                };
+                return invalid(e.to_string());
+            }
         };
         let hal_desc = keel_hal::ShaderModuleDescriptor {
             label: desc.label,
