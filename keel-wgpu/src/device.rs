@@ -670,6 +670,15 @@ impl KeelDevice {
         }
         let mut reflections = Vec::new();
         for (module, entry_point) in stages {
+            // As wgpu-core: a passthrough module has no interface to
+            // derive a layout from.
+            if module.naga.is_none() && !module.passthrough.is_empty() {
+                self.shared().report(KeelError::validation(
+                    call,
+                    "Unable to create implicit pipeline layout from passthrough shader stage",
+                ));
+                return None;
+            }
             let (module, info) = module.naga.as_ref()?;
             reflections.push(StageReflection {
                 module,
@@ -767,6 +776,7 @@ impl cu::DeviceInterface for KeelDevice {
                 shared: shared.clone(),
                 raw: None,
                 naga: None,
+                passthrough: Vec::new(),
                 messages: vec![message],
             })))
         };
@@ -842,27 +852,79 @@ impl cu::DeviceInterface for KeelDevice {
             shared: shared.clone(),
             raw: Some(raw),
             naga: Some((module, info)),
+            passthrough: Vec::new(),
             messages: Vec::new(),
         })))
     }
 
     unsafe fn create_shader_module_passthrough(
         &self,
-        _desc: &wgpu::ShaderModuleDescriptorPassthrough<'_>,
+        desc: &wgpu::ShaderModuleDescriptorPassthrough<'_>,
     ) -> cu::DispatchShaderModule {
         let shared = self.shared();
-        let message =
-            "keel-wgpu takes WGSL shader modules; passthrough is not supported".to_string();
-        shared.report(KeelError::validation(
-            "create_shader_module_passthrough",
-            message.clone(),
-        ));
-        cu::DispatchShaderModule::custom(KShaderModule(Arc::new(ShaderModule {
-            shared: shared.clone(),
-            raw: None,
-            naga: None,
-            messages: vec![message],
-        })))
+        let call = "create_shader_module_passthrough";
+        let module = |raw, passthrough, messages| {
+            cu::DispatchShaderModule::custom(KShaderModule(Arc::new(ShaderModule {
+                shared: shared.clone(),
+                raw,
+                naga: None,
+                passthrough,
+                messages,
+            })))
+        };
+        // wgpu-core's checks, in its order: the feature, one entry point
+        // for GLSL or DXIL, then code for this backend (SPIR-V).
+        let refusal = if !shared
+            .features
+            .contains(wgpu::Features::PASSTHROUGH_SHADERS)
+        {
+            Some(create_check::missing_features(
+                wgpu::Features::PASSTHROUGH_SHADERS,
+            ))
+        } else if (desc.dxil.is_some() || desc.glsl.is_some()) && desc.entry_points.len() != 1 {
+            Some(
+                "Generic passthrough shaders which use GLSL or DXIL must contain exactly one \
+                 entry point."
+                    .into(),
+            )
+        } else if desc.spirv.is_none() {
+            Some(
+                "Generic shader passthrough does not contain any code compatible with this \
+                 backend."
+                    .into(),
+            )
+        } else {
+            None
+        };
+        if let Some(message) = refusal {
+            shared.report(KeelError::validation(call, message.clone()));
+            return module(None, Vec::new(), vec![message]);
+        }
+        let words = desc.spirv.as_deref().unwrap_or_default();
+        // SAFETY: wgpu's contract for passthrough modules is the caller's
+        // word that the code is valid for the device and every pipeline
+        // made from it, which is `UncheckedSpirV::new`'s.
+        let unchecked = unsafe { keel_hal::UncheckedSpirV::new(Cow::Borrowed(words)) };
+        let hal_desc = keel_hal::ShaderModuleDescriptor {
+            label: desc.label,
+            source: keel_hal::ShaderSource::SpirVUnchecked(unchecked),
+        };
+        // SAFETY: a plain creation on a live device; the words are vouched
+        // for above.
+        match unsafe { shared.hal().create_shader_module(&hal_desc) } {
+            Ok(raw) => module(
+                Some(raw),
+                desc.entry_points
+                    .iter()
+                    .map(|e| e.name.to_string())
+                    .collect(),
+                Vec::new(),
+            ),
+            Err(e) => {
+                shared.report(KeelError::from_hal(call, &e));
+                module(None, Vec::new(), vec![e.to_string()])
+            }
+        }
     }
 
     fn create_bind_group_layout(

@@ -22,7 +22,6 @@ pub(crate) fn unsupported_features() -> wgpu::Features {
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW
         | wgpu::Features::EXPERIMENTAL_MESH_SHADER_POINTS
-        | wgpu::Features::PASSTHROUGH_SHADERS
         | wgpu::Features::EXTERNAL_TEXTURE
         | wgpu::Features::VULKAN_EXTERNAL_MEMORY_FD
         | wgpu::Features::VULKAN_EXTERNAL_MEMORY_WIN32

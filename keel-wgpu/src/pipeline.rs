@@ -1,5 +1,6 @@
-//! Shader modules (WGSL parsed once by naga, kept for layout derivation)
-//! and compute and render pipelines.
+//! Shader modules (parsed once by naga, kept for layout derivation and
+//! pipeline checks; passthrough modules keep only their entry point
+//! names) and compute and render pipelines.
 
 use std::sync::Arc;
 
@@ -15,6 +16,10 @@ pub(crate) struct ShaderModule {
     pub shared: Arc<DeviceShared>,
     pub raw: Option<Box<dyn DynShaderModule>>,
     pub naga: Option<(naga::Module, naga::valid::ModuleInfo)>,
+    /// A passthrough module's entry point names, as its descriptor gave
+    /// them (no naga module: pipelines check nothing else of it, as
+    /// wgpu-core's `PassthroughInterface`); empty otherwise.
+    pub passthrough: Vec<String>,
     /// Compilation messages (one error when the module is invalid).
     pub messages: Vec<String>,
 }
@@ -27,7 +32,7 @@ impl ShaderModule {
         stage: naga::ShaderStage,
     ) -> Result<(usize, String), String> {
         let Some((module, _)) = &self.naga else {
-            return Err("the shader module is invalid".into());
+            return self.passthrough_entry_point(name);
         };
         let mut found = module
             .entry_points
@@ -43,6 +48,25 @@ impl ShaderModule {
             )),
             (None, _, Some(n)) => Err(format!("the module has no {stage:?} entry point {n:?}")),
             (None, _, None) => Err(format!("the module has no {stage:?} entry point")),
+        }
+    }
+}
+
+impl ShaderModule {
+    /// A passthrough module's entry point: the one named, which must be
+    /// among the descriptor's, or the only one (wgpu-core's
+    /// `finalize_entry_point_name`; the stage is the program's word).
+    fn passthrough_entry_point(&self, name: Option<&str>) -> Result<(usize, String), String> {
+        if self.raw.is_none() || self.passthrough.is_empty() {
+            return Err("the shader module is invalid".into());
+        }
+        match (name, self.passthrough.as_slice()) {
+            (Some(n), names) => match names.iter().position(|e| e == n) {
+                Some(i) => Ok((i, n.to_string())),
+                None => Err(format!("Unable to find entry point '{n}'")),
+            },
+            (None, [only]) => Ok((0, only.clone())),
+            (None, _) => Err("Multiple entry points found: name one".into()),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Shader sources wgpu takes beyond WGSL: SPIR-V words
-//! (`ShaderSource::SpirV`, parsed by naga with wgpu's options) and naga
-//! modules (`ShaderSource::Naga`), each run on keel-wgpu (noop, Vulkan)
-//! and stock wgpu: the same results, and the same validation errors for
-//! sources that do not parse or do not validate.
+//! (`ShaderSource::SpirV`, parsed by naga with wgpu's options), naga
+//! modules (`ShaderSource::Naga`) and passthrough SPIR-V
+//! (`create_shader_module_passthrough`), each run on keel-wgpu (noop,
+//! Vulkan) and stock wgpu: the same results, and the same validation errors
+//! for sources that do not parse or validate and for passthrough misuse.
 
 mod common;
 
@@ -35,15 +36,48 @@ fn spirv_words(source: &str) -> Vec<u32> {
 /// Runs FILL from `source` and returns the 64 values (`None` on noop,
 /// which runs no shaders).
 fn fill(gpu: &Gpu, source: wgpu::ShaderSource<'_>) -> Option<Vec<u32>> {
-    let device = &gpu.device;
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("fill"),
-        source,
+    let module = gpu
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("fill"),
+            source,
+        });
+    run_fill(gpu, &module, None)
+}
+
+/// FILL's layout written out: one read-write storage buffer.
+fn fill_layout(device: &wgpu::Device) -> wgpu::PipelineLayout {
+    let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: false },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
     });
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: None,
+        bind_group_layouts: &[Some(&group)],
+        immediate_size: 0,
+    })
+}
+
+/// Runs FILL's dispatch with `module` (and `layout`, else a derived one).
+fn run_fill(
+    gpu: &Gpu,
+    module: &wgpu::ShaderModule,
+    layout: Option<&wgpu::PipelineLayout>,
+) -> Option<Vec<u32>> {
+    let device = &gpu.device;
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: None,
-        layout: None,
-        module: &module,
+        layout,
+        module,
         entry_point: Some("main"),
         compilation_options: Default::default(),
         cache: None,
@@ -145,6 +179,128 @@ fn spirv_that_does_not_parse_or_validate_is_a_validation_error() {
         assert!(
             invalid.contains("Shader validation"),
             "{}: {invalid}",
+            gpu.name
+        );
+    });
+}
+
+/// Passthrough entry points named `names`, FILL's workgroup size.
+fn passthrough(names: &[&'static str]) -> Vec<wgpu::PassthroughShaderEntryPoint<'static>> {
+    names
+        .iter()
+        .map(|&name| wgpu::PassthroughShaderEntryPoint {
+            name: name.into(),
+            workgroup_size: (64, 1, 1),
+        })
+        .collect()
+}
+
+/// Passthrough SPIR-V reaches the driver unread and runs as the checked
+/// module does, with the program's own layout.
+#[test]
+fn passthrough_spirv_runs_with_an_explicit_layout() {
+    let expected: Vec<u32> = (0..64).map(|i| i * 3 + 1).collect();
+    let words = spirv_words(FILL);
+    each_backend(wgpu::Features::PASSTHROUGH_SHADERS, |gpu| {
+        let entry_points = passthrough(&["main"]);
+        // SAFETY: naga wrote the words from a module it validated, for
+        // the layout given below.
+        let module = unsafe {
+            gpu.device
+                .create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+                    label: Some("fill"),
+                    entry_points: entry_points.into(),
+                    spirv: Some(words.as_slice().into()),
+                    ..Default::default()
+                })
+        };
+        let layout = fill_layout(&gpu.device);
+        let mut values = None;
+        let error = caught(&gpu.device, || {
+            values = run_fill(gpu, &module, Some(&layout))
+        });
+        assert_eq!(error, None, "{}", gpu.name);
+        if let Some(values) = values {
+            assert_eq!(values, expected, "{}", gpu.name);
+        }
+    });
+}
+
+/// What wgpu-core checks of a passthrough module is checked: the feature,
+/// code for the backend, and the entry point a pipeline names.
+#[test]
+fn passthrough_misuse_is_what_stock_reports() {
+    let words = spirv_words(FILL);
+    let with = |device: &wgpu::Device, spirv: Option<&[u32]>| {
+        // SAFETY: the words (where given) are naga's, valid for FILL's
+        // layout; the rest is refused before any driver sees it.
+        unsafe {
+            device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+                label: Some("fill"),
+                entry_points: passthrough(&["main"]).into(),
+                spirv: spirv.map(Into::into),
+                wgsl: Some(FILL.into()),
+                ..Default::default()
+            })
+        }
+    };
+    // Without the feature.
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let error = caught(&gpu.device, || {
+            let _ = with(&gpu.device, Some(&words));
+        });
+        let error = error.unwrap_or_else(|| panic!("{}: accepted without the feature", gpu.name));
+        assert!(
+            error.contains("PASSTHROUGH_SHADERS"),
+            "{}: {error}",
+            gpu.name
+        );
+    });
+    each_backend(wgpu::Features::PASSTHROUGH_SHADERS, |gpu| {
+        // No SPIR-V: nothing this backend takes.
+        let error = caught(&gpu.device, || {
+            let _ = with(&gpu.device, None);
+        });
+        let error = error.unwrap_or_else(|| panic!("{}: WGSL-only passthrough accepted", gpu.name));
+        assert!(
+            error.contains("compatible with this backend"),
+            "{}: {error}",
+            gpu.name
+        );
+        // A pipeline naming an entry point the module does not list.
+        let module = with(&gpu.device, Some(&words));
+        let layout = fill_layout(&gpu.device);
+        let error = caught(&gpu.device, || {
+            let _ = gpu
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: None,
+                    layout: Some(&layout),
+                    module: &module,
+                    entry_point: Some("other"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+        });
+        let error = error.unwrap_or_else(|| panic!("{}: unknown entry point accepted", gpu.name));
+        assert!(error.contains("other"), "{}: {error}", gpu.name);
+        // No layout: nothing to derive one from.
+        let error = caught(&gpu.device, || {
+            let _ = gpu
+                .device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: None,
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+        });
+        let error = error.unwrap_or_else(|| panic!("{}: implicit layout accepted", gpu.name));
+        assert!(
+            error.contains("implicit pipeline layout"),
+            "{}: {error}",
             gpu.name
         );
     });
