@@ -56,6 +56,47 @@ fn dynamic_states() -> &'static [vk::DynamicState] {
 }
 
 /// The floors' command pool flags and begin flags (see [`lean`]).
+/// Which barrier the raw compute-encoding floor records after each dispatch
+/// (`BENCH_RAW_BARRIER`; a diagnostic, off by default): `buffer2` a
+/// `vkCmdPipelineBarrier2` with one buffer barrier (what keel-hal records
+/// between two writing dispatches), `global2` the same with one global
+/// memory barrier, `buffer1` / `global1` the same through
+/// `vkCmdPipelineBarrier`. Comparing them shows what a barrier's form costs
+/// the driver's CPU side.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Barrier {
+    None,
+    Buffer2,
+    Global2,
+    Buffer1,
+    Global1,
+}
+
+pub(crate) fn barrier() -> Barrier {
+    static FORM: std::sync::OnceLock<Barrier> = std::sync::OnceLock::new();
+    *FORM.get_or_init(|| match std::env::var("BENCH_RAW_BARRIER").as_deref() {
+        Ok("buffer2") => Barrier::Buffer2,
+        Ok("global2") => Barrier::Global2,
+        Ok("buffer1") => Barrier::Buffer1,
+        Ok("global1") => Barrier::Global1,
+        _ => Barrier::None,
+    })
+}
+
+/// The stages of the sync2 forms of [`barrier`] (`BENCH_RAW_BARRIER_STAGES`):
+/// `compute` (the default), `raster` (pre-rasterization, fragment and
+/// compute shaders: keel-hal's stages for a storage use), `rt` (those and
+/// ray-tracing shaders: keel-hal's on a device with ray-tracing pipelines).
+pub(crate) fn barrier_stages() -> vk::PipelineStageFlags2 {
+    use vk::PipelineStageFlags2 as S;
+    let raster = S::PRE_RASTERIZATION_SHADERS | S::FRAGMENT_SHADER | S::COMPUTE_SHADER;
+    match std::env::var("BENCH_RAW_BARRIER_STAGES").as_deref() {
+        Ok("raster") => raster,
+        Ok("rt") => raster | S::RAY_TRACING_SHADER_KHR,
+        _ => S::COMPUTE_SHADER,
+    }
+}
+
 fn command_flags() -> (vk::CommandPoolCreateFlags, vk::CommandBufferUsageFlags) {
     if lean() {
         (

@@ -463,6 +463,90 @@ impl Raw {
         result.map(|()| ns)
     }
 
+    /// Records the diagnostic barrier `BENCH_RAW_BARRIER` asks for after a
+    /// dispatch: a shader write to a shader read and write, on the uniform
+    /// buffer (never submitted, so which buffer does not matter).
+    ///
+    /// # Safety
+    /// `cb` is recording.
+    unsafe fn dispatch_barrier(&self, cb: vk::CommandBuffer) {
+        use super::Barrier;
+        let (d, stage, stage1) = (
+            &self.device,
+            super::barrier_stages(),
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+        );
+        let (src, dst) = (
+            vk::AccessFlags2::SHADER_STORAGE_WRITE,
+            vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_STORAGE_WRITE,
+        );
+        let (src1, dst1) = (
+            vk::AccessFlags::SHADER_WRITE,
+            vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+        );
+        let buffer = self.uniform.buffer;
+        // SAFETY: `cb` is recording (the caller); the buffer is live.
+        unsafe {
+            match super::barrier() {
+                Barrier::None => {}
+                Barrier::Buffer2 => {
+                    let b = [vk::BufferMemoryBarrier2::default()
+                        .src_stage_mask(stage)
+                        .src_access_mask(src)
+                        .dst_stage_mask(stage)
+                        .dst_access_mask(dst)
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .buffer(buffer)
+                        .size(vk::WHOLE_SIZE)];
+                    let info = vk::DependencyInfo::default().buffer_memory_barriers(&b);
+                    d.cmd_pipeline_barrier2(cb, &info);
+                }
+                Barrier::Global2 => {
+                    let b = [vk::MemoryBarrier2::default()
+                        .src_stage_mask(stage)
+                        .src_access_mask(src)
+                        .dst_stage_mask(stage)
+                        .dst_access_mask(dst)];
+                    let info = vk::DependencyInfo::default().memory_barriers(&b);
+                    d.cmd_pipeline_barrier2(cb, &info);
+                }
+                Barrier::Buffer1 => {
+                    let b = [vk::BufferMemoryBarrier::default()
+                        .src_access_mask(src1)
+                        .dst_access_mask(dst1)
+                        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                        .buffer(buffer)
+                        .size(vk::WHOLE_SIZE)];
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        stage1,
+                        stage1,
+                        vk::DependencyFlags::empty(),
+                        &[],
+                        &b,
+                        &[],
+                    );
+                }
+                Barrier::Global1 => {
+                    let b = [vk::MemoryBarrier::default()
+                        .src_access_mask(src1)
+                        .dst_access_mask(dst1)];
+                    d.cmd_pipeline_barrier(
+                        cb,
+                        stage1,
+                        stage1,
+                        vk::DependencyFlags::empty(),
+                        &b,
+                        &[],
+                        &[],
+                    );
+                }
+            }
+        }
+    }
+
     /// Records `commands` × (bind descriptor set + dispatch/draw), begin to end.
     fn encode(&mut self, pass: Pass, commands: usize) -> Result<f64, String> {
         self.ensure_kept_sets(ENCODE_GROUPS)?;
@@ -493,6 +577,7 @@ impl Raw {
                             &[],
                         );
                         d.cmd_dispatch(cb, 1, 1, 1);
+                        self.dispatch_barrier(cb);
                     }
                 }
                 Pass::Render => {
