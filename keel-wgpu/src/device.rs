@@ -672,7 +672,7 @@ impl KeelDevice {
         for (module, entry_point) in stages {
             // As wgpu-core: a passthrough module has no interface to
             // derive a layout from.
-            if module.naga.is_none() && !module.passthrough.is_empty() {
+            if module.passthrough.is_some() {
                 self.shared().report(KeelError::validation(
                     call,
                     "Unable to create implicit pipeline layout from passthrough shader stage",
@@ -776,7 +776,7 @@ impl cu::DeviceInterface for KeelDevice {
                 shared: shared.clone(),
                 raw: None,
                 naga: None,
-                passthrough: Vec::new(),
+                passthrough: None,
                 messages: vec![message],
             })))
         };
@@ -852,7 +852,7 @@ impl cu::DeviceInterface for KeelDevice {
             shared: shared.clone(),
             raw: Some(raw),
             naga: Some((module, info)),
-            passthrough: Vec::new(),
+            passthrough: None,
             messages: Vec::new(),
         })))
     }
@@ -898,7 +898,7 @@ impl cu::DeviceInterface for KeelDevice {
         };
         if let Some(message) = refusal {
             shared.report(KeelError::validation(call, message.clone()));
-            return module(None, Vec::new(), vec![message]);
+            return module(None, None, vec![message]);
         }
         let words = desc.spirv.as_deref().unwrap_or_default();
         // SAFETY: wgpu's contract for passthrough modules is the caller's
@@ -914,15 +914,17 @@ impl cu::DeviceInterface for KeelDevice {
         match unsafe { shared.hal().create_shader_module(&hal_desc) } {
             Ok(raw) => module(
                 Some(raw),
-                desc.entry_points
-                    .iter()
-                    .map(|e| e.name.to_string())
-                    .collect(),
+                Some(
+                    desc.entry_points
+                        .iter()
+                        .map(|e| e.name.to_string())
+                        .collect(),
+                ),
                 Vec::new(),
             ),
             Err(e) => {
                 shared.report(KeelError::from_hal(call, &e));
-                module(None, Vec::new(), vec![e.to_string()])
+                module(None, None, vec![e.to_string()])
             }
         }
     }

@@ -18,8 +18,8 @@ pub(crate) struct ShaderModule {
     pub naga: Option<(naga::Module, naga::valid::ModuleInfo)>,
     /// A passthrough module's entry point names, as its descriptor gave
     /// them (no naga module: pipelines check nothing else of it, as
-    /// wgpu-core's `PassthroughInterface`); empty otherwise.
-    pub passthrough: Vec<String>,
+    /// wgpu-core's `PassthroughInterface`); `None` for other modules.
+    pub passthrough: Option<Vec<String>>,
     /// Compilation messages (one error when the module is invalid).
     pub messages: Vec<String>,
 }
@@ -50,23 +50,25 @@ impl ShaderModule {
             (None, _, None) => Err(format!("the module has no {stage:?} entry point")),
         }
     }
-}
 
-impl ShaderModule {
     /// A passthrough module's entry point: the one named, which must be
     /// among the descriptor's, or the only one (wgpu-core's
     /// `finalize_entry_point_name`; the stage is the program's word).
     fn passthrough_entry_point(&self, name: Option<&str>) -> Result<(usize, String), String> {
-        if self.raw.is_none() || self.passthrough.is_empty() {
+        let (Some(_), Some(names)) = (&self.raw, &self.passthrough) else {
             return Err("the shader module is invalid".into());
-        }
-        match (name, self.passthrough.as_slice()) {
+        };
+        match (name, names.as_slice()) {
             (Some(n), names) => match names.iter().position(|e| e == n) {
                 Some(i) => Ok((i, n.to_string())),
                 None => Err(format!("Unable to find entry point '{n}'")),
             },
             (None, [only]) => Ok((0, only.clone())),
-            (None, _) => Err("Multiple entry points found: name one".into()),
+            (None, _) => Err(
+                "Unable to select an entry point: multiple entry points were found \
+                 in the provided shader module, but no entry point was specified"
+                    .into(),
+            ),
         }
     }
 }
