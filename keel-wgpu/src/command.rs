@@ -276,6 +276,22 @@ pub(crate) enum PassCmd {
         max_count: u32,
         indexed: bool,
     },
+    /// `draw_mesh_tasks`: workgroup counts.
+    DrawMeshTasks([u32; 3]),
+    /// `draw_mesh_tasks_indirect` / `multi_draw_mesh_tasks_indirect`.
+    DrawMeshTasksIndirect {
+        buffer: Arc<Buffer>,
+        offset: u64,
+        count: u32,
+    },
+    /// `multi_draw_mesh_tasks_indirect_count`.
+    DrawMeshTasksIndirectCount {
+        buffer: Arc<Buffer>,
+        offset: u64,
+        count_buffer: Arc<Buffer>,
+        count_offset: u64,
+        max_count: u32,
+    },
     PushDebugGroup(String),
     PopDebugGroup,
     InsertDebugMarker(String),
@@ -313,6 +329,9 @@ impl PassCmd {
             PassCmd::DrawIndirect { indexed: false, .. } => "draw_indirect",
             PassCmd::DrawIndirect { indexed: true, .. } => "draw_indexed_indirect",
             PassCmd::DrawIndirectCount { .. } => "multi_draw_indirect_count",
+            PassCmd::DrawMeshTasks(_) => "draw_mesh_tasks",
+            PassCmd::DrawMeshTasksIndirect { .. } => "draw_mesh_tasks_indirect",
+            PassCmd::DrawMeshTasksIndirectCount { .. } => "multi_draw_mesh_tasks_indirect_count",
             PassCmd::PushDebugGroup(_) => "push_debug_group",
             PassCmd::PopDebugGroup => "pop_debug_group",
             PassCmd::InsertDebugMarker(_) => "insert_debug_marker",

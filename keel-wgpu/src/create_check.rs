@@ -1112,6 +1112,9 @@ struct Local {
     shape: Shape,
     interpolation: Option<naga::Interpolation>,
     sampling: Option<naga::Sampling>,
+    /// `@per_primitive` (a mesh stage's primitive outputs, the fragment
+    /// inputs that read them).
+    per_primitive: bool,
 }
 
 impl Local {
@@ -1196,6 +1199,7 @@ impl Varyings {
                 location,
                 interpolation,
                 sampling,
+                per_primitive,
                 ..
             }) => self.locals.push(Local {
                 location,
@@ -1203,6 +1207,7 @@ impl Varyings {
                 shape,
                 interpolation,
                 sampling,
+                per_primitive,
             }),
             Some(&naga::Binding::BuiltIn(b)) => self.built_ins.push((b, 0)),
             None => {}
@@ -1218,6 +1223,11 @@ impl Varyings {
             for arg in &ep.function.arguments {
                 v.populate(module, arg.binding.as_ref(), arg.ty);
             }
+        } else if let Some(mesh) = &ep.mesh_info {
+            // A mesh stage writes its vertices and primitives through
+            // `setVertex` / `setPrimitive`, not a result.
+            v.populate(module, None, mesh.vertex_output_type);
+            v.populate(module, None, mesh.primitive_output_type);
         } else if let Some(result) = &ep.function.result {
             v.populate(module, result.binding.as_ref(), result.ty);
         }
@@ -1280,6 +1290,100 @@ pub(crate) fn check_vertex_outputs(
     Ok(())
 }
 
+/// Bytes of an entry point's task payload, if it has one.
+fn task_payload_size(module: &naga::Module, entry_point: usize) -> Option<u32> {
+    let ep = module.entry_points.get(entry_point)?;
+    let var = &module.global_variables[ep.task_payload?];
+    Some(module.types[var.ty].inner.size(module.to_ctx()))
+}
+
+/// A mesh pipeline's task and mesh stages against the device and the
+/// pipeline (wgpu-core's `check_stage` for them, in its order): the task
+/// payload within `max_task_payload_size` (`TaskPayloadTooLarge`); the mesh
+/// stage's output counts within `max_mesh_output_vertices` /
+/// `max_mesh_output_primitives` (`TooManyMeshVertices` /
+/// `TooManyMeshPrimitives`), its topology the pipeline's
+/// (`MeshTopologyMismatch`), its payload the task stage's
+/// (`TaskPayloadMustMatch`), and no draw index read behind a task stage
+/// (`DrawIdError`). Workgroup sizes are keel-hal's check.
+pub(crate) fn check_mesh_stages(
+    task: Option<(&naga::Module, usize)>,
+    mesh: (&naga::Module, usize),
+    topology: wgpu::PrimitiveTopology,
+    limits: &wgpu::Limits,
+) -> Result<(), String> {
+    let prefix = |stage: &str| {
+        format!("Error matching ShaderStages({stage}) shader requirements against the pipeline")
+    };
+    let payload_limit = limits.max_task_payload_size;
+    let too_large = |stage: &str, value: u32| {
+        format!(
+            "{}: Mesh or task shaders are limited to {payload_limit} bytes of task payload by \
+             `Limits::max_task_payload_size`, but the shader has a task payload of size {value}",
+            prefix(stage)
+        )
+    };
+    let task_payload = task.and_then(|(m, ep)| task_payload_size(m, ep));
+    if let Some(size) = task_payload.filter(|&n| n > payload_limit) {
+        return Err(too_large("TASK", size));
+    }
+    let (module, entry_point) = mesh;
+    let Some(ep) = module.entry_points.get(entry_point) else {
+        return Ok(());
+    };
+    let stage = prefix("MESH");
+    if let Some(info) = &ep.mesh_info {
+        if info.max_vertices > limits.max_mesh_output_vertices {
+            return Err(format!(
+                "{stage}: Mesh shaders are limited to {} output vertices by \
+                 `Limits::max_mesh_output_vertices`, but the shader has a maximum number of {}",
+                limits.max_mesh_output_vertices, info.max_vertices
+            ));
+        }
+        if info.max_primitives > limits.max_mesh_output_primitives {
+            return Err(format!(
+                "{stage}: Mesh shaders are limited to {} output primitives by \
+                 `Limits::max_mesh_output_primitives`, but the shader has a maximum number of {}",
+                limits.max_mesh_output_primitives, info.max_primitives
+            ));
+        }
+        let declared = match info.topology {
+            naga::MeshOutputTopology::Triangles => wgpu::PrimitiveTopology::TriangleList,
+            naga::MeshOutputTopology::Lines => wgpu::PrimitiveTopology::LineList,
+            naga::MeshOutputTopology::Points => wgpu::PrimitiveTopology::PointList,
+        };
+        if topology != declared {
+            return Err(format!(
+                "{stage}: Mesh shader pipelines must have primitive topology of TriangleList, \
+                 LineList or PointList, and this must match with what the mesh shader declares."
+            ));
+        }
+    }
+    let mesh_payload = task_payload_size(module, entry_point);
+    if let Some(size) = mesh_payload.filter(|&n| n > payload_limit) {
+        return Err(too_large("MESH", size));
+    }
+    let task_declared = task.map(|(m, ep)| task_payload_size(m, ep)).unwrap_or(None);
+    if mesh_payload != task_declared {
+        return Err(format!(
+            "{stage}: Mesh shader's task payload has size ({mesh_payload:?}), which doesn't \
+             match the payload declared in the task stage ({task_declared:?})"
+        ));
+    }
+    let inputs = Varyings::of(module, entry_point, true);
+    if task.is_some()
+        && inputs
+            .built_ins
+            .iter()
+            .any(|(b, _)| *b == naga::BuiltIn::DrawIndex)
+    {
+        return Err(format!(
+            "{stage}: DrawId cannot be used in a mesh shader in a pipeline with a task shader"
+        ));
+    }
+    Ok(())
+}
+
 /// The fragment stage against the vertex stage and the pipeline
 /// (wgpu-core's `check_stage` for the fragment stage): each `@location`
 /// input written by the vertex stage with the same interpolation and
@@ -1325,6 +1429,10 @@ pub(crate) fn check_fragment_stage(
             Some(out) if !input.is_subtype_of(out) => Some(format!(
                 "Input type is not compatible with the provided {}",
                 out.describe().split(' ').next().unwrap_or_default()
+            )),
+            Some(out) if input.per_primitive != out.per_primitive => Some(format!(
+                "Pipeline input has per_primitive={}, but shader expects per_primitive={}",
+                out.per_primitive, input.per_primitive
             )),
             Some(_) => None,
         };
@@ -1397,6 +1505,33 @@ pub(crate) fn check_fragment_stage(
         return Err(format!(
             "{stage}: Fragment shader writes depth, but pipeline does not have a depth attachment"
         ));
+    }
+    // Behind a mesh stage, the primitive index is read exactly where the
+    // mesh stage writes it (wgpu-core's `primitive_index` of the stage I/O).
+    let behind_mesh = vertex
+        .and_then(|(m, ep)| m.entry_points.get(ep))
+        .is_some_and(|ep| ep.stage == naga::ShaderStage::Mesh);
+    if behind_mesh {
+        let primitive_index = |v: &Varyings| {
+            v.built_ins
+                .iter()
+                .any(|(b, _)| *b == naga::BuiltIn::PrimitiveIndex)
+        };
+        let written = provided.as_ref().is_some_and(primitive_index);
+        let read = primitive_index(&inputs);
+        if read && !written {
+            return Err(format!(
+                "{stage}: Primitive index can only be used in a fragment shader if the \
+                 preceding shader was a vertex shader or a mesh shader that writes to primitive \
+                 index."
+            ));
+        }
+        if written && !read {
+            return Err(format!(
+                "{stage}: If a mesh shader writes to primitive index, it must be read by the \
+                 fragment shader."
+            ));
+        }
     }
     if per_vertex && !ctx.topology.is_triangles() {
         return Err(format!(

@@ -14,7 +14,7 @@ use crate::create_check;
 use crate::error::KeelError;
 use crate::handles::*;
 use crate::owner::{owned, same_device};
-use crate::pipeline::{ComputePipeline, RenderPipeline, ShaderModule};
+use crate::pipeline::{ComputePipeline, MeshStages, RasterParts, RenderPipeline, ShaderModule};
 use crate::resource::{Buffer, LastUse, MapState, QuerySet, Sampler, Texture, TextureView};
 use crate::shared::DeviceShared;
 
@@ -495,68 +495,100 @@ fn check_stage_sampling(
     }
 }
 
-/// wgpu-core's render pipeline checks keel-hal does not make, in its order:
-/// the colour targets' number and bytes per sample, the vertex buffer
-/// layouts, the primitive, colour target and depth-stencil states, each
-/// stage's sampling against an explicit layout, the vertex stage's inputs
-/// and outputs, the fragment stage against the vertex stage and the
-/// pipeline, the fragment outputs against the targets, and the layout's
-/// groups and the vertex buffers against their limits.
+/// A render or mesh pipeline's stages, each a module and entry point.
+struct PipelineStages<'a> {
+    /// A mesh pipeline's task stage, if it has one.
+    task: Option<(&'a ShaderModule, usize)>,
+    /// The vertex stage, or a mesh pipeline's mesh stage.
+    front: (&'a ShaderModule, usize),
+    /// `front` is a mesh stage.
+    mesh: bool,
+    fragment: Option<(&'a ShaderModule, usize)>,
+}
+
+impl<'a> PipelineStages<'a> {
+    /// Every stage, in pipeline order.
+    fn all(&self) -> Vec<(&'a ShaderModule, usize)> {
+        self.task
+            .into_iter()
+            .chain([self.front])
+            .chain(self.fragment)
+            .collect()
+    }
+}
+
+/// wgpu-core's render and mesh pipeline checks keel-hal does not make, in
+/// its order: the colour targets' number and bytes per sample, the vertex
+/// buffer layouts, the primitive, colour target and depth-stencil states,
+/// each stage's sampling against an explicit layout, the vertex stage's
+/// inputs and outputs (a mesh pipeline's task and mesh stages instead:
+/// [`create_check::check_mesh_stages`]), the fragment stage against the
+/// stage before it and the pipeline, the fragment outputs against the
+/// targets, and the layout's groups and the vertex buffers against their
+/// limits.
 fn check_render_pipeline(
     shared: &DeviceShared,
-    desc: &wgpu::RenderPipelineDescriptor<'_>,
-    stages: &[(&ShaderModule, usize)],
+    parts: &RasterParts<'_>,
+    stages: &PipelineStages<'_>,
     layout: &PipelineLayout,
     explicit: bool,
 ) -> Result<(), String> {
     let explicit = explicit.then_some(layout);
-    let targets = desc.fragment.as_ref().map_or(&[][..], |f| f.targets);
+    let targets = parts.targets();
     let formats: Vec<_> = targets
         .iter()
         .map(|t| t.as_ref().map(|t| t.format))
         .collect();
     crate::pass_check::check_color_formats(shared, &formats)?;
-    create_check::check_vertex_buffers(desc.vertex.buffers, shared.features, &shared.limits)?;
-    let samples = desc.multisample.count;
-    let topology = desc.primitive.topology;
-    create_check::check_primitive(&desc.primitive)?;
+    create_check::check_vertex_buffers(parts.vertex_buffers, shared.features, &shared.limits)?;
+    let samples = parts.multisample.count;
+    let topology = parts.primitive.topology;
+    create_check::check_primitive(parts.primitive)?;
     let dual_source_blending =
         create_check::check_color_targets(targets, samples, shared.features)?;
-    let has_depth_attachment = match &desc.depth_stencil {
+    let has_depth_attachment = match parts.depth_stencil {
         Some(ds) => create_check::check_depth_stencil(ds, samples, topology, shared.features)?,
         None => false,
     };
     if let Some(layout) = explicit {
-        for (module, entry_point) in stages {
-            check_stage_sampling(module, *entry_point, layout)?;
+        for (module, entry_point) in stages.all() {
+            check_stage_sampling(module, entry_point, layout)?;
         }
     }
-    let vertex = stages
-        .first()
-        .and_then(|(module, ep)| module.naga.as_ref().map(|(naga, _)| (naga, *ep)));
-    if let Some((naga, entry_point)) = vertex {
-        create_check::check_vertex_inputs(naga, entry_point, desc.vertex.buffers)?;
-        create_check::check_vertex_outputs(naga, entry_point, topology, &shared.limits)?;
+    fn naga_of(
+        (module, ep): (&ShaderModule, usize),
+    ) -> Option<(&naga::Module, &naga::valid::ModuleInfo, usize)> {
+        module.naga.as_ref().map(|(naga, info)| (naga, info, ep))
     }
-    if let Some((module, entry_point)) = stages.get(1) {
-        if let Some((naga, info)) = &module.naga {
-            let ctx = create_check::FragmentContext {
-                topology,
-                dual_source_blending,
-                has_depth_attachment,
-            };
-            create_check::check_fragment_stage(
-                vertex,
-                naga,
-                info,
-                *entry_point,
-                &ctx,
-                &shared.limits,
-            )?;
-            create_check::check_fragment_outputs(naga, *entry_point, targets)?;
+    let front = naga_of(stages.front);
+    match (front, stages.task) {
+        (Some((naga, _, entry_point)), task) if stages.mesh => {
+            let task = task.and_then(naga_of).map(|(m, _, ep)| (m, ep));
+            create_check::check_mesh_stages(task, (naga, entry_point), topology, &shared.limits)?;
         }
+        (Some((naga, _, entry_point)), _) => {
+            create_check::check_vertex_inputs(naga, entry_point, parts.vertex_buffers)?;
+            create_check::check_vertex_outputs(naga, entry_point, topology, &shared.limits)?;
+        }
+        (None, _) => {}
     }
-    create_check::check_pipeline_slots(layout, desc.vertex.buffers.len(), &shared.limits)
+    if let Some((naga, info, entry_point)) = stages.fragment.and_then(naga_of) {
+        let ctx = create_check::FragmentContext {
+            topology,
+            dual_source_blending,
+            has_depth_attachment,
+        };
+        create_check::check_fragment_stage(
+            front.map(|(m, _, ep)| (m, ep)),
+            naga,
+            info,
+            entry_point,
+            &ctx,
+            &shared.limits,
+        )?;
+        create_check::check_fragment_outputs(naga, entry_point, targets)?;
+    }
+    create_check::check_pipeline_slots(layout, parts.vertex_buffers.len(), &shared.limits)
 }
 
 impl KeelDevice {
@@ -743,6 +775,245 @@ impl KeelDevice {
             Err(e) => {
                 self.shared().report(KeelError::validation(call, e));
                 None
+            }
+        }
+    }
+}
+
+/// What a render and a mesh pipeline descriptor both give.
+struct Raster<'a> {
+    call: &'static str,
+    label: Option<&'a str>,
+    layout: Option<&'a wgpu::PipelineLayout>,
+    parts: RasterParts<'a>,
+    cache: Option<&'a wgpu::PipelineCache>,
+}
+
+/// The stages before rasterization: a vertex stage, or an optional task
+/// stage and a mesh stage.
+enum Front<'a> {
+    Vertex(&'a wgpu::VertexState<'a>),
+    Mesh(Option<&'a wgpu::TaskState<'a>>, &'a wgpu::MeshState<'a>),
+}
+
+/// One resolved stage: its module, entry point index and name, and the
+/// override constants it is created with.
+type Resolved<'m> = (&'m Arc<ShaderModule>, usize, String, &'m [(&'m str, f64)]);
+
+impl KeelDevice {
+    /// A render or mesh pipeline (wgpu-core's `create_render_pipeline`,
+    /// which makes both): wgpu-core's checks, then keel-hal's pipeline.
+    fn raster_pipeline(&self, desc: &Raster<'_>, front: Front<'_>) -> cu::DispatchRenderPipeline {
+        let shared = self.shared();
+        let call = desc.call;
+        let parts = &desc.parts;
+        let invalid = |layout| {
+            cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline::invalid(
+                shared, desc.label, layout,
+            ))))
+        };
+        // wgpu-core's first checks: something to render to, a sample
+        // count a backend can be asked for.
+        let target_specified =
+            parts.depth_stencil.is_some() || parts.targets().iter().any(Option::is_some);
+        if !target_specified {
+            shared.report(KeelError::validation(
+                call,
+                "At least one color attachment or depth-stencil attachment was expected, \
+                 but no render target for the pipeline was specified.",
+            ));
+            return invalid(None);
+        }
+        let samples = parts.multisample.count;
+        if samples == 0 || samples > 32 || !samples.is_power_of_two() {
+            shared.report(KeelError::validation(
+                call,
+                format!("Invalid sample count {samples}"),
+            ));
+            return invalid(None);
+        }
+        let resolve = |module, entry_point, stage, constants| {
+            self.stage(call, module, entry_point, stage)
+                .map(|(m, i, name)| (m, i, name, constants))
+        };
+        let (task, front_stage): (Option<Resolved<'_>>, Resolved<'_>) = match front {
+            Front::Vertex(v) => {
+                let stage = naga::ShaderStage::Vertex;
+                let constants = v.compilation_options.constants;
+                match resolve(v.module, v.entry_point, stage, constants) {
+                    Some(s) => (None, s),
+                    None => return invalid(None),
+                }
+            }
+            Front::Mesh(task, mesh) => {
+                let needed = wgpu::Features::EXPERIMENTAL_MESH_SHADER;
+                if !shared.features.contains(needed) {
+                    shared.report(KeelError::validation(
+                        call,
+                        create_check::missing_features(needed),
+                    ));
+                    return invalid(None);
+                }
+                let task = match task {
+                    Some(t) => {
+                        let constants = t.compilation_options.constants;
+                        match resolve(t.module, t.entry_point, naga::ShaderStage::Task, constants) {
+                            Some(s) => Some(s),
+                            None => return invalid(None),
+                        }
+                    }
+                    None => None,
+                };
+                let constants = mesh.compilation_options.constants;
+                match resolve(
+                    mesh.module,
+                    mesh.entry_point,
+                    naga::ShaderStage::Mesh,
+                    constants,
+                ) {
+                    Some(s) => (task, s),
+                    None => return invalid(None),
+                }
+            }
+        };
+        let fragment = match parts.fragment {
+            Some(f) => {
+                let constants = f.compilation_options.constants;
+                match resolve(
+                    f.module,
+                    f.entry_point,
+                    naga::ShaderStage::Fragment,
+                    constants,
+                ) {
+                    Some(s) => Some(s),
+                    None => return invalid(None),
+                }
+            }
+            None => None,
+        };
+        fn plain<'s>(s: &Resolved<'s>) -> (&'s ShaderModule, usize) {
+            (&**s.0, s.1)
+        }
+        let stages = PipelineStages {
+            task: task.as_ref().map(plain),
+            front: plain(&front_stage),
+            mesh: matches!(front, Front::Mesh(..)),
+            fragment: fragment.as_ref().map(plain),
+        };
+        let all = stages.all();
+        let Some(layout) = self.layout_for(call, desc.layout, &all) else {
+            return invalid(None);
+        };
+        if let Err(e) =
+            check_render_pipeline(shared, parts, &stages, &layout, desc.layout.is_some())
+        {
+            shared.report(KeelError::validation(call, e));
+            return invalid(Some(layout));
+        }
+        let cache = match cache_of(shared, desc.cache) {
+            Ok(cache) => cache,
+            Err(e) => {
+                shared.report(KeelError::validation(call, format!("the cache: {e}")));
+                return invalid(Some(layout));
+            }
+        };
+        fn hal_stage<'s>(
+            s: &'s Resolved<'_>,
+        ) -> Option<keel_hal::ProgrammableStage<'s, DynResources>> {
+            s.0.raw
+                .as_deref()
+                .map(|raw| keel_hal::ProgrammableStage::<DynResources> {
+                    module: raw,
+                    entry_point: &s.2,
+                    constants: s.3,
+                })
+        }
+        let Some(raw_layout) = layout.raw.as_deref() else {
+            return invalid(Some(layout));
+        };
+        let (Some(raw_front), Some(raw_task), Some(fragment_stage)) = (
+            hal_stage(&front_stage),
+            task.as_ref()
+                .map(hal_stage)
+                .map_or(Some(None), |s| s.map(Some)),
+            fragment
+                .as_ref()
+                .map(hal_stage)
+                .map_or(Some(None), |s| s.map(Some)),
+        ) else {
+            return invalid(Some(layout));
+        };
+        let created = match front {
+            Front::Vertex(vertex) => {
+                let vertex_buffers: Vec<keel_hal::VertexBufferLayout<'_>> = vertex
+                    .buffers
+                    .iter()
+                    .map(|b| match b {
+                        Some(b) => keel_hal::VertexBufferLayout {
+                            array_stride: b.array_stride,
+                            step_mode: b.step_mode,
+                            attributes: b.attributes,
+                        },
+                        // A gap: a slot with nothing in it.
+                        None => keel_hal::VertexBufferLayout {
+                            array_stride: 0,
+                            step_mode: wgpu::VertexStepMode::Vertex,
+                            attributes: &[],
+                        },
+                    })
+                    .collect();
+                let hal_desc = keel_hal::RenderPipelineDescriptor::<DynResources> {
+                    label: desc.label,
+                    layout: raw_layout,
+                    vertex_buffers: &vertex_buffers,
+                    vertex_stage: raw_front,
+                    primitive: *parts.primitive,
+                    depth_stencil: parts.depth_stencil.cloned(),
+                    multisample: *parts.multisample,
+                    fragment_stage,
+                    color_targets: parts.targets(),
+                    multiview_mask: parts.multiview_mask,
+                    cache,
+                };
+                // SAFETY: every object came from this device and is alive.
+                unsafe { shared.hal().create_render_pipeline(&hal_desc) }
+            }
+            Front::Mesh(..) => {
+                let hal_desc = keel_hal::MeshPipelineDescriptor::<DynResources> {
+                    label: desc.label,
+                    layout: raw_layout,
+                    task_stage: raw_task,
+                    mesh_stage: raw_front,
+                    primitive: *parts.primitive,
+                    depth_stencil: parts.depth_stencil.cloned(),
+                    multisample: *parts.multisample,
+                    fragment_stage,
+                    color_targets: parts.targets(),
+                    multiview_mask: parts.multiview_mask,
+                    cache,
+                };
+                // SAFETY: every object came from this device and is alive.
+                unsafe { shared.hal().create_mesh_pipeline(&hal_desc) }
+            }
+        };
+        match created {
+            Ok(raw) => {
+                let late = late_sizes(&all, &layout);
+                let mut pipeline = RenderPipeline::invalid(shared, desc.label, Some(layout));
+                pipeline.late_sizes = late;
+                pipeline.raw = Some(raw);
+                pipeline.describe(parts);
+                pipeline.immediate_slots = immediate_slots(&all);
+                pipeline.mesh = match (&front, &task) {
+                    (Front::Vertex(_), _) => None,
+                    (Front::Mesh(..), None) => Some(MeshStages::Mesh),
+                    (Front::Mesh(..), Some(_)) => Some(MeshStages::TaskMesh),
+                };
+                cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(pipeline)))
+            }
+            Err(e) => {
+                shared.report(KeelError::from_hal(call, &e));
+                invalid(Some(layout))
             }
         }
     }
@@ -985,153 +1256,28 @@ impl cu::DeviceInterface for KeelDevice {
         &self,
         desc: &wgpu::RenderPipelineDescriptor<'_>,
     ) -> cu::DispatchRenderPipeline {
-        let shared = self.shared();
-        let call = "create_render_pipeline";
-        let invalid = |layout| {
-            cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline::invalid(
-                shared, desc.label, layout,
-            ))))
-        };
-        // wgpu-core's first checks: something to render to, a sample
-        // count a backend can be asked for.
-        let target_specified = desc.depth_stencil.is_some()
-            || desc
-                .fragment
-                .as_ref()
-                .is_some_and(|f| f.targets.iter().any(Option::is_some));
-        if !target_specified {
-            shared.report(KeelError::validation(
-                call,
-                "At least one color attachment or depth-stencil attachment was expected, \
-                 but no render target for the pipeline was specified.",
-            ));
-            return invalid(None);
-        }
-        let samples = desc.multisample.count;
-        if samples == 0 || samples > 32 || !samples.is_power_of_two() {
-            shared.report(KeelError::validation(
-                call,
-                format!("Invalid sample count {samples}"),
-            ));
-            return invalid(None);
-        }
-        let Some(vertex) = self.stage(
-            call,
-            desc.vertex.module,
-            desc.vertex.entry_point,
-            naga::ShaderStage::Vertex,
-        ) else {
-            return invalid(None);
-        };
-        let fragment = match &desc.fragment {
-            Some(f) => match self.stage(call, f.module, f.entry_point, naga::ShaderStage::Fragment)
-            {
-                Some(stage) => Some((stage, f)),
-                None => return invalid(None),
-            },
-            None => None,
-        };
-        let mut stages = vec![(&**vertex.0, vertex.1)];
-        if let Some(((module, index, _), _)) = &fragment {
-            stages.push((&***module, *index));
-        }
-        let Some(layout) = self.layout_for(call, desc.layout, &stages) else {
-            return invalid(None);
-        };
-        if let Err(e) = check_render_pipeline(shared, desc, &stages, &layout, desc.layout.is_some())
-        {
-            shared.report(KeelError::validation(call, e));
-            return invalid(Some(layout));
-        }
-        let cache = match cache_of(shared, desc.cache) {
-            Ok(cache) => cache,
-            Err(e) => {
-                shared.report(KeelError::validation(call, format!("the cache: {e}")));
-                return invalid(Some(layout));
-            }
-        };
-        let (Some(raw_layout), Some(raw_vertex)) = (layout.raw.as_deref(), vertex.0.raw.as_deref())
-        else {
-            return invalid(Some(layout));
-        };
-        let vertex_buffers: Vec<keel_hal::VertexBufferLayout<'_>> = desc
-            .vertex
-            .buffers
-            .iter()
-            .map(|b| match b {
-                Some(b) => keel_hal::VertexBufferLayout {
-                    array_stride: b.array_stride,
-                    step_mode: b.step_mode,
-                    attributes: b.attributes,
-                },
-                // A gap: a slot with nothing in it.
-                None => keel_hal::VertexBufferLayout {
-                    array_stride: 0,
-                    step_mode: wgpu::VertexStepMode::Vertex,
-                    attributes: &[],
-                },
-            })
-            .collect();
-        let fragment_stage = match &fragment {
-            Some(((module, _, name), state)) => match module.raw.as_deref() {
-                Some(raw) => Some(keel_hal::ProgrammableStage::<DynResources> {
-                    module: raw,
-                    entry_point: name,
-                    constants: state.compilation_options.constants,
-                }),
-                None => return invalid(Some(layout)),
-            },
-            None => None,
-        };
-        let hal_desc = keel_hal::RenderPipelineDescriptor::<DynResources> {
+        let raster = Raster {
+            call: "create_render_pipeline",
             label: desc.label,
-            layout: raw_layout,
-            vertex_buffers: &vertex_buffers,
-            vertex_stage: keel_hal::ProgrammableStage {
-                module: raw_vertex,
-                entry_point: &vertex.2,
-                constants: desc.vertex.compilation_options.constants,
-            },
-            primitive: desc.primitive,
-            depth_stencil: desc.depth_stencil.clone(),
-            multisample: desc.multisample,
-            fragment_stage,
-            color_targets: fragment.as_ref().map_or(&[], |(_, f)| f.targets),
-            multiview_mask: desc.multiview_mask,
-            cache,
+            layout: desc.layout,
+            parts: RasterParts::render(desc),
+            cache: desc.cache,
         };
-        // SAFETY: every object came from this device and is alive.
-        match unsafe { shared.hal().create_render_pipeline(&hal_desc) } {
-            Ok(raw) => {
-                let late = late_sizes(&stages, &layout);
-                let mut pipeline = RenderPipeline::invalid(shared, desc.label, Some(layout));
-                pipeline.late_sizes = late;
-                pipeline.raw = Some(raw);
-                pipeline.describe(desc);
-                pipeline.immediate_slots = immediate_slots(&stages);
-                cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(pipeline)))
-            }
-            Err(e) => {
-                shared.report(KeelError::from_hal(call, &e));
-                invalid(Some(layout))
-            }
-        }
+        self.raster_pipeline(&raster, Front::Vertex(&desc.vertex))
     }
 
     fn create_mesh_pipeline(
         &self,
-        _desc: &wgpu::MeshPipelineDescriptor<'_>,
+        desc: &wgpu::MeshPipelineDescriptor<'_>,
     ) -> cu::DispatchRenderPipeline {
-        let shared = self.shared();
-        shared.report(KeelError::validation(
-            "create_mesh_pipeline",
-            "mesh shaders are not among keel-wgpu's features",
-        ));
-        cu::DispatchRenderPipeline::custom(KRenderPipeline(Arc::new(RenderPipeline::invalid(
-            shared,
-            _desc.label,
-            None,
-        ))))
+        let raster = Raster {
+            call: "create_mesh_pipeline",
+            label: desc.label,
+            layout: desc.layout,
+            parts: RasterParts::mesh(desc),
+            cache: desc.cache,
+        };
+        self.raster_pipeline(&raster, Front::Mesh(desc.task.as_ref(), &desc.mesh))
     }
 
     fn create_compute_pipeline(

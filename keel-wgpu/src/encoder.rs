@@ -1318,11 +1318,11 @@ impl cu::RenderPassInterface for KRenderPass {
     fn set_stencil_reference(&mut self, reference: u32) {
         self.push(PassCmd::SetStencilReference(reference));
     }
-    fn draw_mesh_tasks(&mut self, _x: u32, _y: u32, _z: u32) {
-        self.fail("draw_mesh_tasks: mesh shaders are not among keel-wgpu's features");
+    fn draw_mesh_tasks(&mut self, x: u32, y: u32, z: u32) {
+        self.push(PassCmd::DrawMeshTasks([x, y, z]));
     }
-    fn draw_mesh_tasks_indirect(&mut self, _b: &cu::DispatchBuffer, _offset: wgpu::BufferAddress) {
-        self.fail("draw_mesh_tasks_indirect: mesh shaders are not among keel-wgpu's features");
+    fn draw_mesh_tasks_indirect(&mut self, b: &cu::DispatchBuffer, offset: wgpu::BufferAddress) {
+        self.mesh_indirect(b, offset, 1);
     }
     fn multi_draw_indirect(
         &mut self,
@@ -1348,17 +1348,22 @@ impl cu::RenderPassInterface for KRenderPass {
         count_offset: wgpu::BufferAddress,
         max_count: u32,
     ) {
-        self.count_draw(b, offset, count_buffer, count_offset, max_count, false);
+        self.count_draw(
+            b,
+            offset,
+            count_buffer,
+            count_offset,
+            max_count,
+            Family::Draw,
+        );
     }
     fn multi_draw_mesh_tasks_indirect(
         &mut self,
-        _b: &cu::DispatchBuffer,
-        _offset: wgpu::BufferAddress,
-        _count: u32,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        count: u32,
     ) {
-        self.fail(
-            "multi_draw_mesh_tasks_indirect: mesh shaders are not among keel-wgpu's features",
-        );
+        self.mesh_indirect(b, offset, count);
     }
     fn multi_draw_indexed_indirect_count(
         &mut self,
@@ -1368,18 +1373,30 @@ impl cu::RenderPassInterface for KRenderPass {
         count_offset: wgpu::BufferAddress,
         max_count: u32,
     ) {
-        self.count_draw(b, offset, count_buffer, count_offset, max_count, true);
+        self.count_draw(
+            b,
+            offset,
+            count_buffer,
+            count_offset,
+            max_count,
+            Family::Indexed,
+        );
     }
     fn multi_draw_mesh_tasks_indirect_count(
         &mut self,
-        _b: &cu::DispatchBuffer,
-        _offset: wgpu::BufferAddress,
-        _count_buffer: &cu::DispatchBuffer,
-        _count_offset: wgpu::BufferAddress,
-        _max_count: u32,
+        b: &cu::DispatchBuffer,
+        offset: wgpu::BufferAddress,
+        count_buffer: &cu::DispatchBuffer,
+        count_offset: wgpu::BufferAddress,
+        max_count: u32,
     ) {
-        self.fail(
-            "multi_draw_mesh_tasks_indirect_count: mesh shaders are not among keel-wgpu's features",
+        self.count_draw(
+            b,
+            offset,
+            count_buffer,
+            count_offset,
+            max_count,
+            Family::Mesh,
         );
     }
     fn insert_debug_marker(&mut self, label: &str) {
@@ -1441,27 +1458,59 @@ impl KRenderPass {
         count_buffer: &cu::DispatchBuffer,
         count_offset: u64,
         max_count: u32,
-        indexed: bool,
+        family: Family,
     ) {
+        let call = match family {
+            Family::Mesh => "multi_draw_mesh_tasks_indirect_count",
+            _ => "multi_draw_indirect_count",
+        };
         let needed = wgpu::Features::MULTI_DRAW_INDIRECT_COUNT;
         if !self.shared.features.contains(needed) {
             return self.fail(format!(
-                "multi_draw_indirect_count: Features {needed:?} are required but not enabled \
-                 on the device"
+                "{call}: Features {needed:?} are required but not enabled on the device"
             ));
         }
         match buffer(&self.shared, b).and_then(|b| Ok((b, buffer(&self.shared, count_buffer)?))) {
-            Ok((buffer, count_buffer)) => self.push(PassCmd::DrawIndirectCount {
-                buffer,
-                offset,
-                count_buffer,
-                count_offset,
-                max_count,
-                indexed,
+            Ok((buffer, count_buffer)) => self.push(match family {
+                Family::Mesh => PassCmd::DrawMeshTasksIndirectCount {
+                    buffer,
+                    offset,
+                    count_buffer,
+                    count_offset,
+                    max_count,
+                },
+                _ => PassCmd::DrawIndirectCount {
+                    buffer,
+                    offset,
+                    count_buffer,
+                    count_offset,
+                    max_count,
+                    indexed: family == Family::Indexed,
+                },
             }),
-            Err(e) => self.fail(format!("multi_draw_indirect_count: {e}")),
+            Err(e) => self.fail(format!("{call}: {e}")),
         }
     }
+
+    fn mesh_indirect(&mut self, b: &cu::DispatchBuffer, offset: u64, count: u32) {
+        match buffer(&self.shared, b) {
+            Ok(buffer) => self.push(PassCmd::DrawMeshTasksIndirect {
+                buffer,
+                offset,
+                count,
+            }),
+            Err(e) => self.fail(format!("draw_mesh_tasks_indirect: {e}")),
+        }
+    }
+}
+
+/// Which draw commands a count draw is of (wgpu-core's
+/// `DrawCommandFamily`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Draw,
+    Indexed,
+    Mesh,
 }
 
 /// `wgpu::RenderBundleEncoder`.

@@ -19,9 +19,6 @@ pub(crate) fn unsupported_features() -> wgpu::Features {
         | wgpu::Features::EXPERIMENTAL_RAY_HIT_VERTEX_RETURN
         | wgpu::Features::EXTENDED_ACCELERATION_STRUCTURE_VERTEX_FORMATS
         | wgpu::Features::ACCELERATION_STRUCTURE_BINDING_ARRAY
-        | wgpu::Features::EXPERIMENTAL_MESH_SHADER
-        | wgpu::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW
-        | wgpu::Features::EXPERIMENTAL_MESH_SHADER_POINTS
         | wgpu::Features::EXTERNAL_TEXTURE
         | wgpu::Features::VULKAN_EXTERNAL_MEMORY_FD
         | wgpu::Features::VULKAN_EXTERNAL_MEMORY_WIN32
@@ -279,6 +276,15 @@ impl KeelAdapter {
         if !missing.is_empty() {
             return Err(wgpu::RequestDeviceError::from_message(format!(
                 "Unsupported features were requested: {missing}"
+            )));
+        }
+        // wgpu-core's gate: an experimental feature only where the program
+        // opted in (`ExperimentalFeatures::enabled`, an unsafe call).
+        let experimental = desc.required_features & wgpu::Features::all_experimental_mask();
+        if !experimental.is_empty() && !desc.experimental_features.is_enabled() {
+            return Err(wgpu::RequestDeviceError::from_message(format!(
+                "Some experimental features, {experimental}, were requested, but experimental \
+                 features are not enabled"
             )));
         }
         // The keel-hal device gets what the indirect dispatch check needs

@@ -28,9 +28,10 @@
 //! - **surfaces** and **pipeline caches**: keel-hal's (`surface.rs`,
 //!   `pipeline.rs`).
 //!
-//! Not yet carried through (never advertised; creating one reports a
-//! validation error): acceleration structures, mesh shaders, external
-//! textures and memory (`docs/design.md` §17.5).
+//! Mesh pipelines (`EXPERIMENTAL_MESH_SHADER`) are carried as render
+//! pipelines (`device.rs::raster_pipeline`). Not yet carried through (never
+//! advertised; creating one reports a validation error): acceleration
+//! structures, external textures and memory (`docs/design.md` §17.5).
 
 #![warn(missing_docs)]
 

@@ -16,13 +16,17 @@ use keel_hal::{BufferUses, TextureUses};
 
 use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
 use crate::command::{GroupSlot, GroupTable, PassCmd, RenderBundle};
-use crate::pipeline::{ComputePipeline, RenderPipeline, Targets};
+use crate::pipeline::{ComputePipeline, MeshStages, RenderPipeline, Targets};
 use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, QuerySet, TextureView};
 use crate::shared::DeviceShared;
 
 /// Bind group slots a pass keeps (wgpu's `MAX_BIND_GROUPS`).
 pub(crate) const MAX_GROUPS: usize = 8;
+
+/// Bytes of one `draw_mesh_tasks_indirect` argument set (wgpu's
+/// `DispatchIndirectArgs`).
+const MESH_ARGS: u64 = 12;
 
 /// Buffer uses that exclude every other use in one scope (wgpu's).
 const BUFFER_EXCLUSIVE: BufferUses = BufferUses::MAP_WRITE
@@ -1209,13 +1213,13 @@ impl RenderState {
                 vertices,
                 instances,
             } => {
-                self.draw_state(false)?;
+                self.draw_state(false, false)?;
                 self.check_ranges(Some(vertices), instances)?;
             }
             PassCmd::DrawIndexed {
                 indices, instances, ..
             } => {
-                self.draw_state(true)?;
+                self.draw_state(true, false)?;
                 let limit = self.index.map_or(0, |(_, n)| n);
                 if indices.end as u64 > limit {
                     return Err(format!(
@@ -1236,7 +1240,7 @@ impl RenderState {
                 let stride = if *indexed { 20 } else { 16 };
                 check_indirect(buffer, *offset, stride * *count as u64)?;
                 self.scope.buffer(buffer, BufferUses::INDIRECT)?;
-                self.draw_state(*indexed)?;
+                self.draw_state(*indexed, false)?;
                 // What the GPU check holds the arguments to (wgpu-core's
                 // `vertex_or_index_limit` and `instance_limit`).
                 let bound = self.vertex_limits();
@@ -1260,7 +1264,36 @@ impl RenderState {
                 check_indirect(count_buffer, *count_offset, 4)?;
                 self.scope.buffer(buffer, BufferUses::INDIRECT)?;
                 self.scope.buffer(count_buffer, BufferUses::INDIRECT)?;
-                self.draw_state(*indexed)?;
+                self.draw_state(*indexed, false)?;
+            }
+            PassCmd::DrawMeshTasks(counts) => {
+                self.draw_state(false, true)?;
+                self.check_mesh_multiview()?;
+                self.check_mesh_counts(*counts)?;
+            }
+            PassCmd::DrawMeshTasksIndirect {
+                buffer,
+                offset,
+                count,
+            } => {
+                self.draw_state(false, true)?;
+                self.check_mesh_multiview()?;
+                check_indirect(buffer, *offset, MESH_ARGS * *count as u64)?;
+                self.scope.buffer(buffer, BufferUses::INDIRECT)?;
+            }
+            PassCmd::DrawMeshTasksIndirectCount {
+                buffer,
+                offset,
+                count_buffer,
+                count_offset,
+                max_count,
+            } => {
+                self.draw_state(false, true)?;
+                self.check_mesh_multiview()?;
+                check_indirect(buffer, *offset, MESH_ARGS * *max_count as u64)?;
+                check_indirect(count_buffer, *count_offset, 4)?;
+                self.scope.buffer(buffer, BufferUses::INDIRECT)?;
+                self.scope.buffer(count_buffer, BufferUses::INDIRECT)?;
             }
             PassCmd::SetScissorRect([x, y, w, h]) => {
                 if let Some((width, height)) = self.extent {
@@ -1327,9 +1360,61 @@ impl RenderState {
         self.scope.merge(&bundle.scope)
     }
 
-    /// A draw's checks: a pipeline, its groups, its vertex buffers, an
-    /// index buffer for an indexed draw.
-    fn draw_state(&mut self, indexed: bool) -> Result<(), String> {
+    /// A mesh draw in a multiview pass: the device must have
+    /// `EXPERIMENTAL_MESH_SHADER_MULTIVIEW` and the views be within
+    /// `max_mesh_multiview_view_count` (wgpu-core's
+    /// `validate_mesh_draw_multiview`).
+    fn check_mesh_multiview(&self) -> Result<(), String> {
+        let Some(mask) = self.targets.multiview else {
+            return Ok(());
+        };
+        let highest = 31 - mask.get().leading_zeros();
+        let max = self.shared.limits.max_mesh_multiview_view_count;
+        let feature = wgpu::Features::EXPERIMENTAL_MESH_SHADER_MULTIVIEW;
+        if !self.shared.features.contains(feature) || highest > max {
+            return Err(format!(
+                "Mesh shader calls in multiview render passes require enabling the \
+                 `EXPERIMENTAL_MESH_SHADER_MULTIVIEW` feature, and the highest bit ({highest}) \
+                 in the multiview mask must be <= `Limits::max_multiview_view_count` ({max})"
+            ));
+        }
+        Ok(())
+    }
+
+    /// A direct mesh draw's workgroup counts against the task limits (a
+    /// pipeline with a task stage) or the mesh limits (wgpu-core's
+    /// `draw_mesh_tasks`).
+    fn check_mesh_counts(&self, counts: [u32; 3]) -> Result<(), String> {
+        let limits = &self.shared.limits;
+        let task = self.pipeline.as_ref().and_then(|p| p.mesh) == Some(MeshStages::TaskMesh);
+        let (per_dimension, total_limit) = if task {
+            (
+                limits.max_task_workgroups_per_dimension,
+                limits.max_task_workgroup_total_count,
+            )
+        } else {
+            (
+                limits.max_mesh_workgroups_per_dimension,
+                limits.max_mesh_workgroup_total_count,
+            )
+        };
+        let total = counts.iter().fold(1u32, |t, &n| t.saturating_mul(n));
+        if total > total_limit || counts.iter().any(|&n| n > per_dimension) {
+            return Err(format!(
+                "Workgroup size {counts:?} ({total} total invocations) must be less or equal to \
+                 the per-dimension limit `Limits::max_task_mesh_workgroups_per_dimension` of \
+                 {:?} and the total invocation limit \
+                 `Limits::max_task_mesh_workgroup_total_count` of {total_limit}",
+                [per_dimension; 3]
+            ));
+        }
+        Ok(())
+    }
+
+    /// A draw's checks: a pipeline of the draw's kind (`mesh`: a
+    /// `draw_mesh_tasks*`), its groups, its vertex buffers, an index
+    /// buffer for an indexed draw.
+    fn draw_state(&mut self, indexed: bool, mesh: bool) -> Result<(), String> {
         let pipeline = self.pipeline.as_ref().ok_or("Pipeline must be set")?;
         check_immediates_set(self.immediates, pipeline.immediate_slots)?;
         if !self.groups_checked {
@@ -1363,6 +1448,17 @@ impl RenderState {
                     pipeline.ident()
                 ));
             }
+        }
+        if mesh != pipeline.mesh.is_some() {
+            let (draw, kind) = if mesh {
+                ("mesh shader", "standard")
+            } else {
+                ("standard", "mesh shader")
+            };
+            return Err(format!(
+                "Wrong pipeline type for this draw command. Attempted to call {draw} draw \
+                 command on {kind} pipeline"
+            ));
         }
         Ok(())
     }

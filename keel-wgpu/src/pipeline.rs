@@ -174,7 +174,64 @@ pub(crate) struct RenderPipeline {
     pub immediate_slots: naga::valid::ImmediateSlots,
     /// As [`ComputePipeline::late_sizes`], checked at each draw.
     pub late_sizes: Vec<(u32, u32, u64)>,
+    /// A mesh pipeline (`create_mesh_pipeline`): drawn only with
+    /// `draw_mesh_tasks*`, and those draw only it.
+    pub mesh: Option<MeshStages>,
     pub last_use: LastUse,
+}
+
+/// A mesh pipeline's front stages: what its draws' counts are held to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MeshStages {
+    /// A mesh stage alone: counts within the mesh workgroup limits.
+    Mesh,
+    /// A task stage before the mesh stage: counts within the task
+    /// workgroup limits.
+    TaskMesh,
+}
+
+/// What render and mesh pipelines share from rasterization on, with the
+/// vertex buffers (none for a mesh pipeline): what the creation checks
+/// and the recording checks read from either descriptor.
+#[derive(Clone, Copy)]
+pub(crate) struct RasterParts<'a> {
+    pub vertex_buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
+    pub primitive: &'a wgpu::PrimitiveState,
+    pub depth_stencil: Option<&'a wgpu::DepthStencilState>,
+    pub multisample: &'a wgpu::MultisampleState,
+    pub fragment: Option<&'a wgpu::FragmentState<'a>>,
+    pub multiview_mask: Option<std::num::NonZeroU32>,
+}
+
+impl<'a> RasterParts<'a> {
+    /// A render pipeline's.
+    pub(crate) fn render(desc: &'a wgpu::RenderPipelineDescriptor<'a>) -> Self {
+        Self {
+            vertex_buffers: desc.vertex.buffers,
+            primitive: &desc.primitive,
+            depth_stencil: desc.depth_stencil.as_ref(),
+            multisample: &desc.multisample,
+            fragment: desc.fragment.as_ref(),
+            multiview_mask: desc.multiview_mask,
+        }
+    }
+
+    /// A mesh pipeline's (no vertex buffers).
+    pub(crate) fn mesh(desc: &'a wgpu::MeshPipelineDescriptor<'a>) -> Self {
+        Self {
+            vertex_buffers: &[],
+            primitive: &desc.primitive,
+            depth_stencil: desc.depth_stencil.as_ref(),
+            multisample: &desc.multisample,
+            fragment: desc.fragment.as_ref(),
+            multiview_mask: desc.multiview,
+        }
+    }
+
+    /// The colour targets (none without a fragment stage).
+    pub(crate) fn targets(&self) -> &'a [Option<wgpu::ColorTargetState>] {
+        self.fragment.map_or(&[], |f| f.targets)
+    }
 }
 
 impl RenderPipeline {
@@ -198,16 +255,16 @@ impl RenderPipeline {
             strip_index_format: None,
             immediate_slots: Default::default(),
             late_sizes: Vec::new(),
+            mesh: None,
             last_use: LastUse::default(),
         }
     }
 
     /// Takes what the recording checks need from `desc`: vertex slots,
     /// targets, depth and stencil writes.
-    pub(crate) fn describe(&mut self, desc: &wgpu::RenderPipelineDescriptor<'_>) {
+    pub(crate) fn describe(&mut self, desc: &RasterParts<'_>) {
         self.vertex = desc
-            .vertex
-            .buffers
+            .vertex_buffers
             .iter()
             .map(|b| {
                 b.as_ref().map(|b| VertexSlot {
@@ -228,27 +285,25 @@ impl RenderPipeline {
             .enumerate()
             .filter(|(slot, b)| b.is_some() && *slot < 64)
             .fold(0, |bits, (slot, _)| bits | 1 << slot);
-        let colors = desc.fragment.as_ref().map_or(Vec::new(), |f| {
-            f.targets
-                .iter()
-                .map(|t| t.as_ref().map(|t| t.format))
-                .collect()
-        });
+        let colors = desc
+            .targets()
+            .iter()
+            .map(|t| t.as_ref().map(|t| t.format))
+            .collect();
         self.targets = Targets::new(
             colors,
-            desc.depth_stencil.as_ref().map(|d| d.format),
+            desc.depth_stencil.map(|d| d.format),
             desc.multisample.count,
             desc.multiview_mask,
         );
         self.strip_index_format = desc.primitive.strip_index_format;
-        self.uses_blend_constant = desc.fragment.as_ref().is_some_and(|f| {
-            f.targets
-                .iter()
-                .flatten()
-                .filter_map(|t| t.blend)
-                .any(|b| b.color.uses_constant() || b.alpha.uses_constant())
-        });
-        if let Some(ds) = &desc.depth_stencil {
+        self.uses_blend_constant = desc
+            .targets()
+            .iter()
+            .flatten()
+            .filter_map(|t| t.blend)
+            .any(|b| b.color.uses_constant() || b.alpha.uses_constant());
+        if let Some(ds) = desc.depth_stencil {
             self.writes_depth = !ds.is_depth_read_only();
             self.writes_stencil = !ds.is_stencil_read_only(desc.primitive.cull_mode);
         }

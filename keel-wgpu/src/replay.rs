@@ -1042,7 +1042,15 @@ impl<'a> Replay<'a> {
                     scope.buffer(buffer, BufferUses::INDIRECT);
                     plan_draw(cmd, plan, scope)?;
                 }
+                PassCmd::DrawMeshTasksIndirect { buffer, .. } => {
+                    scope.buffer(buffer, BufferUses::INDIRECT)
+                }
                 PassCmd::DrawIndirectCount {
+                    buffer,
+                    count_buffer,
+                    ..
+                }
+                | PassCmd::DrawMeshTasksIndirectCount {
                     buffer,
                     count_buffer,
                     ..
@@ -1455,7 +1463,10 @@ impl<'a> Replay<'a> {
                 PassCmd::Draw { .. }
                 | PassCmd::DrawIndexed { .. }
                 | PassCmd::DrawIndirect { .. }
-                | PassCmd::DrawIndirectCount { .. } => {
+                | PassCmd::DrawIndirectCount { .. }
+                | PassCmd::DrawMeshTasks(_)
+                | PassCmd::DrawMeshTasksIndirect { .. }
+                | PassCmd::DrawMeshTasksIndirectCount { .. } => {
                     // Taken first, so that every indirect draw takes its
                     // own, whatever happens below.
                     let checked = match cmd {
@@ -1559,6 +1570,25 @@ impl<'a> Replay<'a> {
                                 )
                             }
                         }
+                        PassCmd::DrawMeshTasks([x, y, z]) => enc.draw_mesh_tasks(*x, *y, *z),
+                        PassCmd::DrawMeshTasksIndirect {
+                            buffer,
+                            offset,
+                            count,
+                        } => enc.draw_mesh_tasks_indirect(buffer.handle()?, *offset, *count),
+                        PassCmd::DrawMeshTasksIndirectCount {
+                            buffer,
+                            offset,
+                            count_buffer,
+                            count_offset,
+                            max_count,
+                        } => enc.draw_mesh_tasks_indirect_count(
+                            buffer.handle()?,
+                            *offset,
+                            count_buffer.handle()?,
+                            *count_offset,
+                            *max_count,
+                        ),
                         _ => {}
                     }
                 }

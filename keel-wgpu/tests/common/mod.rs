@@ -81,9 +81,19 @@ pub fn open_with_limits(
         );
         return None;
     }
+    let required_features = features | (optional & adapter.features());
+    let experimental_features =
+        if required_features.intersects(wgpu::Features::all_experimental_mask()) {
+            // SAFETY: the tests that ask for experimental features use them
+            // only as their documentation allows.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        required_features: features | (optional & adapter.features()),
+        required_features,
         required_limits: limits(&adapter),
+        experimental_features,
         ..Default::default()
     }))
     .expect("device");
