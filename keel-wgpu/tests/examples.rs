@@ -223,6 +223,11 @@ fn render_to_texture() {
 }
 
 #[test]
+fn mesh_shader() {
+    check("mesh_shader", Compare::Image, true);
+}
+
+#[test]
 fn textured_mesh() {
     check("textured_mesh", Compare::Image, true);
 }

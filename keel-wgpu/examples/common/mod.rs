@@ -66,10 +66,18 @@ pub fn open(which: Which, features: wgpu::Features) -> Result<Gpu, String> {
     if !missing.is_empty() {
         return Err(format!("{SKIPPED}: the adapter lacks {missing:?}"));
     }
+    let experimental_features = if features.intersects(wgpu::Features::all_experimental_mask()) {
+        // SAFETY: an example that asks for an experimental feature uses it
+        // only as wgpu documents it.
+        unsafe { wgpu::ExperimentalFeatures::enabled() }
+    } else {
+        wgpu::ExperimentalFeatures::disabled()
+    };
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("example"),
         required_features: features,
         required_limits: adapter.limits(),
+        experimental_features,
         ..Default::default()
     }))
     .map_err(|e| format!("no device: {e}"))?;
