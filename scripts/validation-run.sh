@@ -86,6 +86,7 @@ examples=(
     "wgpu-compute_readback|target/debug/examples/compute_readback"
     "wgpu-render_to_texture|target/debug/examples/render_to_texture"
     "wgpu-textured_mesh|target/debug/examples/textured_mesh"
+    "wgpu-mesh_shader|target/debug/examples/mesh_shader"
     "wgpu-mipmaps|target/debug/examples/mipmaps"
     "wgpu-msaa|target/debug/examples/msaa"
     "wgpu-shadow|target/debug/examples/shadow"

@@ -167,10 +167,18 @@ pub(super) fn buffer_scope(
     usage: BufferUses,
     shaders: vk::PipelineStageFlags2,
 ) -> (vk::PipelineStageFlags2, vk::AccessFlags2) {
-    usage.iter().map(|f| buffer_flag_scope(f, shaders)).fold(
-        (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE),
-        |acc, s| (acc.0 | s.0, acc.1 | s.1),
-    )
+    // Bit by bit (every buffer state flag is one bit): bitflags' `iter`
+    // walks the whole list of named flags, which every barrier of every
+    // dispatch paid for twice.
+    let mut scope = (vk::PipelineStageFlags2::NONE, vk::AccessFlags2::NONE);
+    let mut bits = usage.bits();
+    while bits != 0 {
+        let bit = bits & bits.wrapping_neg();
+        bits &= bits - 1;
+        let (stage, access) = buffer_flag_scope(BufferUses::from_bits_retain(bit), shaders);
+        scope = (scope.0 | stage, scope.1 | access);
+    }
+    scope
 }
 
 /// The stages and accesses of a texture state (the union over its flags);
