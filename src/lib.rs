@@ -145,7 +145,7 @@ pub use dynamic::{
 pub use encoder::CommandEncoder;
 pub use error::*;
 pub use external::*;
-pub use memory::{Memory, MemoryHeapReport, MemoryReport, MemoryTypeReport};
+pub use memory::{Memory, MemoryHeapReport, MemoryPlacement, MemoryReport, MemoryTypeReport};
 pub use pass::*;
 pub use pipeline::*;
 pub use resource::*;
@@ -742,6 +742,25 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// bytes, blocks, per memory type and heap, and the heap budgets where
     /// the driver reports them. See [`MemoryReport`].
     fn memory_report(&self) -> MemoryReport;
+
+    /// Where `buffer`'s memory lies: its block and range, for an upper
+    /// layer's allocator report (a query of the allocator, nothing kept per
+    /// resource). `None` for memory the device does not allocate (a buffer
+    /// wrapped from a raw handle).
+    ///
+    /// # Safety
+    /// The buffer came from this device and is alive.
+    unsafe fn buffer_placement(&self, buffer: &<Self::A as Api>::Buffer)
+        -> Option<MemoryPlacement>;
+
+    /// As [`Device::buffer_placement`], for a texture.
+    ///
+    /// # Safety
+    /// The texture came from this device and is alive.
+    unsafe fn texture_placement(
+        &self,
+        texture: &<Self::A as Api>::Texture,
+    ) -> Option<MemoryPlacement>;
 
     /// Releases every piece of memory the device keeps for reuse and every
     /// block left empty by that, and the idle query pools it keeps for

@@ -70,6 +70,24 @@ pub struct MemoryReport {
     pub heaps: Vec<MemoryHeapReport>,
 }
 
+/// Where one buffer's or texture's memory lies
+/// ([`crate::Device::buffer_placement`], [`crate::Device::texture_placement`]):
+/// the block it is part of and its range there, for allocator reports.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryPlacement {
+    /// The block, as an identity shared by every resource in it
+    /// (Vulkan: the `VkDeviceMemory` handle; noop: each resource is its
+    /// own block).
+    pub block: u64,
+    /// The block's size in bytes.
+    pub block_size: u64,
+    /// The resource's offset in the block.
+    pub offset: u64,
+    /// The bytes bound to the resource (its memory requirement).
+    pub size: u64,
+}
+
 /// One memory type's share of a [`MemoryReport`].
 #[non_exhaustive]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

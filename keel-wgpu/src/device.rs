@@ -364,7 +364,7 @@ pub(crate) fn create_buffer(
             }
         }
     }
-    Arc::new(Buffer {
+    let buffer = Arc::new(Buffer {
         shared: shared.clone(),
         raw: Some(raw),
         label: desc.label.unwrap_or_default().into(),
@@ -382,7 +382,9 @@ pub(crate) fn create_buffer(
             Vec::new()
         }),
         indirect_source: OnceLock::new(),
-    })
+    });
+    shared.live.buffer(&buffer);
+    buffer
 }
 
 fn invalid_quiet(shared: &Arc<DeviceShared>, desc: &wgpu::BufferDescriptor<'_>) -> Arc<Buffer> {
@@ -1463,6 +1465,9 @@ impl cu::DeviceInterface for KeelDevice {
             frame: Mutex::new(None),
             surface: None,
         });
+        if texture.raw.is_some() {
+            shared.live.texture(&texture);
+        }
         if texture.raw.is_some() && desc.format.is_compressed() {
             if let Err(e) = crate::queue::zero_compressed(shared, &texture) {
                 // Unzeroed memory must not be read: the texture is unusable.
@@ -1658,15 +1663,7 @@ impl cu::DeviceInterface for KeelDevice {
     }
 
     fn generate_allocator_report(&self) -> Option<wgpu::AllocatorReport> {
-        // Totals from keel-hal's memory report; it keeps no per-allocation
-        // list, so `allocations` and `blocks` stay empty.
-        let report = self.shared().hal().memory_report();
-        Some(wgpu::AllocatorReport {
-            allocations: Vec::new(),
-            blocks: Vec::new(),
-            total_allocated_bytes: report.live_bytes,
-            total_reserved_bytes: report.reserved_bytes,
-        })
+        Some(crate::allocator_report::report(self.shared()))
     }
 
     fn destroy(&self) {

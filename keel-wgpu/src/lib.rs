@@ -35,6 +35,7 @@
 
 #![warn(missing_docs)]
 
+mod allocator_report;
 mod bind_group;
 mod binding;
 mod command;

@@ -90,6 +90,8 @@ pub(crate) struct DeviceShared {
     /// The GPU-side check of indirect dispatch counts (made at the first
     /// indirect dispatch; off where the adapter runs no shaders).
     pub indirect: crate::indirect_check::IndirectSlot,
+    /// The buffers and textures alive, for the allocator report.
+    pub live: crate::allocator_report::LiveResources,
     /// The keel-hal instance, dropped after the device (fields drop in order).
     _instance: Arc<keel_hal::dynamic::ChosenInstance>,
 }
@@ -127,6 +129,7 @@ impl DeviceShared {
             lost_callback: Mutex::new(None),
             submit_lock: Mutex::new(()),
             indirect: crate::indirect_check::IndirectSlot::new(false),
+            live: Default::default(),
             _instance: instance,
         }
     }

@@ -444,6 +444,20 @@ impl Device for Box<dyn DynDevice> {
     fn memory_report(&self) -> crate::MemoryReport {
         DynDevice::memory_report(&**self)
     }
+    unsafe fn buffer_placement(
+        &self,
+        buffer: &Box<dyn DynBuffer>,
+    ) -> Option<crate::MemoryPlacement> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::buffer_placement(&**self, &**buffer) }
+    }
+    unsafe fn texture_placement(
+        &self,
+        texture: &Box<dyn DynTexture>,
+    ) -> Option<crate::MemoryPlacement> {
+        // SAFETY: forwarded contract.
+        unsafe { DynDevice::texture_placement(&**self, &**texture) }
+    }
     fn trim_memory(&self) -> u64 {
         DynDevice::trim_memory(&**self)
     }

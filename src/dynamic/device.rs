@@ -344,6 +344,18 @@ pub trait DynDevice: DynResource {
     fn shader_capabilities(&self) -> naga::valid::Capabilities;
     /// See [`Device::memory_report`].
     fn memory_report(&self) -> crate::MemoryReport;
+    /// See [`Device::buffer_placement`]; `None` for a buffer of another
+    /// backend.
+    ///
+    /// # Safety
+    /// As [`Device::buffer_placement`].
+    unsafe fn buffer_placement(&self, buffer: &dyn DynBuffer) -> Option<crate::MemoryPlacement>;
+    /// See [`Device::texture_placement`]; `None` for a texture of another
+    /// backend.
+    ///
+    /// # Safety
+    /// As [`Device::texture_placement`].
+    unsafe fn texture_placement(&self, texture: &dyn DynTexture) -> Option<crate::MemoryPlacement>;
     /// See [`Device::trim_memory`].
     fn trim_memory(&self) -> u64;
     /// See [`Device::set_memory_retention`].
@@ -819,6 +831,16 @@ impl<D: Device> DynDevice for D {
     }
     fn memory_report(&self) -> crate::MemoryReport {
         Device::memory_report(self)
+    }
+    unsafe fn buffer_placement(&self, buffer: &dyn DynBuffer) -> Option<crate::MemoryPlacement> {
+        let buffer = cast::<<D::A as Api>::Buffer>(buffer)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::buffer_placement(self, buffer) }
+    }
+    unsafe fn texture_placement(&self, texture: &dyn DynTexture) -> Option<crate::MemoryPlacement> {
+        let texture = cast::<<D::A as Api>::Texture>(texture)?;
+        // SAFETY: forwarded contract.
+        unsafe { Device::texture_placement(self, texture) }
     }
     fn trim_memory(&self) -> u64 {
         Device::trim_memory(self)

@@ -447,6 +447,14 @@ impl crate::Device for Device {
         }
     }
 
+    unsafe fn buffer_placement(&self, buffer: &super::Buffer) -> Option<crate::MemoryPlacement> {
+        Some(own_block(&buffer.bytes))
+    }
+
+    unsafe fn texture_placement(&self, texture: &super::Texture) -> Option<crate::MemoryPlacement> {
+        Some(own_block(&texture.bytes))
+    }
+
     fn trim_memory(&self) -> u64 {
         // Nothing is kept (noop/memory.rs).
         0
@@ -699,4 +707,16 @@ fn resolve_view(
         range: view.range,
         usage: texture.usage,
     })
+}
+
+/// A noop resource's memory: a block of its own (its bytes' address is
+/// the block's identity), the whole of it.
+fn own_block(bytes: &Arc<HostBytes>) -> crate::MemoryPlacement {
+    let size = bytes.len();
+    crate::MemoryPlacement {
+        block: Arc::as_ptr(bytes) as usize as u64,
+        block_size: size,
+        offset: 0,
+        size,
+    }
 }

@@ -754,6 +754,14 @@ impl crate::Device for super::Device {
         self.shared.memory.report()
     }
 
+    unsafe fn buffer_placement(&self, buffer: &super::Buffer) -> Option<crate::MemoryPlacement> {
+        self.shared.memory.placement(&buffer.block)
+    }
+
+    unsafe fn texture_placement(&self, texture: &super::Texture) -> Option<crate::MemoryPlacement> {
+        self.shared.memory.placement(&texture.block)
+    }
+
     fn trim_memory(&self) -> u64 {
         // SAFETY: the pools are this device's.
         let pools = unsafe { self.shared.compaction_pools.lock().trim(&self.shared.raw) };

@@ -715,6 +715,31 @@ impl MemoryAllocator {
     }
 
     /// What the allocator holds now (`Device::memory_report`).
+    /// Where `block`'s memory lies (`Device::buffer_placement`): VMA's
+    /// answer for its allocations, the dedicated memory for external ones,
+    /// `None` for caller-owned memory.
+    pub(crate) fn placement(&self, block: &Block) -> Option<crate::MemoryPlacement> {
+        match block {
+            Block::Vma(vma) => {
+                let details = self.raw.get_allocation_info2(&vma.allocation);
+                let info = details.allocation_info;
+                Some(crate::MemoryPlacement {
+                    block: ash::vk::Handle::as_raw(info.device_memory),
+                    block_size: details.block_size,
+                    offset: info.offset,
+                    size: info.size,
+                })
+            }
+            Block::External(external) => Some(crate::MemoryPlacement {
+                block: ash::vk::Handle::as_raw(external.memory),
+                block_size: external.size,
+                offset: 0,
+                size: external.size,
+            }),
+            Block::CallerOwned => None,
+        }
+    }
+
     pub(crate) fn report(&self) -> crate::MemoryReport {
         // Retention is held while VMA counts, so the two agree (no path
         // takes the retention lock while VMA holds one of its own).

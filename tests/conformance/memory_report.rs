@@ -6,11 +6,12 @@ use keel_hal::wgt;
 use keel_hal::{Api, Device, Memory, MemoryReport};
 
 use crate::harness::{Ctx, Outcome, TestResult};
-use crate::helpers::create_buffer;
+use crate::helpers::{create_buffer, texture_desc};
 
 conformance_tests!(
     report_live_bytes_follow_resources,
-    trim_leaves_nothing_retained
+    trim_leaves_nothing_retained,
+    placements_lie_inside_their_blocks
 );
 
 /// The report's invariants: `live + retained <= reserved`, the per-type
@@ -151,5 +152,78 @@ fn trim_leaves_nothing_retained<A: Api>(ctx: &Ctx<A>) -> TestResult {
         (0, 0),
         "retention off"
     );
+    Ok(Outcome::Pass)
+}
+
+/// `buffer_placement` / `texture_placement`: each resource's range lies
+/// inside its block, holds at least its size, and resources sharing a block
+/// do not overlap.
+fn placements_lie_inside_their_blocks<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    use wgt::BufferUsages as U;
+    let mut buffers = Vec::new();
+    for size in [256u64, 4096, 64 << 10] {
+        for _ in 0..3 {
+            // SAFETY: live device; destroyed below.
+            let buffer = unsafe { create_buffer(ctx, size, U::STORAGE, Memory::Device) }?;
+            buffers.push((buffer, size));
+        }
+    }
+    let desc = texture_desc(wgt::TextureFormat::Rgba8Unorm, 32, 32, 1, 1);
+    // SAFETY: live device; destroyed below.
+    let texture = unsafe { ctx.device.create_texture(&desc) }?;
+    let mut placed = Vec::new();
+    for (buffer, size) in &buffers {
+        // SAFETY: made above, alive.
+        let Some(p) = (unsafe { ctx.device.buffer_placement(buffer) }) else {
+            return Err("no placement for a device buffer".to_string().into());
+        };
+        check!(
+            p.size >= *size,
+            "a {size}-byte buffer placed with {} bytes",
+            p.size
+        );
+        placed.push(p);
+    }
+    // SAFETY: made above, alive.
+    let Some(p) = (unsafe { ctx.device.texture_placement(&texture) }) else {
+        return Err("no placement for a device texture".to_string().into());
+    };
+    check!(
+        p.size >= 32 * 32 * 4,
+        "a 4 KiB texture placed with {} bytes",
+        p.size
+    );
+    placed.push(p);
+    for p in &placed {
+        check!(
+            p.offset + p.size <= p.block_size,
+            "range {}+{} outside its {}-byte block",
+            p.offset,
+            p.size,
+            p.block_size
+        );
+    }
+    placed.sort_by_key(|p| (p.block, p.offset));
+    for pair in placed.windows(2) {
+        if pair[0].block == pair[1].block {
+            check!(
+                pair[0].offset + pair[0].size <= pair[1].offset,
+                "overlapping placements in one block: {:?} and {:?}",
+                pair[0],
+                pair[1]
+            );
+            check_eq!(
+                pair[0].block_size,
+                pair[1].block_size,
+                "one block, one size"
+            );
+        }
+    }
+    for (buffer, _) in buffers {
+        // SAFETY: made above, never used by the GPU.
+        unsafe { ctx.device.destroy_buffer(buffer) };
+    }
+    // SAFETY: made above, never used by the GPU.
+    unsafe { ctx.device.destroy_texture(texture) };
     Ok(Outcome::Pass)
 }
