@@ -757,6 +757,16 @@ pub enum ConstantProblem {
         /// The type, in WGSL.
         ty: &'static str,
     },
+    /// A value with a fraction for an integer override: the hal takes the
+    /// values its types hold exactly (WebGPU's truncation is the upper
+    /// layer's conversion to make before).
+    #[error("the value {value} has a fraction; the override's type {ty} holds integers only")]
+    NotAnInteger {
+        /// The value given.
+        value: String,
+        /// The type, in WGSL.
+        ty: &'static str,
+    },
     /// Values are given to WGSL and naga modules; this stage's module is
     /// SPIR-V.
     #[error("pipeline constants are given to WGSL and naga modules; this module is SPIR-V")]

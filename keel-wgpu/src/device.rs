@@ -800,7 +800,12 @@ enum Front<'a> {
 
 /// One resolved stage: its module, entry point index and name, and the
 /// override constants it is created with.
-type Resolved<'m> = (&'m Arc<ShaderModule>, usize, String, &'m [(&'m str, f64)]);
+type Resolved<'m> = (
+    &'m Arc<ShaderModule>,
+    usize,
+    String,
+    Cow<'m, [(&'m str, f64)]>,
+);
 
 impl KeelDevice {
     /// A render or mesh pipeline (wgpu-core's `create_render_pipeline`,
@@ -836,7 +841,7 @@ impl KeelDevice {
         }
         let resolve = |module, entry_point, stage, constants| {
             self.stage(call, module, entry_point, stage)
-                .map(|(m, i, name)| (m, i, name, constants))
+                .map(|(m, i, name)| (m, i, name, m.webidl_constants(constants)))
         };
         let (task, front_stage): (Option<Resolved<'_>>, Resolved<'_>) = match front {
             Front::Vertex(v) => {
@@ -927,7 +932,7 @@ impl KeelDevice {
                 .map(|raw| keel_hal::ProgrammableStage::<DynResources> {
                     module: raw,
                     entry_point: &s.2,
-                    constants: s.3,
+                    constants: &s.3,
                 })
         }
         let Some(raw_layout) = layout.raw.as_deref() else {
@@ -1333,7 +1338,7 @@ impl cu::DeviceInterface for KeelDevice {
             stage: keel_hal::ProgrammableStage {
                 module: raw_module,
                 entry_point: &name,
-                constants: desc.compilation_options.constants,
+                constants: &module.webidl_constants(desc.compilation_options.constants),
             },
             cache,
         };

@@ -2,6 +2,7 @@
 //! pipeline checks; passthrough modules keep only their entry point
 //! names) and compute and render pipelines.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use keel_hal::dynamic::{DynComputePipeline, DynPipelineCache, DynRenderPipeline, DynShaderModule};
@@ -26,6 +27,46 @@ pub(crate) struct ShaderModule {
 
 impl ShaderModule {
     /// The entry point of `stage` named `name`, or the only one of `stage`.
+    /// Pipeline-overridable constant values as wgpu reads them (WebIDL's
+    /// conversion, which naga applies on stock wgpu): an integer override
+    /// takes its value truncated toward zero. keel-hal takes only values
+    /// its types hold exactly, so the conversion is made here, once.
+    pub(crate) fn webidl_constants<'a>(
+        &self,
+        constants: &'a [(&'a str, f64)],
+    ) -> Cow<'a, [(&'a str, f64)]> {
+        let Some((module, _)) = &self.naga else {
+            return Cow::Borrowed(constants);
+        };
+        let integer = |name: &str| {
+            module
+                .overrides
+                .iter()
+                .find(|(_, o)| match (o.id, &o.name) {
+                    (Some(id), _) => id.to_string() == name,
+                    (None, Some(n)) => n == name,
+                    (None, None) => false,
+                })
+                .and_then(|(_, o)| module.types.get_handle(o.ty).ok())
+                .is_some_and(|t| {
+                    matches!(t.inner, naga::TypeInner::Scalar(s)
+                        if matches!(s.kind, naga::ScalarKind::Sint | naga::ScalarKind::Uint))
+                })
+        };
+        let fraction = |&(name, value): &(&str, f64)| {
+            value.is_finite() && value.fract() != 0.0 && integer(name)
+        };
+        if !constants.iter().any(fraction) {
+            return Cow::Borrowed(constants);
+        }
+        Cow::Owned(
+            constants
+                .iter()
+                .map(|c| if fraction(c) { (c.0, c.1.trunc()) } else { *c })
+                .collect(),
+        )
+    }
+
     pub(crate) fn entry_point(
         &self,
         name: Option<&str>,

@@ -482,3 +482,72 @@ fn views_keel_hal_has_no_use_for_are_made() {
         },
     );
 }
+
+/// A pipeline-overridable constant given a value with a fraction for an
+/// integer override is truncated toward zero, as wgpu reads it (WebIDL's
+/// conversion, which keel-hal leaves to the upper layer): `1.9` for a `u32`
+/// reaches the shader as 1, `-2.7` for an `i32` as -2.
+#[test]
+fn integer_overrides_take_truncated_values() {
+    const SHADER: &str = "
+override count: u32;
+@id(3) override delta: i32;
+@group(0) @binding(0) var<storage, read_write> out: array<i32, 2>;
+@compute @workgroup_size(1) fn main() {
+    out[0] = i32(count);
+    out[1] = delta;
+}
+";
+    each_backend(wgpu::Features::empty(), |gpu| {
+        let d = &gpu.device;
+        let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("overrides"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let mut values = None;
+        let error = caught(d, || {
+            let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("overrides"),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("count", 1.9), ("3", -2.7)],
+                    ..Default::default()
+                },
+                cache: None,
+            });
+            let out = buffer(
+                d,
+                8,
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            );
+            let group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: out.as_entire_binding(),
+                }],
+            });
+            let mut e = d.create_command_encoder(&Default::default());
+            {
+                let mut pass = e.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                pass.dispatch_workgroups(1, 1, 1);
+            }
+            gpu.queue.submit([e.finish()]);
+            values = Some(read(gpu, &out, 8));
+        });
+        assert_eq!(error, None, "{}", gpu.name);
+        if gpu.backend != Backend::Noop {
+            let got: Vec<i32> = values
+                .unwrap_or_default()
+                .chunks(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            assert_eq!(got, vec![1, -2], "{}", gpu.name);
+        }
+    });
+}

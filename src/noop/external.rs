@@ -234,7 +234,18 @@ pub(crate) unsafe fn import_bytes(
     check_enabled(shared, ht)?;
     let bytes = match handle {
         ExternalHandle::OpaqueFd(fd) => {
-            let file = SharedFile::open(fd, Kind::Memory)?;
+            // A regular file's length first, whatever it holds, as on
+            // Vulkan (which seeks to its end before the driver sees the
+            // handle): one smaller than the resource is `TooSmall`, not
+            // `InvalidHandle`. Pipes and devices have no length to read.
+            let file = std::fs::File::from(fd);
+            match file.metadata() {
+                Ok(meta) if meta.is_file() => {
+                    crate::validate::external::check_import_size(meta.len(), len)?
+                }
+                _ => {}
+            }
+            let file = SharedFile::open(OwnedFd::from(file), Kind::Memory)?;
             crate::validate::external::check_import_size(file.size(), len)?;
             HostBytes::new_shared(len, file)?
         }

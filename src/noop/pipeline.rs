@@ -174,6 +174,10 @@ pub(crate) fn create_mesh_pipeline(
                 naga_stage,
                 interface.workgroup_size,
             )?;
+            crate::validate::pipeline::check_mesh_topology(
+                interface.mesh_topology,
+                desc.primitive.topology,
+            )?;
         }
     }
     if let Some(fragment) = &desc.fragment_stage {

@@ -103,9 +103,11 @@ fn identifier(over: &naga::Override) -> Option<Cow<'_, str>> {
     }
 }
 
-/// Whether `value` converts to an override of type `ty` (WebIDL's rules,
-/// as naga applies them: booleans take anything, integers the truncated
-/// value within their range, floats a finite value within theirs).
+/// Whether `value` is one an override of type `ty` holds exactly:
+/// booleans take anything (non-zero is true), integers a whole number
+/// within their range, floats a finite value within theirs. (WebIDL's
+/// truncation of integers is not the hal's: an upper layer that follows
+/// WebGPU truncates before it passes the value.)
 fn check_value(ty: &naga::TypeInner, value: f64) -> Result<(), ConstantProblem> {
     use naga::ScalarKind as K;
     let naga::TypeInner::Scalar(scalar) = *ty else {
@@ -126,12 +128,13 @@ fn check_value(ty: &naga::TypeInner, value: f64) -> Result<(), ConstantProblem> 
         (K::Float, 4) => (f64::from(f32::MIN), f64::from(f32::MAX), "f32"),
         _ => return Ok(()),
     };
-    let v = if scalar.kind == K::Float {
-        value
-    } else {
-        value.trunc()
-    };
-    if v < low || v > high {
+    if scalar.kind != K::Float && value.fract() != 0.0 {
+        return Err(ConstantProblem::NotAnInteger {
+            value: value.to_string(),
+            ty,
+        });
+    }
+    if value < low || value > high {
         return Err(ConstantProblem::OutOfRange { ty });
     }
     Ok(())

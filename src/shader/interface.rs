@@ -113,6 +113,9 @@ pub(crate) struct EntryPointInterface {
     /// still unresolved reads as 0: reflect on [`super::resolve_overrides`]'s
     /// result when the module has such overrides.
     pub workgroup_size: [u32; 3],
+    /// A mesh entry point's output topology (`@mesh`'s primitives as a
+    /// list); `None` for other stages.
+    pub mesh_topology: Option<wgt::PrimitiveTopology>,
 }
 
 /// Finds the entry point `name` of `stage` and reads its interface.
@@ -167,6 +170,11 @@ pub(crate) fn find_entry_point(
         bindings,
         immediate_size,
         workgroup_size: entry.workgroup_size,
+        mesh_topology: entry.mesh_info.as_ref().map(|m| match m.topology {
+            naga::MeshOutputTopology::Triangles => wgt::PrimitiveTopology::TriangleList,
+            naga::MeshOutputTopology::Lines => wgt::PrimitiveTopology::LineList,
+            naga::MeshOutputTopology::Points => wgt::PrimitiveTopology::PointList,
+        }),
     })
 }
 

@@ -109,6 +109,21 @@ pub(crate) fn check_mesh_pipeline(
     }
 }
 
+/// A mesh pipeline's primitive topology against the one its mesh stage
+/// writes (`None`: not known, SPIR-V without naga's reading): they must be
+/// the same list topology.
+pub(crate) fn check_mesh_topology(
+    declared: Option<wgt::PrimitiveTopology>,
+    pipeline: wgt::PrimitiveTopology,
+) -> Result<(), PipelineError> {
+    match declared {
+        Some(declared) if declared != pipeline => Err(PipelineError::InterfaceMismatch(format!(
+            "the mesh stage writes {declared:?} primitives, the pipeline's topology is {pipeline:?}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A task or mesh entry point's workgroup size (zeros: not known, SPIR-V)
 /// within that stage's per-dimension and per-workgroup invocation limits.
 pub(crate) fn check_mesh_workgroup_size(

@@ -148,8 +148,9 @@ pub(super) fn translation_error(err: ShaderError) -> PipelineError {
 }
 
 /// What a checked stage leaves besides its module: the entry point's
-/// workgroup size (zeros for unchecked SPIR-V, whose interface is not read).
-type Checked<'d> = (StageModule<'d>, [u32; 3]);
+/// workgroup size (zeros for unchecked SPIR-V, whose interface is not read)
+/// and a mesh stage's output topology (`None`: another stage, or not read).
+type Checked<'d> = (StageModule<'d>, [u32; 3], Option<wgt::PrimitiveTopology>);
 
 /// Finds the entry point in a validated module and checks it against the
 /// layout and the device's stage rules.
@@ -248,12 +249,16 @@ unsafe fn stage_module<'d>(
     })?;
     let module = stage.module;
     let name = stage.entry_point;
-    let (words, workgroup_size) = match &module.input {
+    let (words, workgroup_size, mesh_topology) = match &module.input {
         ShaderInput::Naga(validated) => {
             let resolved = constants::resolve(validated, naga_stage, name, stage.constants)?;
             let interface = check_entry_point(shared, &resolved, name, naga_stage, layout)?;
             let words = translate(shared, &resolved, name, naga_stage, layout, point_list)?;
-            (Cow::Owned(words), interface.workgroup_size)
+            (
+                Cow::Owned(words),
+                interface.workgroup_size,
+                interface.mesh_topology,
+            )
         }
         ShaderInput::SpirV {
             words,
@@ -261,7 +266,11 @@ unsafe fn stage_module<'d>(
         } => {
             constants::refuse_for_spirv(naga_stage, name, stage.constants)?;
             let interface = check_entry_point(shared, validated, name, naga_stage, layout)?;
-            (Cow::Borrowed(&words[..]), interface.workgroup_size)
+            (
+                Cow::Borrowed(&words[..]),
+                interface.workgroup_size,
+                interface.mesh_topology,
+            )
         }
         ShaderInput::SpirV {
             words,
@@ -274,7 +283,7 @@ unsafe fn stage_module<'d>(
                     name: stage.entry_point.to_owned(),
                 });
             }
-            (Cow::Borrowed(&words[..]), [0; 3])
+            (Cow::Borrowed(&words[..]), [0; 3], None)
         }
     };
     let info = vk::ShaderModuleCreateInfo::default().code(&words);
@@ -299,6 +308,7 @@ unsafe fn stage_module<'d>(
             stage,
         },
         workgroup_size,
+        mesh_topology,
     ))
 }
 
@@ -332,7 +342,7 @@ pub(super) unsafe fn create_render_pipeline(
     let point_list = desc.primitive.topology == wgt::PrimitiveTopology::PointList;
     let mut modules = ArrayVec::<StageModule<'_>, 3>::new();
     // SAFETY: the modules came from this device (the caller's contract).
-    let (vertex, _) = unsafe {
+    let (vertex, _, _) = unsafe {
         stage_module(
             shared,
             &desc.vertex_stage,
@@ -377,10 +387,11 @@ pub(super) unsafe fn create_mesh_pipeline(
         let Some(stage) = stage else { continue };
         // SAFETY: the modules came from this device (the caller's
         // contract). On failure `modules` drops those made before.
-        let (module, size) =
+        let (module, size, topology) =
             unsafe { stage_module(shared, stage, naga_stage, desc.layout, point_list) }?;
         modules.push(module);
         crate::validate::pipeline::check_mesh_workgroup_size(&shared.limits, naga_stage, size)?;
+        crate::validate::pipeline::check_mesh_topology(topology, desc.primitive.topology)?;
     }
     // SAFETY: as above.
     unsafe { push_fragment(shared, &desc.fragment_stage, desc.layout, &mut modules) }?;
@@ -411,7 +422,7 @@ unsafe fn push_fragment<'d>(
 ) -> Result<(), PipelineError> {
     if let Some(fragment) = fragment {
         // SAFETY: forwarded contract.
-        let (module, _) =
+        let (module, _, _) =
             unsafe { stage_module(shared, fragment, naga::ShaderStage::Fragment, layout, false) }?;
         modules.push(module);
     }
@@ -523,7 +534,7 @@ pub(super) unsafe fn create_compute_pipeline(
 ) -> Result<ComputePipeline, PipelineError> {
     let shared = &*device.shared;
     // SAFETY: the module came from this device (the caller's contract).
-    let (module, size) = unsafe {
+    let (module, size, _) = unsafe {
         stage_module(
             shared,
             &desc.stage,

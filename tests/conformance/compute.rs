@@ -401,18 +401,25 @@ fn main() {
 
 /// Values for `override`s reach the shader (under the name, or the `@id`
 /// where there is one); a missing, undeclared, non-finite or out-of-range
-/// value is a typed `PipelineError::Constant` naming the constant.
+/// value, or a value with a fraction for an integer, is a typed
+/// `PipelineError::Constant` naming the constant (on every backend; the
+/// values are read where shaders run).
 fn pipeline_constants_reach_the_shader<A: Api>(ctx: &Ctx<A>) -> TestResult {
-    if let Some(skipped) = needs_shaders(ctx) {
-        return skipped;
-    }
     let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
     // SAFETY: every object is destroyed below, after the fence wait.
     unsafe {
         let layouts = Layouts::new(ctx, Some(&entries), &[])?;
         let module = wgsl(ctx, OVERRIDES)?;
-        let refused: [(Values, &str, ConstantProblem); 4] = [
+        let refused: [(Values, &str, ConstantProblem); 5] = [
             (&[], "7", ConstantProblem::Missing),
+            (
+                &[("7", 1.5)],
+                "7",
+                ConstantProblem::NotAnInteger {
+                    value: "1.5".into(),
+                    ty: "u32",
+                },
+            ),
             (&[("offset", 5.0)], "offset", ConstantProblem::NotDeclared),
             (
                 &[("7", -1.0)],
@@ -441,6 +448,11 @@ fn pipeline_constants_reach_the_shader<A: Api>(ctx: &Ctx<A>) -> TestResult {
                 }
                 Err(e) => return Err(format!("{values:?}: {e}").into()),
             }
+        }
+        if let Some(skipped) = needs_shaders(ctx) {
+            ctx.device.destroy_shader_module(module);
+            layouts.destroy(ctx);
+            return skipped;
         }
         let values = [("scale", 3.0), ("7", 5.0), ("flag", 1.0)];
         let pipe = pipeline_with(ctx, &module, &layouts.pipeline, &values)?;

@@ -199,6 +199,25 @@ fn bad_imports_are_typed_and_leak_nothing<A: Api>(ctx: &Ctx<A>) -> TestResult {
         check_fds(fds, "regular file")?;
     }
     if sized {
+        // A file smaller than the buffer, whatever it holds: `TooSmall` on
+        // every backend (the size is read before the contents).
+        let file = temp_file(16)?;
+        let r = unsafe {
+            a.device
+                .import_buffer(&desc, ExternalHandle::OpaqueFd(file))
+        };
+        check!(
+            matches!(
+                r,
+                Err(BufferError::External(ExternalError::TooSmall { required, .. }))
+                    if required == desc.size
+            ),
+            "a 16-byte file for a {}-byte buffer: {r:?}",
+            desc.size
+        );
+        check_fds(fds, "small file")?;
+    }
+    if sized {
         let null = OwnedFd::from(File::open("/dev/null")?);
         let r = unsafe {
             a.device

@@ -32,6 +32,7 @@ use crate::pipelines::{needs_shaders, wgsl, words_to_bytes, Layouts};
 conformance_tests!(
     mesh_shaders_draw_what_their_stages_write,
     mesh_shaders_need_their_feature,
+    mesh_topology_must_be_the_mesh_stages,
 );
 
 const SIZE: u32 = 8;
@@ -599,6 +600,57 @@ fn mesh_shaders_need_their_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
             keel_hal::LiveCounts::default(),
             "objects left alive"
         );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A mesh pipeline whose topology is not the one its mesh stage writes
+/// (triangles drawn as a line list, a strip, a point list) is refused with
+/// `InterfaceMismatch`, before any driver object is made for it.
+fn mesh_topology_must_be_the_mesh_stages<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if !ctx
+        .features
+        .contains(wgt::Features::EXPERIMENTAL_MESH_SHADER)
+    {
+        return skip("the adapter lacks EXPERIMENTAL_MESH_SHADER");
+    }
+    // SAFETY: everything made is destroyed below.
+    unsafe {
+        let layouts = Layouts::new(ctx, None, &[])?;
+        let module = match wgsl(ctx, SHADER) {
+            Ok(m) => m,
+            Err(e) => {
+                layouts.destroy(ctx);
+                return Err(e);
+            }
+        };
+        let mut outcome = Ok(());
+        for topology in [
+            wgt::PrimitiveTopology::LineList,
+            wgt::PrimitiveTopology::TriangleStrip,
+            wgt::PrimitiveTopology::PointList,
+        ] {
+            let made = ctx.device.create_mesh_pipeline(&mesh_desc::<A>(
+                &layouts.pipeline,
+                &module,
+                None,
+                "mesh_alone",
+                topology,
+            ));
+            match made {
+                Err(PipelineError::InterfaceMismatch(_)) => {}
+                Err(e) => outcome = Err(format!("{topology:?}: refused with {e}")),
+                Ok(pipeline) => {
+                    ctx.device.destroy_render_pipeline(pipeline);
+                    outcome = Err(format!(
+                        "{topology:?} accepted for a triangle-writing mesh stage"
+                    ));
+                }
+            }
+        }
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        outcome.map_err(Failure::from)?;
     }
     Ok(Outcome::Pass)
 }

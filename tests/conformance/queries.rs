@@ -19,6 +19,7 @@ conformance_tests!(
     query_count_out_of_range,
     pipeline_statistics_need_a_feature,
     timestamp_set_needs_the_feature,
+    query_indices_past_the_set_are_refused,
 );
 
 fn u64_at(bytes: &[u8], offset: usize) -> u64 {
@@ -262,6 +263,59 @@ fn timestamp_set_needs_the_feature<A: Api>(ctx: &Ctx<A>) -> TestResult {
         unsafe {
             let set = ctx.device.create_query_set(&desc)?;
             ctx.device.destroy_query_set(set);
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `write_timestamp`, `begin_query` and `end_query` with an index past the
+/// set are refused and skipped the same way on every backend: one captured
+/// refusal each, naming the call, and the recording goes on.
+fn query_indices_past_the_set_are_refused<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    if !ctx.features.contains(wgt::Features::TIMESTAMP_QUERY) {
+        return skip("the adapter lacks TIMESTAMP_QUERY");
+    }
+    // SAFETY: objects come from ctx.device and are destroyed after the wait;
+    // the refused commands are skipped (checked).
+    unsafe {
+        let timestamps = ctx
+            .device
+            .create_query_set(&query_set_desc(wgt::QueryType::Timestamp, 2))?;
+        let occlusion = match ctx
+            .device
+            .create_query_set(&query_set_desc(wgt::QueryType::Occlusion, 2))
+        {
+            Ok(set) => set,
+            Err(e) => {
+                ctx.device.destroy_query_set(timestamps);
+                return Err(e.into());
+            }
+        };
+        let (result, refusals) = keel_hal::refusal::capture(|| {
+            submit(ctx, |enc| {
+                enc.reset_queries(&timestamps, 0..2);
+                enc.write_timestamp(&timestamps, 2);
+                enc.begin_query(&occlusion, 7);
+                enc.end_query(&occlusion, 7);
+                // A query in range still records.
+                enc.write_timestamp(&timestamps, 1);
+            })
+        });
+        ctx.device.destroy_query_set(timestamps);
+        ctx.device.destroy_query_set(occlusion);
+        result?;
+        check!(
+            refusals.len() == 3,
+            "expected three refusals, got {refusals:?}"
+        );
+        for (refusal, call) in refusals
+            .iter()
+            .zip(["write_timestamp", "begin_query", "end_query"])
+        {
+            check!(
+                refusal.contains(call) && refusal.contains("outside the set"),
+                "{call}: refusal {refusal:?}"
+            );
         }
     }
     Ok(Outcome::Pass)
