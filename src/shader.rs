@@ -23,7 +23,7 @@ use crate::ShaderError;
 pub(crate) mod constants;
 mod cooperative;
 pub(crate) mod interface;
-mod spirv_fixups;
+pub(crate) mod spirv_fixups;
 #[cfg(test)]
 mod tests;
 

@@ -51,6 +51,16 @@ const ADDED: u32 = 0x40 | 0x100 | 0x800;
 /// The SPIR-V header's length in words; word 3 is the id bound.
 const HEADER: usize = 5;
 
+/// SPIR-V's `Int8` capability (8-bit integer types).
+pub(crate) const INT8: u32 = 39;
+
+/// Whether the module declares `capability` (an `OpCapability`).
+pub(crate) fn declares_capability(words: &[u32], capability: u32) -> bool {
+    instructions(words).any(|(at, opcode, count)| {
+        opcode == OP_CAPABILITY && count == 2 && words[at + 1] == capability
+    })
+}
+
 /// Applies every fix-up to a module's words. Words that do not parse as a
 /// module are left as they are (naga wrote them; the driver's checks stay).
 pub(crate) fn apply(words: &mut Vec<u32>) {

@@ -99,6 +99,7 @@ bits! {
     TimelineSemaphore => v12.timeline_semaphore;
     BufferDeviceAddress => v12.buffer_device_address;
     ShaderFloat16 => v12.shader_float16;
+    ShaderInt8 => v12.shader_int8;
     DrawIndirectCount => v12.draw_indirect_count;
     ShaderBufferInt64Atomics => v12.shader_buffer_int64_atomics;
     ShaderSharedInt64Atomics => v12.shader_shared_int64_atomics;
@@ -191,6 +192,9 @@ pub(super) const WHERE_SUPPORTED: &[Bit] = &[
     Bit::FragmentStoresAndAtomics,
     Bit::BufferDeviceAddress,
     Bit::ZeroInitializeWorkgroupMemory,
+    // naga writes `pack4xI8`, `unpack4xU8` and friends with 8-bit integers
+    // (SPIR-V `Int8`; VUID-VkShaderModuleCreateInfo-pCode-08740 without it).
+    Bit::ShaderInt8,
 ];
 
 /// What one row of the feature table needs of a Vulkan adapter. Every need

@@ -229,7 +229,24 @@ pub(super) fn translate(
         },
         ..Default::default()
     };
-    to_spirv(module, &options).map_err(translation_error)
+    let words = to_spirv(module, &options).map_err(translation_error)?;
+    // naga writes 8-bit integers (`Int8`) for the packed 4×8-bit builtins
+    // wherever it is not told otherwise; a device without `shaderInt8`
+    // cannot take them.
+    if !shared.enabled.has(Bit::ShaderInt8)
+        && crate::shader::spirv_fixups::declares_capability(
+            &words,
+            crate::shader::spirv_fixups::INT8,
+        )
+    {
+        return Err(PipelineError::MissingShaderFeature {
+            stage: naga_stage,
+            name: name.to_owned(),
+            what: "8-bit integers (the packed 4×8-bit builtins)".into(),
+            feature: "shaderInt8",
+        });
+    }
+    Ok(words)
 }
 
 /// Checks a stage against the layout (naga IR) and makes its module.

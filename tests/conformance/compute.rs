@@ -27,6 +27,7 @@ conformance_tests!(
     pipeline_constants_reach_the_shader,
     pipeline_statistics_count_compute_invocations,
     pipeline_caches_round_trip_and_refuse_bad_data,
+    packed_8bit_builtins_run,
 );
 
 const DOUBLE: &str = "
@@ -666,6 +667,71 @@ fn pipeline_caches_round_trip_and_refuse_bad_data<A: Api>(ctx: &Ctx<A>) -> TestR
                 enabled: wgt::Features::empty(),
             },
             "cache on a device without the feature"
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+/// The packed 4×8-bit builtins, which naga writes with 8-bit integers
+/// (SPIR-V `Int8`): the device enables `shaderInt8` where it has it (the
+/// layer reports VUID-VkShaderModuleCreateInfo-pCode-08740 otherwise) and
+/// the values are WGSL's.
+const PACKED: &str = "
+@group(0) @binding(0) var<storage, read_write> data: array<u32, 4>;
+
+@compute @workgroup_size(1)
+fn main() {
+    data[0] = pack4xI8(vec4<i32>(1, -1, 127, -128));
+    let u = unpack4xU8(0x04030201u);
+    data[1] = u.x + u.y * 10u + u.z * 100u + u.w * 1000u;
+    data[2] = pack4xU8Clamp(vec4<u32>(300u, 2u, 3u, 4u));
+    let i = unpack4xI8(0x80ff7f01u);
+    data[3] = bitcast<u32>(i.x + i.y * 10 + i.z * 100 + i.w * 1000);
+}
+";
+
+fn packed_8bit_builtins_run<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    let entries = [entry(0, wgt::ShaderStages::COMPUTE, storage(false, false))];
+    // SAFETY: every object is destroyed below, after the fence wait.
+    unsafe {
+        let layouts = Layouts::new(ctx, Some(&entries), &[])?;
+        let module = wgsl(ctx, PACKED)?;
+        let pipe = match pipeline_with(ctx, &module, &layouts.pipeline, &[]) {
+            Ok(pipe) => pipe,
+            Err(e) => {
+                ctx.device.destroy_shader_module(module);
+                layouts.destroy(ctx);
+                return Err(format!("the pipeline: {e}").into());
+            }
+        };
+        if let Some(skipped) = needs_shaders(ctx) {
+            ctx.device.destroy_compute_pipeline(pipe);
+            ctx.device.destroy_shader_module(module);
+            layouts.destroy(ctx);
+            return skipped;
+        }
+        let data = storage_buffer(ctx, 16)?;
+        let layout = layouts.group.as_ref().ok_or("no group layout")?;
+        let bind = group(ctx, layout, &data, None)?;
+        let out = run_and_read(ctx, &data, 16, BufferUses::empty(), |enc| {
+            enc.set_compute_pipeline(&pipe);
+            enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
+            enc.dispatch([1, 1, 1]);
+        });
+        ctx.device.destroy_bind_group(bind);
+        ctx.device.destroy_buffer(data);
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        check_eq!(
+            bytes_to_words(&out?),
+            vec![
+                0x807f_ff01,
+                4321,
+                0x0403_02ff,
+                (1 + 1270 - 100 - 128_000i32) as u32
+            ],
+            "the packed values"
         );
     }
     Ok(Outcome::Pass)
