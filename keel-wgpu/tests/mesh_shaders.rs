@@ -492,33 +492,13 @@ fn mesh_stages_are_checked_against_limits_and_each_other() {
         // The mesh stage that reads a payload, with no task stage.
         let shader = module(device, SHADER);
         let e = error_of(gpu, "a payload no task stage gives", || {
-            let _ = device.create_mesh_pipeline(&wgpu::MeshPipelineDescriptor {
-                label: Some("no task"),
-                layout: None,
-                task: None,
-                mesh: wgpu::MeshState {
-                    module: &shader,
-                    entry_point: Some("mesh_from_task"),
-                    compilation_options: Default::default(),
-                },
-                primitive: Default::default(),
-                depth_stencil: None,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &shader,
-                    entry_point: Some("fs"),
-                    compilation_options: Default::default(),
-                    targets: &TARGET,
-                }),
-                multiview: None,
-                cache: None,
-            });
+            let _ = mesh_only_pipeline(device, &shader, "mesh_from_task");
         });
         assert!(e.contains("task payload"), "{}: {e}", gpu.name);
         // A per-primitive output read as a per-vertex input.
         let shader = module(device, PER_PRIMITIVE);
         let e = error_of(gpu, "a per-primitive output read per vertex", || {
-            let _ = per_primitive_pipeline(device, &shader);
+            let _ = mesh_only_pipeline(device, &shader, "mesh");
         });
         assert!(e.contains("per_primitive"), "{}: {e}", gpu.name);
         // A primitive index the mesh stage writes and the fragment stage
@@ -544,7 +524,7 @@ fn mesh_stages_are_checked_against_limits_and_each_other() {
                 gpu,
                 "a primitive index the fragment stage does not read",
                 || {
-                    let _ = per_primitive_pipeline(device, &shader);
+                    let _ = mesh_only_pipeline(device, &shader, "mesh");
                 },
             );
             assert!(e.contains("primitive index"), "{}: {e}", gpu.name);
@@ -552,18 +532,20 @@ fn mesh_stages_are_checked_against_limits_and_each_other() {
     });
 }
 
-/// A mesh pipeline of `shader`'s `mesh` and `fs` stages.
-fn per_primitive_pipeline(
+/// A mesh pipeline of `shader`'s mesh stage `mesh` (no task stage) and
+/// its `fs`.
+fn mesh_only_pipeline(
     device: &wgpu::Device,
     shader: &wgpu::ShaderModule,
+    mesh: &str,
 ) -> wgpu::RenderPipeline {
     device.create_mesh_pipeline(&wgpu::MeshPipelineDescriptor {
-        label: Some("per primitive"),
+        label: Some("mesh only"),
         layout: None,
         task: None,
         mesh: wgpu::MeshState {
             module: shader,
-            entry_point: Some("mesh"),
+            entry_point: Some(mesh),
             compilation_options: Default::default(),
         },
         primitive: Default::default(),
