@@ -268,13 +268,15 @@ pub(crate) enum PassCmd {
         /// (`pass_check.rs`).
         limits: [u64; 2],
     },
+    /// `multi_draw_indirect_count`, `multi_draw_indexed_indirect_count`,
+    /// `multi_draw_mesh_tasks_indirect_count`.
     DrawIndirectCount {
         buffer: Arc<Buffer>,
         offset: u64,
         count_buffer: Arc<Buffer>,
         count_offset: u64,
         max_count: u32,
-        indexed: bool,
+        family: DrawFamily,
     },
     /// `draw_mesh_tasks`: workgroup counts.
     DrawMeshTasks([u32; 3]),
@@ -283,14 +285,6 @@ pub(crate) enum PassCmd {
         buffer: Arc<Buffer>,
         offset: u64,
         count: u32,
-    },
-    /// `multi_draw_mesh_tasks_indirect_count`.
-    DrawMeshTasksIndirectCount {
-        buffer: Arc<Buffer>,
-        offset: u64,
-        count_buffer: Arc<Buffer>,
-        count_offset: u64,
-        max_count: u32,
     },
     PushDebugGroup(String),
     PopDebugGroup,
@@ -307,6 +301,39 @@ pub(crate) enum PassCmd {
     },
     EndStatisticsQuery,
     ExecuteBundles(Vec<Arc<RenderBundle>>),
+}
+
+/// Which draw commands a draw is of (wgpu-core's `DrawCommandFamily`):
+/// what it needs bound and how big one argument set is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DrawFamily {
+    /// `draw*`: vertices.
+    Draw,
+    /// `draw_indexed*`: an index buffer.
+    Indexed,
+    /// `draw_mesh_tasks*`: a mesh pipeline.
+    Mesh,
+}
+
+impl DrawFamily {
+    /// Bytes of one indirect argument set (wgpu's `DrawIndirectArgs`,
+    /// `DrawIndexedIndirectArgs`, `DispatchIndirectArgs`).
+    pub(crate) fn args_size(self) -> u64 {
+        match self {
+            DrawFamily::Draw => 16,
+            DrawFamily::Indexed => 20,
+            DrawFamily::Mesh => 12,
+        }
+    }
+
+    /// The family of a vertex draw, indexed or not.
+    pub(crate) fn vertex(indexed: bool) -> Self {
+        if indexed {
+            DrawFamily::Indexed
+        } else {
+            DrawFamily::Draw
+        }
+    }
 }
 
 impl PassCmd {
@@ -328,10 +355,13 @@ impl PassCmd {
             PassCmd::DrawIndexed { .. } => "draw_indexed",
             PassCmd::DrawIndirect { indexed: false, .. } => "draw_indirect",
             PassCmd::DrawIndirect { indexed: true, .. } => "draw_indexed_indirect",
+            PassCmd::DrawIndirectCount {
+                family: DrawFamily::Mesh,
+                ..
+            } => "multi_draw_mesh_tasks_indirect_count",
             PassCmd::DrawIndirectCount { .. } => "multi_draw_indirect_count",
             PassCmd::DrawMeshTasks(_) => "draw_mesh_tasks",
             PassCmd::DrawMeshTasksIndirect { .. } => "draw_mesh_tasks_indirect",
-            PassCmd::DrawMeshTasksIndirectCount { .. } => "multi_draw_mesh_tasks_indirect_count",
             PassCmd::PushDebugGroup(_) => "push_debug_group",
             PassCmd::PopDebugGroup => "pop_debug_group",
             PassCmd::InsertDebugMarker(_) => "insert_debug_marker",

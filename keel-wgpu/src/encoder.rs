@@ -10,8 +10,8 @@ use parking_lot::Mutex;
 use wgpu::custom as cu;
 
 use crate::command::{
-    Cmd, ColorRecord, CommandBuffer, ComputePassRecord, DepthRecord, GroupTable, PassCmd,
-    PassTimestamps, Recording, RenderBundle, RenderPassRecord, SubmitChecks, TexelBase,
+    Cmd, ColorRecord, CommandBuffer, ComputePassRecord, DepthRecord, DrawFamily, GroupTable,
+    PassCmd, PassTimestamps, Recording, RenderBundle, RenderPassRecord, SubmitChecks, TexelBase,
 };
 use crate::error::KeelError;
 use crate::handles::*;
@@ -1354,7 +1354,7 @@ impl cu::RenderPassInterface for KRenderPass {
             count_buffer,
             count_offset,
             max_count,
-            Family::Draw,
+            DrawFamily::Draw,
         );
     }
     fn multi_draw_mesh_tasks_indirect(
@@ -1379,7 +1379,7 @@ impl cu::RenderPassInterface for KRenderPass {
             count_buffer,
             count_offset,
             max_count,
-            Family::Indexed,
+            DrawFamily::Indexed,
         );
     }
     fn multi_draw_mesh_tasks_indirect_count(
@@ -1396,7 +1396,7 @@ impl cu::RenderPassInterface for KRenderPass {
             count_buffer,
             count_offset,
             max_count,
-            Family::Mesh,
+            DrawFamily::Mesh,
         );
     }
     fn insert_debug_marker(&mut self, label: &str) {
@@ -1458,10 +1458,10 @@ impl KRenderPass {
         count_buffer: &cu::DispatchBuffer,
         count_offset: u64,
         max_count: u32,
-        family: Family,
+        family: DrawFamily,
     ) {
         let call = match family {
-            Family::Mesh => "multi_draw_mesh_tasks_indirect_count",
+            DrawFamily::Mesh => "multi_draw_mesh_tasks_indirect_count",
             _ => "multi_draw_indirect_count",
         };
         let needed = wgpu::Features::MULTI_DRAW_INDIRECT_COUNT;
@@ -1471,22 +1471,13 @@ impl KRenderPass {
             ));
         }
         match buffer(&self.shared, b).and_then(|b| Ok((b, buffer(&self.shared, count_buffer)?))) {
-            Ok((buffer, count_buffer)) => self.push(match family {
-                Family::Mesh => PassCmd::DrawMeshTasksIndirectCount {
-                    buffer,
-                    offset,
-                    count_buffer,
-                    count_offset,
-                    max_count,
-                },
-                _ => PassCmd::DrawIndirectCount {
-                    buffer,
-                    offset,
-                    count_buffer,
-                    count_offset,
-                    max_count,
-                    indexed: family == Family::Indexed,
-                },
+            Ok((buffer, count_buffer)) => self.push(PassCmd::DrawIndirectCount {
+                buffer,
+                offset,
+                count_buffer,
+                count_offset,
+                max_count,
+                family,
             }),
             Err(e) => self.fail(format!("{call}: {e}")),
         }
@@ -1502,15 +1493,6 @@ impl KRenderPass {
             Err(e) => self.fail(format!("draw_mesh_tasks_indirect: {e}")),
         }
     }
-}
-
-/// Which draw commands a count draw is of (wgpu-core's
-/// `DrawCommandFamily`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Family {
-    Draw,
-    Indexed,
-    Mesh,
 }
 
 /// `wgpu::RenderBundleEncoder`.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use keel_hal::{BufferUses, TextureUses};
 
 use crate::binding::{BindGroup, BindGroupLayout, PipelineLayout};
-use crate::command::{GroupSlot, GroupTable, PassCmd, RenderBundle};
+use crate::command::{DrawFamily, GroupSlot, GroupTable, PassCmd, RenderBundle};
 use crate::pipeline::{ComputePipeline, MeshStages, RenderPipeline, Targets};
 use crate::ptr_map::PtrMap;
 use crate::resource::{Buffer, QuerySet, TextureView};
@@ -23,10 +23,6 @@ use crate::shared::DeviceShared;
 
 /// Bind group slots a pass keeps (wgpu's `MAX_BIND_GROUPS`).
 pub(crate) const MAX_GROUPS: usize = 8;
-
-/// Bytes of one `draw_mesh_tasks_indirect` argument set (wgpu's
-/// `DispatchIndirectArgs`).
-const MESH_ARGS: u64 = 12;
 
 /// Buffer uses that exclude every other use in one scope (wgpu's).
 const BUFFER_EXCLUSIVE: BufferUses = BufferUses::MAP_WRITE
@@ -1213,13 +1209,13 @@ impl RenderState {
                 vertices,
                 instances,
             } => {
-                self.draw_state(false, false)?;
+                self.draw_state(DrawFamily::Draw)?;
                 self.check_ranges(Some(vertices), instances)?;
             }
             PassCmd::DrawIndexed {
                 indices, instances, ..
             } => {
-                self.draw_state(true, false)?;
+                self.draw_state(DrawFamily::Indexed)?;
                 let limit = self.index.map_or(0, |(_, n)| n);
                 if indices.end as u64 > limit {
                     return Err(format!(
@@ -1237,10 +1233,10 @@ impl RenderState {
                 indexed,
                 limits,
             } => {
-                let stride = if *indexed { 20 } else { 16 };
-                check_indirect(buffer, *offset, stride * *count as u64)?;
+                let family = DrawFamily::vertex(*indexed);
+                check_indirect(buffer, *offset, family.args_size() * *count as u64)?;
                 self.scope.buffer(buffer, BufferUses::INDIRECT)?;
-                self.draw_state(*indexed, false)?;
+                self.draw_state(family)?;
                 // What the GPU check holds the arguments to (wgpu-core's
                 // `vertex_or_index_limit` and `instance_limit`).
                 let bound = self.vertex_limits();
@@ -1257,18 +1253,16 @@ impl RenderState {
                 count_buffer,
                 count_offset,
                 max_count,
-                indexed,
+                family,
             } => {
-                let stride = if *indexed { 20 } else { 16 };
-                check_indirect(buffer, *offset, stride * *max_count as u64)?;
+                self.draw_state(*family)?;
+                check_indirect(buffer, *offset, family.args_size() * *max_count as u64)?;
                 check_indirect(count_buffer, *count_offset, 4)?;
                 self.scope.buffer(buffer, BufferUses::INDIRECT)?;
                 self.scope.buffer(count_buffer, BufferUses::INDIRECT)?;
-                self.draw_state(*indexed, false)?;
             }
             PassCmd::DrawMeshTasks(counts) => {
-                self.draw_state(false, true)?;
-                self.check_mesh_multiview()?;
+                self.draw_state(DrawFamily::Mesh)?;
                 self.check_mesh_counts(*counts)?;
             }
             PassCmd::DrawMeshTasksIndirect {
@@ -1276,24 +1270,13 @@ impl RenderState {
                 offset,
                 count,
             } => {
-                self.draw_state(false, true)?;
-                self.check_mesh_multiview()?;
-                check_indirect(buffer, *offset, MESH_ARGS * *count as u64)?;
+                self.draw_state(DrawFamily::Mesh)?;
+                check_indirect(
+                    buffer,
+                    *offset,
+                    DrawFamily::Mesh.args_size() * *count as u64,
+                )?;
                 self.scope.buffer(buffer, BufferUses::INDIRECT)?;
-            }
-            PassCmd::DrawMeshTasksIndirectCount {
-                buffer,
-                offset,
-                count_buffer,
-                count_offset,
-                max_count,
-            } => {
-                self.draw_state(false, true)?;
-                self.check_mesh_multiview()?;
-                check_indirect(buffer, *offset, MESH_ARGS * *max_count as u64)?;
-                check_indirect(count_buffer, *count_offset, 4)?;
-                self.scope.buffer(buffer, BufferUses::INDIRECT)?;
-                self.scope.buffer(count_buffer, BufferUses::INDIRECT)?;
             }
             PassCmd::SetScissorRect([x, y, w, h]) => {
                 if let Some((width, height)) = self.extent {
@@ -1411,10 +1394,10 @@ impl RenderState {
         Ok(())
     }
 
-    /// A draw's checks: a pipeline of the draw's kind (`mesh`: a
-    /// `draw_mesh_tasks*`), its groups, its vertex buffers, an index
-    /// buffer for an indexed draw.
-    fn draw_state(&mut self, indexed: bool, mesh: bool) -> Result<(), String> {
+    /// A draw's checks: a pipeline of the draw's family, its groups, its
+    /// vertex buffers, an index buffer for an indexed draw, and a mesh
+    /// draw's multiview rule.
+    fn draw_state(&mut self, family: DrawFamily) -> Result<(), String> {
         let pipeline = self.pipeline.as_ref().ok_or("Pipeline must be set")?;
         check_immediates_set(self.immediates, pipeline.immediate_slots)?;
         if !self.groups_checked {
@@ -1437,7 +1420,7 @@ impl RenderState {
             }
         }
         check_slots_in_use(&self.shared, &self.groups, &self.vertex)?;
-        if indexed {
+        if family == DrawFamily::Indexed {
             let Some((format, _)) = self.index else {
                 return Err("Index buffer must be set".into());
             };
@@ -1449,6 +1432,7 @@ impl RenderState {
                 ));
             }
         }
+        let mesh = family == DrawFamily::Mesh;
         if mesh != pipeline.mesh.is_some() {
             let (draw, kind) = if mesh {
                 ("mesh shader", "standard")
@@ -1459,6 +1443,9 @@ impl RenderState {
                 "Wrong pipeline type for this draw command. Attempted to call {draw} draw \
                  command on {kind} pipeline"
             ));
+        }
+        if mesh {
+            self.check_mesh_multiview()?;
         }
         Ok(())
     }

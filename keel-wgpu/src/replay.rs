@@ -18,7 +18,8 @@ use keel_hal::{BufferBarrier, BufferUses, StateTransition, TextureBarrier, Textu
 use crate::binding::BindGroup;
 use crate::command::Encoded;
 use crate::command::{
-    Cmd, ComputePassRecord, GroupTable, PassCmd, PassTimestamps, RenderPassRecord, TexelBase,
+    Cmd, ComputePassRecord, DrawFamily, GroupTable, PassCmd, PassTimestamps, RenderPassRecord,
+    TexelBase,
 };
 use crate::error::KeelError;
 use crate::indirect_check::{CheckedDraws, DrawPlan};
@@ -1049,11 +1050,6 @@ impl<'a> Replay<'a> {
                     buffer,
                     count_buffer,
                     ..
-                }
-                | PassCmd::DrawMeshTasksIndirectCount {
-                    buffer,
-                    count_buffer,
-                    ..
                 } => {
                     scope.buffer(buffer, BufferUses::INDIRECT);
                     scope.buffer(count_buffer, BufferUses::INDIRECT);
@@ -1465,8 +1461,7 @@ impl<'a> Replay<'a> {
                 | PassCmd::DrawIndirect { .. }
                 | PassCmd::DrawIndirectCount { .. }
                 | PassCmd::DrawMeshTasks(_)
-                | PassCmd::DrawMeshTasksIndirect { .. }
-                | PassCmd::DrawMeshTasksIndirectCount { .. } => {
+                | PassCmd::DrawMeshTasksIndirect { .. } => {
                     // Taken first, so that every indirect draw takes its
                     // own, whatever happens below.
                     let checked = match cmd {
@@ -1487,8 +1482,8 @@ impl<'a> Replay<'a> {
                     }
                     let indexed = match cmd {
                         PassCmd::DrawIndexed { .. } => true,
-                        PassCmd::DrawIndirect { indexed, .. }
-                        | PassCmd::DrawIndirectCount { indexed, .. } => *indexed,
+                        PassCmd::DrawIndirect { indexed, .. } => *indexed,
+                        PassCmd::DrawIndirectCount { family, .. } => *family == DrawFamily::Indexed,
                         _ => false,
                     };
                     if indexed && !state.index_set {
@@ -1550,24 +1545,20 @@ impl<'a> Replay<'a> {
                             count_buffer,
                             count_offset,
                             max_count,
-                            indexed,
+                            family,
                         } => {
-                            if *indexed {
-                                enc.draw_indexed_indirect_count(
-                                    buffer.handle()?,
-                                    *offset,
-                                    count_buffer.handle()?,
-                                    *count_offset,
-                                    *max_count,
-                                )
-                            } else {
-                                enc.draw_indirect_count(
-                                    buffer.handle()?,
-                                    *offset,
-                                    count_buffer.handle()?,
-                                    *count_offset,
-                                    *max_count,
-                                )
+                            let (args, count) = (buffer.handle()?, count_buffer.handle()?);
+                            let (at, n, max) = (*offset, *count_offset, *max_count);
+                            match family {
+                                DrawFamily::Draw => {
+                                    enc.draw_indirect_count(args, at, count, n, max)
+                                }
+                                DrawFamily::Indexed => {
+                                    enc.draw_indexed_indirect_count(args, at, count, n, max)
+                                }
+                                DrawFamily::Mesh => {
+                                    enc.draw_mesh_tasks_indirect_count(args, at, count, n, max)
+                                }
                             }
                         }
                         PassCmd::DrawMeshTasks([x, y, z]) => enc.draw_mesh_tasks(*x, *y, *z),
@@ -1576,19 +1567,6 @@ impl<'a> Replay<'a> {
                             offset,
                             count,
                         } => enc.draw_mesh_tasks_indirect(buffer.handle()?, *offset, *count),
-                        PassCmd::DrawMeshTasksIndirectCount {
-                            buffer,
-                            offset,
-                            count_buffer,
-                            count_offset,
-                            max_count,
-                        } => enc.draw_mesh_tasks_indirect_count(
-                            buffer.handle()?,
-                            *offset,
-                            count_buffer.handle()?,
-                            *count_offset,
-                            *max_count,
-                        ),
                         _ => {}
                     }
                 }
