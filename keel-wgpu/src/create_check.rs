@@ -1363,11 +1363,10 @@ pub(crate) fn check_mesh_stages(
     if let Some(size) = mesh_payload.filter(|&n| n > payload_limit) {
         return Err(too_large("MESH", size));
     }
-    let task_declared = task.map(|(m, ep)| task_payload_size(m, ep)).unwrap_or(None);
-    if mesh_payload != task_declared {
+    if mesh_payload != task_payload {
         return Err(format!(
             "{stage}: Mesh shader's task payload has size ({mesh_payload:?}), which doesn't \
-             match the payload declared in the task stage ({task_declared:?})"
+             match the payload declared in the task stage ({task_payload:?})"
         ));
     }
     let inputs = Varyings::of(module, entry_point, true);
