@@ -779,8 +779,12 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// Whether the device was lost. Once lost, a device stays lost: every
     /// later fallible call of it, its queue and its encoders returns
     /// [`DeviceError::Lost`] without reaching the driver, while every
-    /// `destroy_*` still frees what it is given. Drop everything and open a
-    /// new device.
+    /// `destroy_*` still frees what it is given. Waits return `Lost` too,
+    /// so the caller cannot see a pending submission end: the first destroy
+    /// after the loss retires the driver's work itself (on Vulkan one
+    /// `vkDeviceWaitIdle`, answered at once by a lost device), and objects
+    /// used by submissions made before the loss may then be destroyed.
+    /// Drop everything and open a new device.
     fn is_lost(&self) -> bool;
 
     // External memory and semaphores (src/external.rs). Export: create the

@@ -9,7 +9,12 @@
 //! (wherever in the call the driver said so: the error types carry it up
 //! through [`LostError`]). Destruction never goes through the latch: host
 //! objects are freed on a lost device as on a live one (`vkDestroy*` is
-//! valid on a lost device).
+//! valid on a lost device). But a destroy must still not free what the
+//! driver holds for a pending submission, and after the loss the caller
+//! cannot wait for one (every wait returns `Lost`): so the first destroy
+//! after the loss retires the driver's work once ([`LossLatch::retire_once`];
+//! on Vulkan one real `vkDeviceWaitIdle`, which a lost device answers at
+//! once, the specification requiring it to return in finite time).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -21,12 +26,27 @@ use crate::{
 
 /// Whether a device was lost; set once, never cleared.
 #[derive(Debug, Default)]
-pub(crate) struct LossLatch(AtomicBool);
+pub(crate) struct LossLatch {
+    lost: AtomicBool,
+    /// Whether the driver's work was retired after the loss.
+    retired: AtomicBool,
+}
 
 impl LossLatch {
     /// Whether the device was lost.
     pub(crate) fn is_lost(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Runs `retire` (which waits for, or abandons, every submission the
+    /// driver still holds) the first time it is asked after the loss;
+    /// nothing on a live device, or once it has run. Every destroy calls
+    /// it first: on a live device that is one load.
+    #[inline(always)]
+    pub(crate) fn retire_once(&self, retire: impl FnOnce()) {
+        if self.is_lost() && !self.retired.swap(true, Ordering::AcqRel) {
+            retire();
+        }
     }
 
     /// Marks the device lost, for good.
@@ -36,7 +56,7 @@ impl LossLatch {
             // Injected as a one-call failure (`fault::arm`): not a loss.
             return;
         }
-        if !self.0.swap(true, Ordering::AcqRel) {
+        if !self.lost.swap(true, Ordering::AcqRel) {
             log::error!("device lost: every later call on it returns DeviceError::Lost");
         }
     }

@@ -1677,6 +1677,101 @@ fn device_loss_is_remembered() {
     assert_eq!(validation.errors(), 0, "validation errors (see the log)");
 }
 
+/// A lasting loss while a submission is still pending: the caller cannot
+/// wait for it (every wait now returns `Lost`), so destroying what the
+/// submission uses is the device's job to make valid. keel-hal retires the
+/// driver's work once (one real `vkDeviceWaitIdle`, which a truly lost
+/// device answers at once) before the first destroy after the loss, and the
+/// layer sees no command pool, semaphore or buffer destroyed while in use.
+#[test]
+fn lost_device_teardown_retires_pending_work() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = env_logger::builder().is_test(true).try_init();
+    let desc = InstanceDescriptor {
+        name: "keel-hal lost teardown",
+        flags: InstanceFlags::VALIDATION | InstanceFlags::DEBUG,
+        ..Default::default()
+    };
+    // SAFETY: the system loader is trusted.
+    let instance = match unsafe { vulkan::Instance::init(&desc) } {
+        Ok(i) => i,
+        Err(e) => {
+            println!("skipped: {e}");
+            return;
+        }
+    };
+    // SAFETY: live instance.
+    let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
+        println!("skipped: no Vulkan 1.3 adapter");
+        return;
+    };
+    let validation = instance.validation_counter();
+    // SAFETY: every object below is destroyed before the device is dropped;
+    // the submission is left pending on purpose, as a lost device leaves it.
+    let open = unsafe { exposed.adapter.open(&DeviceDescriptor::default()) }.expect("open");
+    let (device, queue) = (open.device, open.queue);
+    use wgt::BufferUsages as U;
+    let buffer_desc = BufferDescriptor {
+        label: Some("in flight at the loss"),
+        size: 1 << 16,
+        usage: U::COPY_SRC | U::COPY_DST,
+        memory: Memory::Device,
+    };
+    // SAFETY: see above.
+    unsafe {
+        let src = device.create_buffer(&buffer_desc).expect("buffer");
+        let dst = device.create_buffer(&buffer_desc).expect("buffer");
+        let fence = device.create_fence().expect("fence");
+        let mut encoder = device
+            .create_command_encoder(&CommandEncoderDescriptor { label: None })
+            .expect("encoder");
+        encoder.begin_encoding(None).expect("begin");
+        use keel_hal::{BufferBarrier, BufferUses as B};
+        encoder.transition_buffers(&[
+            BufferBarrier::new(&src, B::empty(), B::COPY_DST),
+            BufferBarrier::new(&dst, B::empty(), B::COPY_DST),
+        ]);
+        encoder.clear_buffer(&src, 0..buffer_desc.size);
+        encoder.transition_buffers(&[BufferBarrier::new(&src, B::COPY_DST, B::COPY_SRC)]);
+        encoder.copy_buffer_to_buffer(
+            &src,
+            &dst,
+            &[keel_hal::BufferCopy {
+                src_offset: 0,
+                dst_offset: 0,
+                size: buffer_desc.size,
+            }],
+        );
+        let cb = encoder.end_encoding().expect("end");
+        queue.submit(&[&cb], &[], &fence, 1).expect("submit");
+
+        // The loss, with the submission never waited for.
+        fault::arm_lasting(1, vk::Result::ERROR_DEVICE_LOST);
+        assert_eq!(device.create_fence().err(), Some(DeviceError::Lost));
+        assert!(fault::disarm().fired, "the loss was not injected");
+        assert!(device.is_lost());
+        assert_eq!(
+            device.wait(&fence, 1, None).err(),
+            Some(DeviceError::Lost),
+            "a lost device cannot be waited for"
+        );
+
+        let waits = fault::calls("vkDeviceWaitIdle").expect("hooked");
+        encoder.reset_all([cb]);
+        device.destroy_command_encoder(encoder);
+        device.destroy_fence(fence);
+        device.destroy_buffer(dst);
+        device.destroy_buffer(src);
+        assert_eq!(
+            fault::calls("vkDeviceWaitIdle").expect("hooked") - waits,
+            1,
+            "the teardown retires the driver's work once, before its first destroy"
+        );
+    }
+    drop((device, queue, exposed.adapter, instance));
+    assert_eq!(validation.errors(), 0, "validation errors (see the log)");
+}
+
 /// An injected one-call `VK_ERROR_DEVICE_LOST` (`fault::arm`, what the
 /// sweep uses) is a failure of that call only: the device stays usable.
 #[test]

@@ -244,6 +244,8 @@ impl crate::CommandEncoder for CommandEncoder {
     where
         I: IntoIterator<Item = CommandBuffer>,
     {
+        // Resetting frees what a pending submission holds, as a destroy does.
+        self.device.retire_after_loss();
         for foreign in command_buffers
             .into_iter()
             .filter(|cb| cb.pool != self.pool)

@@ -148,6 +148,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_buffer(&self, buffer: super::Buffer) {
+        self.shared.retire_after_loss();
         let shared = &*self.shared;
         // SAFETY: the caller guarantees the buffer is ours and idle.
         unsafe {
@@ -218,6 +219,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_texture(&self, texture: super::Texture) {
+        self.shared.retire_after_loss();
         let shared = &*self.shared;
         if let super::memory::Block::External(_) = texture.block {
             shared.instance.note_external_image(texture.raw, false);
@@ -341,6 +343,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_texture_view(&self, view: super::TextureView) {
+        self.shared.retire_after_loss();
         // SAFETY: the caller guarantees the view is ours and idle.
         unsafe { self.shared.raw.destroy_image_view(view.raw, None) };
         self.shared.counters.texture_views.sub();
@@ -396,6 +399,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_sampler(&self, sampler: super::Sampler) {
+        self.shared.retire_after_loss();
         // SAFETY: the caller guarantees the sampler is ours and idle.
         unsafe { self.shared.raw.destroy_sampler(sampler.raw, None) };
         self.shared.counters.samplers.sub();
@@ -432,6 +436,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_command_encoder(&self, mut encoder: super::CommandEncoder) {
+        self.shared.retire_after_loss();
         // SAFETY: the same contract: none of its recordings is pending.
         unsafe { encoder.release_compaction_slots() };
         // SAFETY: the caller guarantees none of the pool's command buffers is
@@ -470,6 +475,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_query_set(&self, set: super::QuerySet) {
+        self.shared.retire_after_loss();
         // SAFETY: the caller guarantees the set is ours and idle.
         unsafe { self.shared.raw.destroy_query_pool(set.raw, None) };
         self.shared.counters.query_sets.sub();
@@ -489,6 +495,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_fence(&self, fence: super::Fence) {
+        self.shared.retire_after_loss();
         // SAFETY: the caller guarantees no pending submission signals it.
         unsafe { self.shared.raw.destroy_semaphore(fence.raw, None) };
         self.shared.counters.fences.sub();
@@ -547,6 +554,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_bind_group_layout(&self, layout: super::BindGroupLayout) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::binding::destroy_bind_group_layout(self, layout) }
     }
@@ -562,6 +570,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_bind_group(&self, group: super::BindGroup) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::binding::destroy_bind_group(self, group) }
     }
@@ -577,6 +586,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_pipeline_layout(&self, layout: super::PipelineLayout) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::binding::destroy_pipeline_layout(self, layout) }
     }
@@ -592,6 +602,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_shader_module(&self, module: super::ShaderModule) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::destroy_shader_module(self, module) }
     }
@@ -619,6 +630,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_render_pipeline(&self, pipeline: super::RenderPipeline) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::destroy_render_pipeline(self, pipeline) }
     }
@@ -635,6 +647,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_compute_pipeline(&self, pipeline: super::ComputePipeline) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::pipeline::destroy_compute_pipeline(self, pipeline) }
     }
@@ -658,6 +671,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_pipeline_cache(&self, cache: super::PipelineCache) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::pipeline_cache::destroy(self, cache) }
     }
@@ -685,6 +699,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_acceleration_structure(&self, structure: super::AccelerationStructure) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::acceleration::destroy(self, structure) }
     }
@@ -717,6 +732,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_ray_tracing_pipeline(&self, pipeline: super::RayTracingPipeline) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::ray_tracing::destroy_pipeline(self, pipeline) }
     }
@@ -733,6 +749,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_shader_binding_table(&self, table: crate::ShaderBindingTable<super::Buffer>) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::ray_tracing::destroy_shader_binding_table(self, table) }
     }
@@ -856,6 +873,7 @@ impl crate::Device for super::Device {
     }
 
     unsafe fn destroy_external_semaphore(&self, semaphore: super::ExternalSemaphore) {
+        self.shared.retire_after_loss();
         // SAFETY: forwarded contract.
         unsafe { super::external_sync::destroy_semaphore(&self.shared, semaphore) }
     }

@@ -192,6 +192,23 @@ impl DeviceShared {
         self.physical.workarounds.enter_driver();
         self.lost.guard(call)
     }
+
+    /// Called first by every destroy: after a loss, before the first
+    /// destroy, waits once for the queue to go idle (a real
+    /// `vkDeviceWaitIdle` under the queue lock; a lost device answers it at
+    /// once, with `VK_ERROR_DEVICE_LOST`), so that nothing is destroyed
+    /// while the driver still holds it for a pending submission
+    /// (`crate::loss`). One load on a live device.
+    #[inline(always)]
+    pub(crate) fn retire_after_loss(&self) {
+        self.lost.retire_once(|| {
+            let _queue = self.queue_lock.lock();
+            // SAFETY: live device; the queue lock is held. Its answer on a
+            // lost device is `ERROR_DEVICE_LOST`, the work then being over.
+            let waited = unsafe { self.raw.device_wait_idle() };
+            log::warn!("lost device: retired its pending work before teardown ({waited:?})");
+        });
+    }
 }
 
 impl std::fmt::Debug for DeviceShared {
