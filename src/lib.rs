@@ -96,6 +96,10 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+/// The `bytemuck` whose `Pod` bounds what mapped memory is read as and
+/// written from ([`BufferMapping::write_slice`]), re-exported so callers
+/// derive it from the same version.
+pub use bytemuck;
 /// The naga keel-hal takes modules from and reports shader capabilities in
 /// ([`Device::shader_capabilities`]), re-exported so callers use the same
 /// version.

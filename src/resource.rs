@@ -423,7 +423,7 @@ pub struct TextureCopy {
 ///   read it, transition it out of `MAP_READ` (e.g. `MAP_READ → COPY_DST`).
 ///
 /// [`write_slice`](Self::write_slice) and [`read_vec`](Self::read_vec) copy
-/// plain values ([`Plain`]) in and out, checking the range.
+/// plain values ([`bytemuck::Pod`]) in and out, checking the range.
 ///
 /// ```
 /// use keel_hal::{Adapter as _, Device as _, Instance as _};
@@ -458,27 +458,6 @@ pub struct BufferMapping {
     pub size: u64,
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// Plain values that mapped memory can be read as and written from: every
-/// bit pattern is a valid value, and there is no padding and no pointer.
-///
-/// Implemented for the integer and floating-point primitives and for arrays
-/// of them; sealed, so no other type can claim it.
-pub trait Plain: Copy + sealed::Sealed + 'static {}
-
-macro_rules! plain {
-    ($($t:ty),*) => {$(
-        impl sealed::Sealed for $t {}
-        impl Plain for $t {}
-    )*};
-}
-plain!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
-impl<T: Plain, const N: usize> sealed::Sealed for [T; N] {}
-impl<T: Plain, const N: usize> Plain for [T; N] {}
-
 impl BufferMapping {
     /// Checks that `len` bytes at `offset` lie in the mapping; returns the
     /// offset as a `usize`.
@@ -505,14 +484,14 @@ impl BufferMapping {
     /// (every mapping of a buffer is the same memory). The GPU sees the
     /// bytes from the next submit on
     /// ([host-visibility rule](BufferMapping#host-visibility)).
-    pub unsafe fn write_slice<T: Plain>(
+    pub unsafe fn write_slice<T: bytemuck::Pod>(
         &self,
         offset: u64,
         data: &[T],
     ) -> Result<(), MappedRangeError> {
         let start = self.range(offset, data.len().checked_mul(size_of::<T>()))?;
         // SAFETY: the range is inside the mapping (checked above), which the
-        // caller vouches is alive and untouched by the GPU; `T: Plain` has no
+        // caller vouches is alive and untouched by the GPU; `T: Pod` has no
         // padding, so every source byte is initialised. Byte copies need no
         // alignment.
         unsafe {
@@ -535,7 +514,7 @@ impl BufferMapping {
     /// made visible by the
     /// [host-visibility rule](BufferMapping#host-visibility) (a barrier to
     /// `MAP_READ`, then the fence wait).
-    pub unsafe fn read_vec<T: Plain>(
+    pub unsafe fn read_vec<T: bytemuck::Pod>(
         &self,
         offset: u64,
         count: usize,
@@ -545,7 +524,7 @@ impl BufferMapping {
         // SAFETY: the source range is inside the live mapping (checked
         // above) and no GPU work writes it (the caller's contract); the
         // destination has room for `count` values; every bit pattern is a
-        // valid `T` (`Plain`), so after the byte copy the first `count`
+        // valid `T` (`Pod`), so after the byte copy the first `count`
         // values are initialised.
         unsafe {
             std::ptr::copy_nonoverlapping(

@@ -20,6 +20,7 @@ conformance_tests!(
     clear_part_keeps_the_rest,
     mappings_are_persistent,
     readback_mapping_sees_gpu_writes,
+    user_structs_cross_mappings,
 );
 
 /// (source offset, destination offset) pairs every round trip is run at.
@@ -327,4 +328,79 @@ fn readback_mapping_sees_gpu_writes<A: Api>(ctx: &Ctx<A>) -> TestResult {
         ctx.device.destroy_buffer(readback);
     }
     Ok(Outcome::Pass)
+}
+
+/// A caller's own vertex type: `#[repr(C)]`, no padding, `bytemuck`'s
+/// derives, as a renderer writes it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct Vertex {
+    position: [f32; 3],
+    color: u32,
+}
+
+/// `write_slice` and `read_vec` take any `bytemuck::Pod` type, not only
+/// primitives: a caller's struct goes up through an upload mapping (at an
+/// unaligned offset), through the GPU, and back out of a readback mapping.
+fn user_structs_cross_mappings<A: Api>(ctx: &Ctx<A>) -> TestResult {
+    const OFFSET: u64 = 3;
+    let vertices: Vec<Vertex> = (0..5u32)
+        .map(|i| Vertex {
+            position: [i as f32, -(i as f32) * 0.5, 1.0 / (i + 1) as f32],
+            color: 0x0102_0304 * (i + 1),
+        })
+        .collect();
+    let size = OFFSET + std::mem::size_of_val(&vertices[..]) as u64;
+    // SAFETY: objects come from ctx.device and are destroyed after the wait;
+    // the readback mapping is read only after it.
+    unsafe {
+        let usage = wgt::BufferUsages::MAP_WRITE | wgt::BufferUsages::COPY_SRC;
+        let upload = create_buffer(ctx, size, usage, Memory::Upload)?;
+        let readback = match readback_buffer(ctx, size) {
+            Ok(b) => b,
+            Err(e) => {
+                ctx.device.destroy_buffer(upload);
+                return Err(e);
+            }
+        };
+        let result = (|| {
+            let written = ctx.device.map_buffer(&upload)?;
+            check!(
+                written.write_slice(OFFSET, &vertices).is_ok(),
+                "write_slice of {} vertices at {OFFSET}",
+                vertices.len()
+            );
+            submit(ctx, |enc| {
+                enc.transition_buffers(&[
+                    buffer_barrier(&upload, BufferUses::empty(), BufferUses::COPY_SRC),
+                    buffer_barrier(&readback, BufferUses::empty(), BufferUses::COPY_DST),
+                ]);
+                enc.copy_buffer_to_buffer(
+                    &upload,
+                    &readback,
+                    &[BufferCopy {
+                        src_offset: 0,
+                        dst_offset: 0,
+                        size,
+                    }],
+                );
+                enc.transition_buffers(&[buffer_barrier(
+                    &readback,
+                    BufferUses::COPY_DST,
+                    BufferUses::MAP_READ,
+                )]);
+            })?;
+            let read = ctx.device.map_buffer(&readback)?;
+            let back = read.read_vec::<Vertex>(OFFSET, vertices.len());
+            check_eq!(back.as_deref(), Ok(&vertices[..]), "vertices read back");
+            check!(
+                read.read_vec::<Vertex>(OFFSET + 1, vertices.len()).is_err(),
+                "a read one byte past the end is refused"
+            );
+            Ok(Outcome::Pass)
+        })();
+        ctx.device.destroy_buffer(upload);
+        ctx.device.destroy_buffer(readback);
+        result
+    }
 }
