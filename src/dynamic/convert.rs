@@ -10,7 +10,7 @@
 
 use std::marker::PhantomData;
 
-use arrayvec::ArrayVec;
+use smallvec::SmallVec;
 
 use super::{
     cast, DynAccelerationStructure, DynBindGroupLayout, DynBuffer, DynPipelineCache,
@@ -45,51 +45,35 @@ impl From<ConvertError> for DeviceError {
     }
 }
 
-/// A list kept inline for up to `N` items, on the heap beyond.
-pub(crate) enum List<T, const N: usize> {
-    Inline(ArrayVec<T, N>),
-    Heap(Vec<T>),
+/// A converted list, inline for up to `N` items (`smallvec`), grown only
+/// through [`TryList`] so that a failed allocation is `OutOfMemory`, not an
+/// abort.
+pub(crate) type List<T, const N: usize> = SmallVec<[T; N]>;
+
+/// Fallible growth of a [`List`].
+pub(crate) trait TryList: Sized {
+    /// The item type.
+    type Item;
+    /// An empty list with room for `capacity` items.
+    fn try_with_capacity(capacity: usize) -> Result<Self, ConvertError>;
+    /// Appends an item, reserving room fallibly first.
+    fn try_push(&mut self, item: Self::Item) -> Result<(), ConvertError>;
 }
 
-impl<T, const N: usize> List<T, N> {
-    /// An empty list with room for `capacity` items.
-    pub(crate) fn with_capacity(capacity: usize) -> Result<Self, ConvertError> {
-        if capacity <= N {
-            return Ok(Self::Inline(ArrayVec::new()));
-        }
-        let mut heap = Vec::new();
-        heap.try_reserve_exact(capacity)
+impl<A: smallvec::Array> TryList for SmallVec<A> {
+    type Item = A::Item;
+
+    fn try_with_capacity(capacity: usize) -> Result<Self, ConvertError> {
+        let mut list = SmallVec::new();
+        list.try_reserve_exact(capacity)
             .map_err(|_| ConvertError::OutOfMemory)?;
-        Ok(Self::Heap(heap))
+        Ok(list)
     }
 
-    /// Appends an item (moving to the heap if the inline room runs out).
-    pub(crate) fn push(&mut self, item: T) -> Result<(), ConvertError> {
-        match self {
-            Self::Inline(inline) => {
-                if let Err(full) = inline.try_push(item) {
-                    let mut heap = Vec::new();
-                    heap.try_reserve_exact(N + 1)
-                        .map_err(|_| ConvertError::OutOfMemory)?;
-                    heap.extend(inline.drain(..));
-                    heap.push(full.element());
-                    *self = Self::Heap(heap);
-                }
-            }
-            Self::Heap(heap) => {
-                heap.try_reserve(1).map_err(|_| ConvertError::OutOfMemory)?;
-                heap.push(item);
-            }
-        }
+    fn try_push(&mut self, item: A::Item) -> Result<(), ConvertError> {
+        self.try_reserve(1).map_err(|_| ConvertError::OutOfMemory)?;
+        self.push(item);
         Ok(())
-    }
-
-    /// The items.
-    pub(crate) fn as_slice(&self) -> &[T] {
-        match self {
-            Self::Inline(inline) => inline,
-            Self::Heap(heap) => heap,
-        }
     }
 }
 
@@ -234,30 +218,30 @@ where
             _ => {}
         }
     }
-    let mut buffers = List::<BufferBinding<'_, T::Buffer>, 8>::with_capacity(nb)?;
-    let mut samplers = List::<&T::Sampler, 8>::with_capacity(ns)?;
-    let mut views = List::<&T::TextureView, 8>::with_capacity(nv)?;
-    let mut structures = List::<&T::AccelerationStructure, 8>::with_capacity(na)?;
+    let mut buffers = List::<BufferBinding<'_, T::Buffer>, 8>::try_with_capacity(nb)?;
+    let mut samplers = List::<&T::Sampler, 8>::try_with_capacity(ns)?;
+    let mut views = List::<&T::TextureView, 8>::try_with_capacity(nv)?;
+    let mut structures = List::<&T::AccelerationStructure, 8>::try_with_capacity(na)?;
     for entry in desc.entries {
         match entry.resource {
             BindingResource::BufferArray(list) => {
                 for b in list {
-                    buffers.push(buffer_binding(c, b)?)?;
+                    buffers.try_push(buffer_binding(c, b)?)?;
                 }
             }
             BindingResource::SamplerArray(list) => {
                 for &s in list {
-                    samplers.push(c.sampler(s).ok_or(FOREIGN)?)?;
+                    samplers.try_push(c.sampler(s).ok_or(FOREIGN)?)?;
                 }
             }
             BindingResource::TextureViewArray(list) => {
                 for &v in list {
-                    views.push(c.texture_view(v).ok_or(FOREIGN)?)?;
+                    views.try_push(c.texture_view(v).ok_or(FOREIGN)?)?;
                 }
             }
             BindingResource::AccelerationStructureArray(list) => {
                 for &a in list {
-                    structures.push(c.acceleration_structure(a).ok_or(FOREIGN)?)?;
+                    structures.try_push(c.acceleration_structure(a).ok_or(FOREIGN)?)?;
                 }
             }
             _ => {}
@@ -272,7 +256,7 @@ where
         *at += len;
         range
     }
-    let mut entries = List::<BindGroupEntry<'_, T>, 16>::with_capacity(desc.entries.len())?;
+    let mut entries = List::<BindGroupEntry<'_, T>, 16>::try_with_capacity(desc.entries.len())?;
     for entry in desc.entries {
         let resource = match entry.resource {
             BindingResource::Buffer(ref b) => BindingResource::Buffer(buffer_binding(c, b)?),
@@ -296,7 +280,7 @@ where
                 BindingResource::AccelerationStructureArray(&structures[take(&mut ia, list.len())])
             }
         };
-        entries.push(BindGroupEntry {
+        entries.try_push(BindGroupEntry {
             binding: entry.binding,
             resource,
         })?;
@@ -319,9 +303,10 @@ where
     T: Resources + ?Sized,
     C: Convert<R, T>,
 {
-    let mut layouts = List::<&T::BindGroupLayout, 8>::with_capacity(desc.bind_group_layouts.len())?;
+    let mut layouts =
+        List::<&T::BindGroupLayout, 8>::try_with_capacity(desc.bind_group_layouts.len())?;
     for &layout in desc.bind_group_layouts {
-        layouts.push(c.bind_group_layout(layout).ok_or(FOREIGN)?)?;
+        layouts.try_push(c.bind_group_layout(layout).ok_or(FOREIGN)?)?;
     }
     Ok(then(&PipelineLayoutDescriptor {
         label: desc.label,
@@ -465,7 +450,7 @@ where
     T: Resources + ?Sized,
     C: Convert<R, T>,
 {
-    let mut colors = List::<Option<ColorAttachment<'_, T::TextureView>>, 8>::with_capacity(
+    let mut colors = List::<Option<ColorAttachment<'_, T::TextureView>>, 8>::try_with_capacity(
         desc.color_attachments.len(),
     )?;
     for slot in desc.color_attachments {
@@ -481,7 +466,7 @@ where
             }),
             None => None,
         };
-        colors.push(converted)?;
+        colors.try_push(converted)?;
     }
     let depth_stencil_attachment = match &desc.depth_stencil_attachment {
         Some(ds) => Some(DepthStencilAttachment {
@@ -514,9 +499,9 @@ where
     T: Resources + ?Sized,
     C: Convert<R, T>,
 {
-    let mut stages = List::<RayTracingStage<'_, T>, 8>::with_capacity(desc.stages.len())?;
+    let mut stages = List::<RayTracingStage<'_, T>, 8>::try_with_capacity(desc.stages.len())?;
     for s in desc.stages {
-        stages.push(RayTracingStage {
+        stages.try_push(RayTracingStage {
             kind: s.kind,
             stage: stage(c, &s.stage)?,
         })?;
@@ -592,20 +577,20 @@ where
 {
     let geometries = Geometries::new(descs.iter().map(|d| d.entries), c)?;
     let mut entries =
-        List::<AccelerationStructureEntries<'_, T::Buffer>, 8>::with_capacity(descs.len())?;
+        List::<AccelerationStructureEntries<'_, T::Buffer>, 8>::try_with_capacity(descs.len())?;
     let mut at = (0, 0);
     for d in descs {
-        entries.push(geometries.entries(d.entries, &mut at, c)?)?;
+        entries.try_push(geometries.entries(d.entries, &mut at, c)?)?;
     }
     let entries = entries.as_slice();
     let mut own =
-        List::<BuildAccelerationStructureDescriptor<'_, T>, 8>::with_capacity(descs.len())?;
+        List::<BuildAccelerationStructureDescriptor<'_, T>, 8>::try_with_capacity(descs.len())?;
     for (d, entries) in descs.iter().zip(entries) {
         let source = match d.source_acceleration_structure {
             Some(s) => Some(c.acceleration_structure(s).ok_or(FOREIGN)?),
             None => None,
         };
-        own.push(BuildAccelerationStructureDescriptor {
+        own.try_push(BuildAccelerationStructureDescriptor {
             entries,
             mode: d.mode,
             flags: d.flags,
@@ -647,18 +632,18 @@ impl<'a, B: ?Sized> Geometries<'a, B> {
                 AccelerationStructureEntries::Instances(_) => {}
             }
         }
-        let mut triangles = List::with_capacity(nt)?;
-        let mut aabbs = List::with_capacity(na)?;
+        let mut triangles = List::try_with_capacity(nt)?;
+        let mut aabbs = List::try_with_capacity(na)?;
         for entries in all {
             match entries {
                 AccelerationStructureEntries::Triangles(list) => {
                     for g in *list {
-                        triangles.push(self::triangles(c, g)?)?;
+                        triangles.try_push(self::triangles(c, g)?)?;
                     }
                 }
                 AccelerationStructureEntries::Aabbs(list) => {
                     for g in *list {
-                        aabbs.push(AccelerationStructureAabbs {
+                        aabbs.try_push(AccelerationStructureAabbs {
                             buffer: optional(c, g.buffer)?,
                             offset: g.offset,
                             count: g.count,

@@ -23,8 +23,8 @@
 //! move to the heap past [`INLINE`] elements ([`create_general`]).
 //! Bind-group churn allocates nothing on the heap in the steady state.
 
-use arrayvec::ArrayVec;
 use ash::vk;
+use smallvec::SmallVec;
 
 use super::device::set_object_name;
 use crate::validate;
@@ -258,10 +258,10 @@ unsafe fn create_general(
 ) -> Result<super::BindGroup, BindingError> {
     let shared = &*device.shared;
     let layout = desc.layout;
-    let mut buffers = Inline::<vk::DescriptorBufferInfo, INLINE>::new();
-    let mut images = Inline::<vk::DescriptorImageInfo, INLINE>::new();
-    let mut structures = Inline::<vk::AccelerationStructureKHR, INLINE>::new();
-    let mut pending = Inline::<PendingWrite, INLINE>::new();
+    let mut buffers = SmallVec::<[vk::DescriptorBufferInfo; INLINE]>::new();
+    let mut images = SmallVec::<[vk::DescriptorImageInfo; INLINE]>::new();
+    let mut structures = SmallVec::<[vk::AccelerationStructureKHR; INLINE]>::new();
+    let mut pending = SmallVec::<[PendingWrite; INLINE]>::new();
     let slots = &*layout.slots;
     // One pass: each entry is checked (the shared checks), then its
     // descriptor infos recorded. Nothing reaches the driver before every
@@ -341,7 +341,7 @@ unsafe fn create_general(
     // array's), all made before any write points at them: the list does not
     // move afterwards. The writes below take them in the same order.
     let handles = structures.as_slice();
-    let mut chained = Inline::<vk::WriteDescriptorSetAccelerationStructureKHR, INLINE>::new();
+    let mut chained = SmallVec::<[vk::WriteDescriptorSetAccelerationStructureKHR; INLINE]>::new();
     for p in pending.as_slice().iter().filter(|_| !handles.is_empty()) {
         if p.infos == Infos::Structures {
             // A structure entry has at least one handle, so `chained` has
@@ -355,7 +355,7 @@ unsafe fn create_general(
     }
     let chained = chained.as_slice();
     let mut next_chained = 0;
-    let mut writes = Inline::<vk::WriteDescriptorSet, INLINE>::new();
+    let mut writes = SmallVec::<[vk::WriteDescriptorSet; INLINE]>::new();
     for p in pending.as_slice() {
         let mut write = vk::WriteDescriptorSet::default()
             .dst_set(raw)
@@ -441,62 +441,5 @@ impl super::BindGroup {
     /// Bindings with a dynamic offset (`set_bind_group` takes one offset each).
     pub fn dynamic_binding_count(&self) -> u32 {
         self.dynamic_count
-    }
-}
-
-/// A list on the stack up to `N` elements, moved to the heap past that.
-pub(super) enum Inline<T, const N: usize> {
-    Stack(ArrayVec<T, N>),
-    Heap(Vec<T>),
-}
-
-impl<T, const N: usize> Inline<T, N> {
-    #[inline]
-    pub(super) fn new() -> Self {
-        Self::Stack(ArrayVec::new())
-    }
-
-    #[inline]
-    pub(super) fn push(&mut self, value: T) {
-        match self {
-            Self::Stack(items) => {
-                if let Err(full) = items.try_push(value) {
-                    let mut heap = Vec::with_capacity(N * 2);
-                    heap.extend(items.drain(..));
-                    heap.push(full.element());
-                    *self = Self::Heap(heap);
-                }
-            }
-            Self::Heap(items) => items.push(value),
-        }
-    }
-
-    #[inline]
-    pub(super) fn as_slice(&self) -> &[T] {
-        match self {
-            Self::Stack(items) => items,
-            Self::Heap(items) => items,
-        }
-    }
-
-    #[inline]
-    pub(super) fn len(&self) -> usize {
-        self.as_slice().len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inline_moves_to_the_heap_past_its_capacity() {
-        let mut list = Inline::<u32, 2>::new();
-        for i in 0..5 {
-            list.push(i);
-        }
-        assert!(matches!(list, Inline::Heap(_)));
-        assert_eq!(list.as_slice(), &[0, 1, 2, 3, 4]);
-        assert_eq!(list.len(), 5);
     }
 }

@@ -30,8 +30,8 @@ use crate::{
     TextureUses,
 };
 
-use super::bind_group::Inline;
 pub(super) use super::bind_group::{create_bind_group, destroy_bind_group};
+use smallvec::SmallVec;
 
 /// One binding of a bind group layout: what it accepts (the shared checks
 /// read it) and how its descriptors are written.
@@ -67,8 +67,8 @@ pub(super) unsafe fn create_bind_group_layout(
     let sampled = barrier::texture_layout(TextureUses::RESOURCE, false);
     let storage = barrier::texture_layout(TextureUses::STORAGE_READ_WRITE, false);
     // The create info's lists live on the stack for usual layouts.
-    let mut bindings = Inline::<vk::DescriptorSetLayoutBinding, 16>::new();
-    let mut binding_flags = Inline::<vk::DescriptorBindingFlags, 16>::new();
+    let mut bindings = SmallVec::<[vk::DescriptorSetLayoutBinding; 16]>::new();
+    let mut binding_flags = SmallVec::<[vk::DescriptorBindingFlags; 16]>::new();
     let mut dynamic_count = 0;
     let mut counts = DescriptorCounts::default();
     for entry in entries.iter() {

@@ -20,8 +20,8 @@
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use arrayvec::ArrayVec;
 use ash::vk;
+use smallvec::SmallVec;
 
 use super::{barrier, bounds, conv, map_err, Buffer, DeviceShared, Texture};
 use crate::external::{check_signal_value, check_timeline, host_op};
@@ -398,27 +398,8 @@ fn map_stages(stages: SemaphoreStages) -> vk::PipelineStageFlags2 {
 /// Items one submission describes without a heap allocation.
 const INLINE: usize = 16;
 
-/// A list on the stack for up to [`INLINE`] items, on the heap beyond.
-enum List<T> {
-    Inline(ArrayVec<T, INLINE>),
-    Heap(Vec<T>),
-}
-
-impl<T> List<T> {
-    fn collect(len: usize, items: impl Iterator<Item = T>) -> Self {
-        if len <= INLINE {
-            List::Inline(items.take(INLINE).collect())
-        } else {
-            List::Heap(items.collect())
-        }
-    }
-    fn as_slice(&self) -> &[T] {
-        match self {
-            List::Inline(a) => a,
-            List::Heap(v) => v,
-        }
-    }
-}
+/// A submission's list: on the stack up to [`INLINE`] items.
+type List<T> = SmallVec<[T; INLINE]>;
 
 /// `Queue::submit_external`.
 ///
@@ -428,8 +409,7 @@ pub(super) unsafe fn submit_external(
     queue: &super::Queue,
     submission: &ExternalSubmissionOf<'_, super::Api>,
 ) -> Result<(), DeviceError> {
-    let command_buffers = List::collect(
-        submission.command_buffers.len(),
+    let command_buffers = List::from_iter(
         submission
             .command_buffers
             .iter()
@@ -441,8 +421,7 @@ pub(super) unsafe fn submit_external(
             .value(value)
             .stage_mask(map_stages(stages))
     };
-    let waits = List::collect(
-        submission.waits.len(),
+    let waits = List::from_iter(
         submission
             .waits
             .iter()
@@ -454,8 +433,7 @@ pub(super) unsafe fn submit_external(
             .value(value)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
     });
-    let signals = List::collect(
-        submission.signals.len() + usize::from(fence.is_some()),
+    let signals = List::from_iter(
         submission
             .signals
             .iter()
@@ -513,25 +491,22 @@ pub(super) unsafe fn transfer_ownership(
         OwnershipTransfer::Release => ((from.0, barrier::writes(from.1)), none),
         OwnershipTransfer::Acquire => (none, to),
     };
-    let buffer_barriers = List::collect(
-        buffers.len(),
-        buffers.iter().map(|b| {
-            let ((src_stage, src_access), (dst_stage, dst_access)) = scopes(
-                barrier::buffer_scope(b.usage.from, shaders),
-                barrier::buffer_scope(b.usage.to, shaders),
-            );
-            vk::BufferMemoryBarrier2::default()
-                .src_stage_mask(src_stage)
-                .src_access_mask(src_access)
-                .dst_stage_mask(dst_stage)
-                .dst_access_mask(dst_access)
-                .src_queue_family_index(src_family)
-                .dst_queue_family_index(dst_family)
-                .buffer(b.buffer.raw)
-                .offset(0)
-                .size(vk::WHOLE_SIZE)
-        }),
-    );
+    let buffer_barriers = List::from_iter(buffers.iter().map(|b| {
+        let ((src_stage, src_access), (dst_stage, dst_access)) = scopes(
+            barrier::buffer_scope(b.usage.from, shaders),
+            barrier::buffer_scope(b.usage.to, shaders),
+        );
+        vk::BufferMemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)
+            .src_queue_family_index(src_family)
+            .dst_queue_family_index(dst_family)
+            .buffer(b.buffer.raw)
+            .offset(0)
+            .size(vk::WHOLE_SIZE)
+    }));
     let swapchain = device.swapchain;
     let fits = |b: &&TextureBarrier<'_, Texture>| {
         let ok = bounds::barrier_range_fits(b.texture, &b.range)
@@ -544,27 +519,23 @@ pub(super) unsafe fn transfer_ownership(
         }
         ok
     };
-    let kept = textures.iter().filter(fits).count();
-    let image_barriers = List::collect(
-        kept,
-        textures.iter().filter(fits).map(|b| {
-            let ((src_stage, src_access), (dst_stage, dst_access)) = scopes(
-                barrier::texture_scope(b.usage.from, shaders),
-                barrier::texture_scope(b.usage.to, shaders),
-            );
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(src_stage)
-                .src_access_mask(src_access)
-                .dst_stage_mask(dst_stage)
-                .dst_access_mask(dst_access)
-                .old_layout(barrier::texture_layout(b.usage.from, swapchain))
-                .new_layout(barrier::texture_layout(b.usage.to, swapchain))
-                .src_queue_family_index(src_family)
-                .dst_queue_family_index(dst_family)
-                .image(b.texture.raw)
-                .subresource_range(conv::map_barrier_range(&b.range, b.texture.format))
-        }),
-    );
+    let image_barriers = List::from_iter(textures.iter().filter(fits).map(|b| {
+        let ((src_stage, src_access), (dst_stage, dst_access)) = scopes(
+            barrier::texture_scope(b.usage.from, shaders),
+            barrier::texture_scope(b.usage.to, shaders),
+        );
+        vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(src_stage)
+            .src_access_mask(src_access)
+            .dst_stage_mask(dst_stage)
+            .dst_access_mask(dst_access)
+            .old_layout(barrier::texture_layout(b.usage.from, swapchain))
+            .new_layout(barrier::texture_layout(b.usage.to, swapchain))
+            .src_queue_family_index(src_family)
+            .dst_queue_family_index(dst_family)
+            .image(b.texture.raw)
+            .subresource_range(conv::map_barrier_range(&b.range, b.texture.format))
+    }));
     if buffer_barriers.as_slice().is_empty() && image_barriers.as_slice().is_empty() {
         return;
     }
