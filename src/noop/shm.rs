@@ -1,14 +1,13 @@
 //! The file behind noop external memory and semaphores: a real, shareable
-//! file descriptor with no `libc` and no `unsafe`.
+//! file descriptor.
 //!
 //! Vulkan drivers export memory as an fd (lavapipe: a memfd). The noop
-//! backend does the same with what `std` offers: a file created in
-//! `/dev/shm` (tmpfs, so it lives in RAM like a memfd; the system temporary
-//! directory where there is no `/dev/shm`), unlinked at once, and reached
-//! only through its descriptor from then on. Exporting duplicates the
-//! descriptor; importing, in this process or another one, takes it. `std`
-//! has no `mmap`, so the bytes are read and written with positioned I/O
-//! (`pread`/`pwrite`), which also never moves a shared file offset.
+//! backend does the same: a memfd (`libc::memfd_create`, close-on-exec),
+//! an anonymous file in RAM with no name to clean up, reached only through
+//! its descriptor. Exporting duplicates the descriptor; importing, in this
+//! process or another one, takes it. The bytes are read and written with
+//! positioned I/O (`pread`/`pwrite`), which never moves a shared file
+//! offset.
 //!
 //! The file starts with a [`HEADER_LEN`]-byte header naming what it holds,
 //! so an import can tell a noop handle from any other fd (a pipe, a regular
@@ -25,12 +24,10 @@
 //! The payload follows at [`HEADER_LEN`]: a resource's bytes, or a
 //! semaphore's `u64` value.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::os::fd::{FromRawFd as _, OwnedFd};
+use std::os::unix::fs::FileExt as _;
 
 use crate::{DeviceError, ExternalError};
 
@@ -84,51 +81,20 @@ pub(crate) fn io_err(e: &io::Error) -> DeviceError {
     }
 }
 
-/// The directory new files are made in.
-fn directory() -> PathBuf {
-    let shm = PathBuf::from("/dev/shm");
-    if shm.is_dir() {
-        shm
-    } else {
-        std::env::temp_dir()
-    }
-}
-
 impl SharedFile {
     /// Creates a file of `kind` with a zeroed payload of `size` bytes.
     pub(crate) fn create(kind: Kind, size: u64) -> Result<Self, DeviceError> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
         let total = size
             .checked_add(HEADER_LEN)
             .ok_or(DeviceError::OutOfMemory)?;
-        let dir = directory();
-        let mut attempt = 0;
-        let file = loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!("keel-noop-{}-{n}", std::process::id()));
-            let opened = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path);
-            match opened {
-                Ok(file) => {
-                    // Unlinked at once: only descriptors reach it from now on,
-                    // and it goes when the last one closes. A failed unlink
-                    // leaves a name behind, not a leak of the memory.
-                    if let Err(e) = std::fs::remove_file(&path) {
-                        log::warn!("noop: could not unlink {}: {e}", path.display());
-                    }
-                    break file;
-                }
-                // Another process of the same pid namespace reused the name.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
-                    attempt += 1;
-                }
-                Err(e) => return Err(io_err(&e)),
-            }
-        };
+        // SAFETY: a NUL-terminated name and a valid flag; the call makes a
+        // new anonymous file and returns its descriptor (or -1 and errno).
+        let raw = unsafe { libc::memfd_create(c"keel-noop".as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(io_err(&io::Error::last_os_error()));
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(raw) });
         let mut header = [0u8; HEADER_LEN as usize];
         header[0..8].copy_from_slice(MAGIC);
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());

@@ -149,21 +149,14 @@ impl Drop for SerialGuard {
 
 #[cfg(target_os = "linux")]
 mod thread_exit {
-    use std::ffi::{c_int, c_uint, c_void};
+    use std::ffi::c_void;
     use std::sync::OnceLock;
 
-    // glibc's pthread keys (`pthread_key_t` is `unsigned int` on Linux).
-    extern "C" {
-        pub(super) fn pthread_key_create(
-            key: *mut c_uint,
-            destructor: Option<unsafe extern "C" fn(*mut c_void)>,
-        ) -> c_int;
-        pub(super) fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
-    }
+    pub(super) use libc::{pthread_key_create, pthread_key_t, pthread_setspecific};
 
     /// The key whose destructor releases the lock (`None`: creation failed,
     /// and the thread-exit part of the workaround is off).
-    static KEY: OnceLock<Option<c_uint>> = OnceLock::new();
+    static KEY: OnceLock<Option<pthread_key_t>> = OnceLock::new();
 
     /// The pthread key destructor: the driver's ran before it, under the lock.
     unsafe extern "C" fn release(_value: *mut c_void) {
@@ -199,7 +192,7 @@ mod thread_exit {
     /// Makes the calling thread's exit take the lock (idempotent).
     pub(super) fn register() {
         KEY.get_or_init(|| {
-            let mut key: c_uint = 0;
+            let mut key: pthread_key_t = 0;
             // SAFETY: `key` is a valid out-pointer; `release` has the
             // destructor signature.
             (unsafe { pthread_key_create(&mut key, Some(release)) } == 0).then_some(key)
@@ -210,7 +203,7 @@ mod thread_exit {
     }
 
     #[cfg(test)]
-    pub(super) fn key() -> Option<c_uint> {
+    pub(super) fn key() -> Option<pthread_key_t> {
         KEY.get().copied().flatten()
     }
 }
