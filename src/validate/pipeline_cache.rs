@@ -7,7 +7,7 @@
 //! | 0..8 | [`MAGIC`] |
 //! | 8..24 | the adapter's validation key (`pipeline_cache_validation_key`) |
 //! | 24..32 | the length of the backend's bytes, little-endian `u64` |
-//! | 32..40 | their FNV-1a 64-bit hash, little-endian |
+//! | 32..40 | their CRC-32 (IEEE, `crc32fast`), zero-extended to a little-endian `u64` |
 //!
 //! [`unwrap`] checks all four before any driver sees the bytes: data from
 //! another adapter or driver, truncated or damaged, is refused with the
@@ -16,16 +16,15 @@
 
 use crate::PipelineCacheError;
 
-/// The first bytes of keel-hal pipeline-cache data (format version 1).
-pub(crate) const MAGIC: [u8; 8] = *b"KEELPC\x00\x01";
+/// The first bytes of keel-hal pipeline-cache data (format version 2: the
+/// CRC-32 checksum; version 1's FNV-1a data is refused by its magic).
+pub(crate) const MAGIC: [u8; 8] = *b"KEELPC\x00\x02";
 /// Bytes of the header before the backend's bytes.
 pub(crate) const HEADER: usize = 40;
 
-/// FNV-1a, 64 bits.
+/// The payload's checksum: CRC-32 (IEEE), zero-extended.
 fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    u64::from(crc32fast::hash(bytes))
 }
 
 /// The data to hand out: the header for `key`, then `payload`.
