@@ -127,7 +127,6 @@ mod resource;
 // Used by the backends' shader modules.
 #[cfg_attr(not(test), allow(dead_code))]
 mod shader;
-mod spin_lock;
 mod surface;
 mod validate;
 #[cfg(feature = "vulkan")]

@@ -38,7 +38,7 @@
 //! The allocator is shared by the device's threads and locks itself, with
 //! two locks taken in one order (pools, then layouts):
 //!
-//! - **layouts** ([`crate::spin_lock::SpinLock`]): every layout's entry
+//! - **layouts** (a `parking_lot::Mutex`): every layout's entry
 //!   (its bucket, its cached sets, its counts) and the live-set count. A
 //!   cache hit (`allocate` popping a cached set, `free` pushing one) takes
 //!   only this lock, for a pop or a push: one atomic read-modify-write and
@@ -67,9 +67,9 @@ mod slots;
 
 use ash::vk;
 
-use crate::spin_lock::SpinLock;
 use crate::DeviceError;
 use bucket::Bucket;
+use parking_lot::Mutex;
 // `DescriptorCounts` is wired in by bind groups; until then only the tests use it.
 #[cfg_attr(not(test), allow(unused_imports))]
 pub(crate) use counts::{BucketKey, DescriptorCounts};
@@ -211,7 +211,7 @@ impl LayoutEntry {
 }
 
 /// Every registered layout's entry and the live-set count: what a cache
-/// hit reads and writes, behind the allocator's spin lock.
+/// hit reads and writes, behind the allocator's layouts lock.
 #[derive(Debug, Default)]
 pub(super) struct Layouts {
     entries: Slab<LayoutEntry>,
@@ -280,7 +280,7 @@ pub(crate) struct DescriptorStats {
 #[derive(Default)]
 pub(crate) struct DescriptorAllocator {
     pools: parking_lot::Mutex<Pools>,
-    layouts: SpinLock<Layouts>,
+    layouts: Mutex<Layouts>,
 }
 
 impl DescriptorAllocator {

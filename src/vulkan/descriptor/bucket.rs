@@ -6,8 +6,8 @@ use ash::vk;
 use super::raw::{map_create_err, DescriptorDevice};
 use super::slots::{RankSet, Slab};
 use super::{BucketKey, Layouts, POOL_MAX_SETS, POOL_MIN_SETS};
-use crate::spin_lock::SpinLock;
 use crate::DeviceError;
+use parking_lot::Mutex;
 
 /// No position (pool not idle).
 pub(super) const NONE: u32 = u32::MAX;
@@ -188,7 +188,7 @@ impl Bucket {
         };
         if pool.allocated == 0 {
             // No set of it is cached, so no layout's idle list needs looking at.
-            self.destroy_pool(device, id, &SpinLock::new(Layouts::default()));
+            self.destroy_pool(device, id, &Mutex::new(Layouts::default()));
         } else {
             pool.exhausted = true;
             let rank = pool.rank;
@@ -257,7 +257,7 @@ impl Bucket {
     /// Destroys idle pools while the bucket keeps at least a quarter of its
     /// capacity free in other pools. Cached sets of a destroyed pool leave
     /// their layouts' idle lists (they die with the pool).
-    pub(super) fn shrink<D: DescriptorDevice>(&mut self, device: &D, layouts: &SpinLock<Layouts>) {
+    pub(super) fn shrink<D: DescriptorDevice>(&mut self, device: &D, layouts: &Mutex<Layouts>) {
         loop {
             let free_total = self.capacity.saturating_sub(self.allocated);
             let victim = self.idle_pools.iter().copied().find(|&id| {
@@ -286,7 +286,7 @@ impl Bucket {
         &mut self,
         device: &D,
         id: u32,
-        layouts: &SpinLock<Layouts>,
+        layouts: &Mutex<Layouts>,
     ) {
         let Some(generation) = self.pools.generation(id) else {
             return;
