@@ -1500,17 +1500,18 @@ fn external_paths(
     assert_eq!(device.live_counts(), keel_hal::LiveCounts::default());
 }
 
-/// Device loss is remembered: after one `VK_ERROR_DEVICE_LOST` (injected as
-/// a lasting loss), every fallible call of the device, its queue and its
-/// encoders returns `Lost` without a single hooked call reaching the
-/// driver, `is_lost` says so, and every destroy still frees its object
-/// (the hal's counts and the Vulkan creates-minus-destroys balance).
-#[test]
-fn device_loss_is_remembered() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// An instance with validation on, its first adapter and its validation
+/// counter; `None` (having printed why) where there is no Vulkan 1.3 adapter.
+fn validated_adapter(
+    name: &'static str,
+) -> Option<(
+    vulkan::Instance,
+    keel_hal::ExposedAdapter<vulkan::Api>,
+    vulkan::ValidationCounter,
+)> {
     let _ = env_logger::builder().is_test(true).try_init();
     let desc = InstanceDescriptor {
-        name: "keel-hal device loss",
+        name,
         flags: InstanceFlags::VALIDATION | InstanceFlags::DEBUG,
         ..Default::default()
     };
@@ -1519,15 +1520,29 @@ fn device_loss_is_remembered() {
         Ok(i) => i,
         Err(e) => {
             println!("skipped: {e}");
-            return;
+            return None;
         }
     };
     // SAFETY: live instance.
     let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
         println!("skipped: no Vulkan 1.3 adapter");
-        return;
+        return None;
     };
     let validation = instance.validation_counter();
+    Some((instance, exposed, validation))
+}
+
+/// Device loss is remembered: after one `VK_ERROR_DEVICE_LOST` (injected as
+/// a lasting loss), every fallible call of the device, its queue and its
+/// encoders returns `Lost` without a single hooked call reaching the
+/// driver, `is_lost` says so, and every destroy still frees its object
+/// (the hal's counts and the Vulkan creates-minus-destroys balance).
+#[test]
+fn device_loss_is_remembered() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((instance, exposed, validation)) = validated_adapter("keel-hal device loss") else {
+        return;
+    };
     // SAFETY: every object below is destroyed before the device is dropped.
     let open = unsafe { exposed.adapter.open(&DeviceDescriptor::default()) }.expect("open");
     let (device, queue) = (open.device, open.queue);
@@ -1686,26 +1701,9 @@ fn device_loss_is_remembered() {
 #[test]
 fn lost_device_teardown_retires_pending_work() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let _ = env_logger::builder().is_test(true).try_init();
-    let desc = InstanceDescriptor {
-        name: "keel-hal lost teardown",
-        flags: InstanceFlags::VALIDATION | InstanceFlags::DEBUG,
-        ..Default::default()
-    };
-    // SAFETY: the system loader is trusted.
-    let instance = match unsafe { vulkan::Instance::init(&desc) } {
-        Ok(i) => i,
-        Err(e) => {
-            println!("skipped: {e}");
-            return;
-        }
-    };
-    // SAFETY: live instance.
-    let Some(exposed) = unsafe { instance.enumerate_adapters() }.into_iter().next() else {
-        println!("skipped: no Vulkan 1.3 adapter");
+    let Some((instance, exposed, validation)) = validated_adapter("keel-hal lost teardown") else {
         return;
     };
-    let validation = instance.validation_counter();
     // SAFETY: every object below is destroyed before the device is dropped;
     // the submission is left pending on purpose, as a lost device leaves it.
     let open = unsafe { exposed.adapter.open(&DeviceDescriptor::default()) }.expect("open");
