@@ -40,8 +40,9 @@ pub(crate) const TEXTURE_WRITES: TextureUses = TextureUses::COPY_DST
 /// The resources one usage scope (a dispatch, a render pass, a copy) uses.
 /// A render pass may name the same groups and buffers thousands of times:
 /// [`Replay::render_scope`] takes each bind group once, and buffers are
-/// found through an index once there are more than a few. (A dispatch's
-/// scope, made per dispatch, allocates nothing for either.)
+/// found through an index once there are more than a few. (A compute pass
+/// keeps one scope and clears it before each dispatch, so its lists grow
+/// on the pass's first dispatches and then reuse their storage.)
 #[derive(Default)]
 struct Scope<'c> {
     buffers: Vec<(&'c Arc<Buffer>, BufferUses)>,
