@@ -41,8 +41,8 @@
 //! - **layouts** (a `parking_lot::Mutex`): every layout's entry
 //!   (its bucket, its cached sets, its counts) and the live-set count. A
 //!   cache hit (`allocate` popping a cached set, `free` pushing one) takes
-//!   only this lock, for a pop or a push: one atomic read-modify-write and
-//!   one store. It is never held across a driver call or while taking the
+//!   only this lock, for a pop or a push (an uncontended `parking_lot`
+//!   lock and unlock: two atomic read-modify-writes). It is never held across a driver call or while taking the
 //!   other lock.
 //! - **pools** (`parking_lot::Mutex`): the buckets and their pools. Misses,
 //!   frees past the cache, layout registration and `trim` take it, and
