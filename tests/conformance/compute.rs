@@ -116,6 +116,45 @@ unsafe fn group<A: Api>(
     Ok(unsafe { ctx.device.create_bind_group(&desc) }?)
 }
 
+/// Runs `pipe` once, one workgroup, over a fresh 16-byte storage buffer
+/// bound at group 0 binding 0 of `layouts`, reads the buffer back, and
+/// destroys everything given and made (on every path).
+///
+/// # Safety
+/// Everything came from `ctx.device` and is idle.
+unsafe fn dispatch_once<A: Api>(
+    ctx: &Ctx<A>,
+    layouts: Layouts<A>,
+    pipe: A::ComputePipeline,
+    module: A::ShaderModule,
+) -> Result<Vec<u8>, Failure> {
+    // SAFETY: forwarded contract; each object is destroyed once, below.
+    unsafe {
+        let out = (|| {
+            let data = storage_buffer(ctx, 16)?;
+            let bind = match layouts.group.as_ref().ok_or("no group layout".into()) {
+                Ok(layout) => group(ctx, layout, &data, None),
+                Err(e) => Err(e),
+            };
+            let out = bind.and_then(|bind| {
+                let out = run_and_read(ctx, &data, 16, BufferUses::empty(), |enc| {
+                    enc.set_compute_pipeline(&pipe);
+                    enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
+                    enc.dispatch([1, 1, 1]);
+                });
+                ctx.device.destroy_bind_group(bind);
+                out
+            });
+            ctx.device.destroy_buffer(data);
+            out
+        })();
+        ctx.device.destroy_compute_pipeline(pipe);
+        ctx.device.destroy_shader_module(module);
+        layouts.destroy(ctx);
+        out
+    }
+}
+
 /// Runs `dispatch` in a compute pass over `data` (moved from `empty` into
 /// storage before and to `COPY_SRC` after) and reads `data` back.
 ///
@@ -457,19 +496,7 @@ fn pipeline_constants_reach_the_shader<A: Api>(ctx: &Ctx<A>) -> TestResult {
         }
         let values = [("scale", 3.0), ("7", 5.0), ("flag", 1.0)];
         let pipe = pipeline_with(ctx, &module, &layouts.pipeline, &values)?;
-        let data = storage_buffer(ctx, 16)?;
-        let layout = layouts.group.as_ref().ok_or("no group layout")?;
-        let bind = group(ctx, layout, &data, None)?;
-        let out = run_and_read(ctx, &data, 16, BufferUses::empty(), |enc| {
-            enc.set_compute_pipeline(&pipe);
-            enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
-            enc.dispatch([1, 1, 1]);
-        });
-        ctx.device.destroy_bind_group(bind);
-        ctx.device.destroy_buffer(data);
-        ctx.device.destroy_compute_pipeline(pipe);
-        ctx.device.destroy_shader_module(module);
-        layouts.destroy(ctx);
+        let out = dispatch_once(ctx, layouts, pipe, module);
         check_eq!(
             bytes_to_words(&out?),
             vec![3, 5, 1, 35],
@@ -710,19 +737,7 @@ fn packed_8bit_builtins_run<A: Api>(ctx: &Ctx<A>) -> TestResult {
             layouts.destroy(ctx);
             return skipped;
         }
-        let data = storage_buffer(ctx, 16)?;
-        let layout = layouts.group.as_ref().ok_or("no group layout")?;
-        let bind = group(ctx, layout, &data, None)?;
-        let out = run_and_read(ctx, &data, 16, BufferUses::empty(), |enc| {
-            enc.set_compute_pipeline(&pipe);
-            enc.set_bind_group(&layouts.pipeline, 0, &bind, &[]);
-            enc.dispatch([1, 1, 1]);
-        });
-        ctx.device.destroy_bind_group(bind);
-        ctx.device.destroy_buffer(data);
-        ctx.device.destroy_compute_pipeline(pipe);
-        ctx.device.destroy_shader_module(module);
-        layouts.destroy(ctx);
+        let out = dispatch_once(ctx, layouts, pipe, module);
         check_eq!(
             bytes_to_words(&out?),
             vec![
