@@ -304,20 +304,18 @@ pub(crate) fn parse_spirv(
 /// it never met (as in a module of a lone `OpEntryPoint`), which the driver
 /// would be handed all the same.
 fn check_spirv_entry_points(words: &[u32], module: &naga::Module) -> Result<(), ShaderError> {
-    let mut at = SPIRV_HEADER_WORDS;
-    while let Some(&first) = words.get(at) {
-        let count = ((first >> 16) as usize).max(1);
-        let instruction = words.get(at..at + count).unwrap_or_default();
-        at += count;
-        if first & 0xffff != OP_ENTRY_POINT {
+    use spirv::ExecutionModel as X;
+    for (at, op, count) in spirv_fixups::instructions(words) {
+        if op != Some(spirv::Op::EntryPoint) {
             continue;
         }
+        let instruction = &words[at..at + count];
         let model = instruction.get(1).copied().unwrap_or(u32::MAX);
         let name = spirv_literal(instruction.get(3..).unwrap_or_default());
-        let stage = match model {
-            0 => Some(naga::ShaderStage::Vertex),
-            4 => Some(naga::ShaderStage::Fragment),
-            5 => Some(naga::ShaderStage::Compute),
+        let stage = match X::from_u32(model) {
+            Some(X::Vertex) => Some(naga::ShaderStage::Vertex),
+            Some(X::Fragment) => Some(naga::ShaderStage::Fragment),
+            Some(X::GLCompute) => Some(naga::ShaderStage::Compute),
             _ => None,
         };
         let found = stage.is_some_and(|stage| {
@@ -590,15 +588,6 @@ fn saturate(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The SPIR-V magic number, in the host's word order.
-pub(crate) const SPIRV_MAGIC: u32 = 0x0723_0203;
-
-/// Words in a SPIR-V module header.
-const SPIRV_HEADER_WORDS: usize = 5;
-
-/// `OpEntryPoint`'s opcode.
-const OP_ENTRY_POINT: u32 = 15;
-
 /// Checks that `words` look like a SPIR-V module a Vulkan 1.3 driver can
 /// be handed: the magic number in host order, a 5-word header with version
 /// 1.0 to 1.6 and a non-zero id bound, an instruction stream in which every
@@ -610,13 +599,13 @@ pub(crate) fn check_spirv(words: &[u32]) -> Result<(), ShaderError> {
     let Some(&magic) = words.first() else {
         return invalid("no words");
     };
-    if magic != SPIRV_MAGIC {
-        if magic.swap_bytes() == SPIRV_MAGIC {
+    if magic != spirv::MAGIC_NUMBER {
+        if magic.swap_bytes() == spirv::MAGIC_NUMBER {
             return invalid("the words are byte-swapped (magic number in the wrong endianness)");
         }
         return invalid("the first word is not the SPIR-V magic number 0x07230203");
     }
-    if words.len() < SPIRV_HEADER_WORDS {
+    if words.len() < spirv_fixups::HEADER {
         return invalid("shorter than the 5-word header");
     }
     let version = words[1];
@@ -631,7 +620,7 @@ pub(crate) fn check_spirv(words: &[u32]) -> Result<(), ShaderError> {
         return invalid("the id bound is zero");
     }
     let mut entry_points = 0usize;
-    let mut at = SPIRV_HEADER_WORDS;
+    let mut at = spirv_fixups::HEADER;
     while let Some(&first) = words.get(at) {
         let count = (first >> 16) as usize;
         if count == 0 {
@@ -640,7 +629,7 @@ pub(crate) fn check_spirv(words: &[u32]) -> Result<(), ShaderError> {
         if count > words.len() - at {
             return invalid("an instruction runs past the end of the code");
         }
-        if first & 0xffff == OP_ENTRY_POINT {
+        if first & 0xffff == spirv::Op::EntryPoint as u32 {
             entry_points += 1;
         }
         at += count;
@@ -656,41 +645,35 @@ pub(crate) fn check_spirv(words: &[u32]) -> Result<(), ShaderError> {
 /// is not read, but a misspelt entry point is caught here rather than by
 /// the driver.
 pub(crate) fn spirv_has_entry_point(words: &[u32], stage: naga::ShaderStage, name: &str) -> bool {
+    use spirv::ExecutionModel as X;
     let model = match stage {
-        naga::ShaderStage::Vertex => 0,
-        naga::ShaderStage::Fragment => 4,
-        naga::ShaderStage::Compute => 5,
+        naga::ShaderStage::Vertex => X::Vertex,
+        naga::ShaderStage::Fragment => X::Fragment,
+        naga::ShaderStage::Compute => X::GLCompute,
         _ => return false,
     };
     spirv_has_entry_point_model(words, model, name)
 }
 
 /// Whether SPIR-V `words` (which passed the structural check) declare an
-/// `OpEntryPoint` of execution model `model` (the SPIR-V enumerant, e.g.
-/// 5313 for `RayGenerationKHR`) named `name`.
-pub(crate) fn spirv_has_entry_point_model(words: &[u32], model: u32, name: &str) -> bool {
-    const OP_ENTRY_POINT: u32 = 15;
+/// `OpEntryPoint` of execution model `model` named `name`.
+pub(crate) fn spirv_has_entry_point_model(
+    words: &[u32],
+    model: spirv::ExecutionModel,
+    name: &str,
+) -> bool {
     // The name is a literal string: UTF-8 bytes, lowest byte of each word
     // first, NUL-terminated, padded with NULs to a whole word.
     let matches = |literal: &[u32]| {
         let mut bytes = literal.iter().flat_map(|w| w.to_le_bytes());
         name.bytes().all(|b| bytes.next() == Some(b)) && bytes.next() == Some(0)
     };
-    let mut at = 5;
-    while let Some(&first) = words.get(at) {
-        let count = (first >> 16) as usize;
-        let Some(instruction) = words.get(at..at + count.max(1)) else {
-            return false;
-        };
-        if first & 0xffff == OP_ENTRY_POINT
-            && instruction.get(1) == Some(&model)
+    spirv_fixups::instructions(words).any(|(at, op, count)| {
+        let instruction = &words[at..at + count];
+        op == Some(spirv::Op::EntryPoint)
+            && instruction.get(1) == Some(&(model as u32))
             && instruction.get(3..).is_some_and(matches)
-        {
-            return true;
-        }
-        at += count.max(1);
-    }
-    false
+    })
 }
 
 /// The SPIR-V version generated for Vulkan (1.5: Vulkan 1.2 and later).

@@ -23,41 +23,30 @@
 //!   (`UNIFORM_BUFFER_BINDING_ARRAYS`) broke the rule and its pipeline's
 //!   layout did not match. The fix-up decorates each such struct `Block`.
 
-/// The opcodes the fix-ups read or write.
-const OP_EXTENSION: u32 = 10;
-const OP_CAPABILITY: u32 = 17;
-const OP_TYPE_INT: u32 = 21;
-const OP_TYPE_ARRAY: u32 = 28;
-const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
-const OP_TYPE_STRUCT: u32 = 30;
-const OP_TYPE_POINTER: u32 = 32;
-const OP_CONSTANT: u32 = 43;
-const OP_VARIABLE: u32 = 59;
-const OP_DECORATE: u32 = 71;
-const OP_CONTROL_BARRIER: u32 = 224;
-const OP_MEMORY_BARRIER: u32 = 225;
-/// The `Uniform` storage class; the `Block` and `BufferBlock` decorations.
-const UNIFORM: u32 = 2;
-const BLOCK: u32 = 2;
-const BUFFER_BLOCK: u32 = 3;
+use spirv::{Capability, Decoration, MemorySemantics as M, Op, StorageClass};
 
 /// Acquire, Release, AcquireRelease, SequentiallyConsistent.
-const ORDERING: u32 = 0x2 | 0x4 | 0x8 | 0x10;
-/// UniformMemory, WorkgroupMemory, ImageMemory, OutputMemory.
-const VULKAN_STORAGE: u32 = 0x40 | 0x100 | 0x800 | 0x1000;
-/// What the fix-up adds: UniformMemory, WorkgroupMemory, ImageMemory.
-const ADDED: u32 = 0x40 | 0x100 | 0x800;
+const ORDERING: M = M::ACQUIRE
+    .union(M::RELEASE)
+    .union(M::ACQUIRE_RELEASE)
+    .union(M::SEQUENTIALLY_CONSISTENT);
+/// The storage classes of memory semantics Vulkan knows.
+const VULKAN_STORAGE: M = M::UNIFORM_MEMORY
+    .union(M::WORKGROUP_MEMORY)
+    .union(M::IMAGE_MEMORY)
+    .union(M::OUTPUT_MEMORY);
+/// What the fix-up adds: uniform, workgroup and image memory.
+const ADDED: M = M::UNIFORM_MEMORY
+    .union(M::WORKGROUP_MEMORY)
+    .union(M::IMAGE_MEMORY);
 
 /// The SPIR-V header's length in words; word 3 is the id bound.
-const HEADER: usize = 5;
-
-/// SPIR-V's `Int8` capability (8-bit integer types).
-pub(crate) const INT8: u32 = 39;
+pub(crate) const HEADER: usize = 5;
 
 /// Whether the module declares `capability` (an `OpCapability`).
-pub(crate) fn declares_capability(words: &[u32], capability: u32) -> bool {
-    instructions(words).any(|(at, opcode, count)| {
-        opcode == OP_CAPABILITY && count == 2 && words[at + 1] == capability
+pub(crate) fn declares_capability(words: &[u32], capability: Capability) -> bool {
+    instructions(words).any(|(at, op, count)| {
+        op == Some(Op::Capability) && count == 2 && words[at + 1] == capability as u32
     })
 }
 
@@ -79,20 +68,22 @@ fn decorate_uniform_array_blocks(words: &mut Vec<u32>) {
     let mut uniform_pointers = Vec::new();
     let mut blocks = Vec::new();
     let mut first_type = None;
-    for (at, opcode, count) in instructions(words) {
+    let block = [Decoration::Block as u32, Decoration::BufferBlock as u32];
+    // Type declarations run from OpTypeVoid to OpTypeForwardPointer.
+    let types = Op::TypeVoid as u32..=Op::TypeForwardPointer as u32;
+    for (at, op, count) in instructions(words) {
         let w = &words[at..at + count];
-        match opcode {
-            OP_DECORATE if count >= 3 && (w[2] == BLOCK || w[2] == BUFFER_BLOCK) => {
-                blocks.push(w[1]);
+        match op {
+            Some(Op::Decorate) if count >= 3 && block.contains(&w[2]) => blocks.push(w[1]),
+            Some(Op::TypeStruct) if count >= 2 => structs.push(w[1]),
+            Some(Op::TypeArray | Op::TypeRuntimeArray) if count >= 3 => arrays.push((w[1], w[2])),
+            Some(Op::TypePointer) if count == 4 => pointers.push((w[1], w[3])),
+            Some(Op::Variable) if count >= 4 && w[3] == StorageClass::Uniform as u32 => {
+                uniform_pointers.push(w[1]);
             }
-            OP_TYPE_STRUCT if count >= 2 => structs.push(w[1]),
-            OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY if count >= 3 => arrays.push((w[1], w[2])),
-            OP_TYPE_POINTER if count == 4 => pointers.push((w[1], w[3])),
-            OP_VARIABLE if count >= 4 && w[3] == UNIFORM => uniform_pointers.push(w[1]),
             _ => {}
         }
-        // Type declarations run from OpTypeVoid (19) to OpTypeForwardPointer (39).
-        if first_type.is_none() && (19..=39).contains(&opcode) {
+        if first_type.is_none() && op.is_some_and(|op| types.contains(&(op as u32))) {
             first_type = Some(at);
         }
     }
@@ -109,7 +100,11 @@ fn decorate_uniform_array_blocks(words: &mut Vec<u32>) {
         };
         if structs.contains(&element) && !blocks.contains(&element) {
             blocks.push(element);
-            decorations.extend([(3 << 16) | OP_DECORATE, element, BLOCK]);
+            decorations.extend([
+                word_count_and_op(3, Op::Decorate),
+                element,
+                Decoration::Block as u32,
+            ]);
         }
     }
     if !decorations.is_empty() {
@@ -119,7 +114,10 @@ fn decorate_uniform_array_blocks(words: &mut Vec<u32>) {
 
 /// SPIR-V capabilities naga may declare without the extension SPIR-V 1.5
 /// needs for them: (capability, extension).
-const CAPABILITY_EXTENSIONS: &[(u32, &str)] = &[(6022, "SPV_KHR_cooperative_matrix")];
+const CAPABILITY_EXTENSIONS: &[(Capability, &str)] = &[(
+    Capability::CooperativeMatrixKHR,
+    "SPV_KHR_cooperative_matrix",
+)];
 
 /// The words of `OpExtension "name"`.
 fn op_extension(name: &str) -> Vec<u32> {
@@ -132,8 +130,13 @@ fn op_extension(name: &str) -> Vec<u32> {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
     );
-    out[0] = ((out.len() as u32) << 16) | OP_EXTENSION;
+    out[0] = word_count_and_op(out.len(), Op::Extension);
     out
+}
+
+/// An instruction's first word.
+fn word_count_and_op(count: usize, op: Op) -> u32 {
+    ((count as u32) << 16) | op as u32
 }
 
 /// Declares the extension of each capability in [`CAPABILITY_EXTENSIONS`]
@@ -142,13 +145,15 @@ fn declare_capability_extensions(words: &mut Vec<u32>) {
     let mut capabilities = Vec::new();
     let mut extensions = Vec::new();
     let mut after_capabilities = None;
-    for (at, opcode, count) in instructions(words) {
-        match opcode {
-            OP_CAPABILITY if count == 2 => {
+    for (at, op, count) in instructions(words) {
+        match op {
+            Some(Op::Capability) if count == 2 => {
                 capabilities.push(words[at + 1]);
                 after_capabilities = Some(at + count);
             }
-            OP_EXTENSION => extensions.push(super::spirv_literal(&words[at + 1..at + count])),
+            Some(Op::Extension) => {
+                extensions.push(super::spirv_literal(&words[at + 1..at + count]))
+            }
             _ => {}
         }
     }
@@ -157,7 +162,9 @@ fn declare_capability_extensions(words: &mut Vec<u32>) {
     };
     let missing: Vec<u32> = CAPABILITY_EXTENSIONS
         .iter()
-        .filter(|(cap, ext)| capabilities.contains(cap) && !extensions.iter().any(|e| e == ext))
+        .filter(|(cap, ext)| {
+            capabilities.contains(&(*cap as u32)) && !extensions.iter().any(|e| e == ext)
+        })
         .flat_map(|(_, ext)| op_extension(ext))
         .collect();
     if !missing.is_empty() {
@@ -165,16 +172,18 @@ fn declare_capability_extensions(words: &mut Vec<u32>) {
     }
 }
 
-/// One instruction: where it starts, its opcode and word count.
-fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, u32, usize)> + '_ {
+/// One instruction after the header: where it starts, its opcode (`None`
+/// for one the `spirv` crate does not know) and word count. The walk ends
+/// at the end of the words or at an instruction that does not fit in them.
+pub(crate) fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, Option<Op>, usize)> + '_ {
     let mut at = HEADER;
     std::iter::from_fn(move || {
         let first = *words.get(at)?;
-        let (count, opcode) = ((first >> 16) as usize, first & 0xffff);
+        let count = (first >> 16) as usize;
         if count == 0 || at + count > words.len() {
             return None;
         }
-        let this = (at, opcode, count);
+        let this = (at, Op::from_u32(first & 0xffff), count);
         at += count;
         Some(this)
     })
@@ -189,14 +198,14 @@ fn fix_barrier_semantics(words: &mut Vec<u32>) {
     let mut constants = std::collections::HashMap::new();
     // (position of a semantics operand, the constant it names)
     let mut operands = Vec::new();
-    for (at, opcode, count) in instructions(words) {
-        match (opcode, count) {
-            (OP_TYPE_INT, 4) if words[at + 2] == 32 => int32.push(words[at + 1]),
-            (OP_CONSTANT, 4) if int32.contains(&words[at + 1]) => {
+    for (at, op, count) in instructions(words) {
+        match (op, count) {
+            (Some(Op::TypeInt), 4) if words[at + 2] == 32 => int32.push(words[at + 1]),
+            (Some(Op::Constant), 4) if int32.contains(&words[at + 1]) => {
                 constants.insert(words[at + 2], (words[at + 1], words[at + 3], at));
             }
-            (OP_CONTROL_BARRIER, 4) => operands.push((at + 3, words[at + 3])),
-            (OP_MEMORY_BARRIER, 3) => operands.push((at + 2, words[at + 2])),
+            (Some(Op::ControlBarrier), 4) => operands.push((at + 3, words[at + 3])),
+            (Some(Op::MemoryBarrier), 3) => operands.push((at + 2, words[at + 2])),
             _ => {}
         }
     }
@@ -207,10 +216,11 @@ fn fix_barrier_semantics(words: &mut Vec<u32>) {
         let Some(&(ty, value, at)) = constants.get(&id) else {
             continue;
         };
-        if value & ORDERING == 0 || value & VULKAN_STORAGE != 0 {
+        let semantics = M::from_bits_retain(value);
+        if !semantics.intersects(ORDERING) || semantics.intersects(VULKAN_STORAGE) {
             continue;
         }
-        let wanted = value | ADDED;
+        let wanted = (semantics | ADDED).bits();
         let existing = constants
             .iter()
             .find(|(_, &(t, v, _))| t == ty && v == wanted)
@@ -241,7 +251,7 @@ fn fix_barrier_semantics(words: &mut Vec<u32>) {
     let mut from = 0;
     for (after, ty, id, value) in added {
         out.extend_from_slice(&words[from..after]);
-        out.extend_from_slice(&[(4 << 16) | OP_CONSTANT, ty, id, value]);
+        out.extend_from_slice(&[word_count_and_op(4, Op::Constant), ty, id, value]);
         from = after;
     }
     out.extend_from_slice(&words[from..]);
@@ -265,16 +275,16 @@ mod tests {
     }
 
     /// Every barrier's semantics, as values.
-    fn barrier_semantics(words: &[u32]) -> Vec<u32> {
+    fn barrier_semantics(words: &[u32]) -> Vec<M> {
         let mut constants = std::collections::HashMap::new();
         let mut out = Vec::new();
-        for (at, opcode, _) in instructions(words) {
-            match opcode {
-                OP_CONSTANT => {
-                    constants.insert(words[at + 2], words[at + 3]);
+        for (at, op, _) in instructions(words) {
+            match op {
+                Some(Op::Constant) => {
+                    constants.insert(words[at + 2], M::from_bits_retain(words[at + 3]));
                 }
-                OP_CONTROL_BARRIER => out.push(constants[&words[at + 3]]),
-                OP_MEMORY_BARRIER => out.push(constants[&words[at + 2]]),
+                Some(Op::ControlBarrier) => out.push(constants[&words[at + 3]]),
+                Some(Op::MemoryBarrier) => out.push(constants[&words[at + 2]]),
                 _ => {}
             }
         }
@@ -288,7 +298,7 @@ mod tests {
         assert!(
             before
                 .iter()
-                .any(|v| v & ORDERING != 0 && v & VULKAN_STORAGE == 0),
+                .any(|v| v.intersects(ORDERING) && !v.intersects(VULKAN_STORAGE)),
             "naga's subgroup barrier names no Vulkan storage class: {before:x?}"
         );
         let bound = words[3];
@@ -296,7 +306,7 @@ mod tests {
         let after = barrier_semantics(&words);
         assert!(after
             .iter()
-            .all(|v| v & ORDERING == 0 || v & VULKAN_STORAGE != 0));
+            .all(|v| !v.intersects(ORDERING) || v.intersects(VULKAN_STORAGE)));
         assert_eq!(words[3], bound + 1, "one constant added");
         // Still a module naga reads back.
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -306,10 +316,12 @@ mod tests {
     /// Capabilities and extensions a module declares.
     fn declared(words: &[u32]) -> (Vec<u32>, Vec<String>) {
         let (mut caps, mut exts) = (Vec::new(), Vec::new());
-        for (at, opcode, count) in instructions(words) {
-            match opcode {
-                OP_CAPABILITY => caps.push(words[at + 1]),
-                OP_EXTENSION => exts.push(crate::shader::spirv_literal(&words[at + 1..at + count])),
+        for (at, op, count) in instructions(words) {
+            match op {
+                Some(Op::Capability) => caps.push(words[at + 1]),
+                Some(Op::Extension) => {
+                    exts.push(crate::shader::spirv_literal(&words[at + 1..at + count]));
+                }
                 _ => {}
             }
         }
@@ -340,7 +352,10 @@ mod tests {
             .expect("naga writes SPIR-V");
         let extension = "SPV_KHR_cooperative_matrix".to_owned();
         let (caps, exts) = declared(&words);
-        assert!(caps.contains(&6022), "{caps:?}");
+        assert!(
+            caps.contains(&(Capability::CooperativeMatrixKHR as u32)),
+            "{caps:?}"
+        );
         assert!(
             !exts.contains(&extension),
             "naga now declares it: drop the fix-up"
@@ -360,7 +375,9 @@ mod tests {
     /// The ids decorated `Block`.
     fn blocks(words: &[u32]) -> Vec<u32> {
         instructions(words)
-            .filter(|&(at, op, n)| op == OP_DECORATE && n >= 3 && words[at + 2] == BLOCK)
+            .filter(|&(at, op, n)| {
+                op == Some(Op::Decorate) && n >= 3 && words[at + 2] == Decoration::Block as u32
+            })
             .map(|(at, _, _)| words[at + 1])
             .collect()
     }

@@ -207,7 +207,7 @@ fn naga_module_passes() {
 fn compute_shader_becomes_spirv() {
     let module = valid(COMPUTE);
     let words = to_spirv(&module, &SpirvOptions::default()).expect("translates");
-    assert_eq!(words.first(), Some(&SPIRV_MAGIC));
+    assert_eq!(words.first(), Some(&spirv::MAGIC_NUMBER));
     assert_eq!(words[1], 0x0001_0500, "SPIR-V 1.5");
     check_spirv(&words).expect("naga's output passes the structural check");
 
@@ -446,7 +446,7 @@ fn ray_tracing_stages_validate_reflect_and_translate() {
 /// A structurally fine module: header and one `OpEntryPoint GLCompute %1 "m"`.
 fn minimal_spirv() -> Vec<u32> {
     vec![
-        SPIRV_MAGIC,
+        spirv::MAGIC_NUMBER,
         0x0001_0500,
         0,
         2,
@@ -572,38 +572,25 @@ fn spirv_is_validated_with_the_capabilities() {
 
 /// Capabilities declared by `words`' `OpCapability` instructions.
 fn declared_capabilities(words: &[u32]) -> Vec<u32> {
-    let mut out = Vec::new();
-    let mut at = 5;
-    while let Some(&first) = words.get(at) {
-        let count = (first >> 16) as usize;
-        if first & 0xffff == 17 {
-            out.push(words[at + 1]);
-        }
-        at += count.max(1);
-    }
-    out
+    instructions(words, spirv::Op::Capability)
+        .iter()
+        .map(|operands| operands[0])
+        .collect()
 }
 
-/// The instructions of `words` with `opcode`, operands only.
-fn instructions(words: &[u32], opcode: u32) -> Vec<&[u32]> {
-    let mut out = Vec::new();
-    let mut at = 5;
-    while let Some(&first) = words.get(at) {
-        let count = ((first >> 16) as usize).max(1);
-        if first & 0xffff == opcode {
-            out.push(&words[at + 1..at + count]);
-        }
-        at += count;
-    }
-    out
+/// The instructions of `words` with opcode `op`, operands only.
+fn instructions(words: &[u32], op: spirv::Op) -> Vec<&[u32]> {
+    super::spirv_fixups::instructions(words)
+        .filter(|&(_, o, _)| o == Some(op))
+        .map(|(at, _, count)| &words[at + 1..at + count])
+        .collect()
 }
 
 /// f16 entry-point I/O uses `StorageInputOutput16` only when asked (the
 /// device enabled it); otherwise naga passes it as f32.
 #[test]
 fn f16_io_needs_storage_input_output_16_only_when_enabled() {
-    const STORAGE_INPUT_OUTPUT_16: u32 = 4436;
-    const STORAGE_BUFFER_16BIT: u32 = 4433;
+    use spirv::Capability as Cap;
     let text = "enable f16;
 @fragment fn fs(@location(0) v: f16) -> @location(0) vec4<f32> { return vec4<f32>(f32(v)); }
 ";
@@ -619,11 +606,11 @@ fn f16_io_needs_storage_input_output_16_only_when_enabled() {
     };
     let polyfilled = translate(false);
     assert!(
-        !polyfilled.contains(&STORAGE_INPUT_OUTPUT_16),
+        !polyfilled.contains(&(Cap::StorageInputOutput16 as u32)),
         "{polyfilled:?}"
     );
-    assert!(polyfilled.contains(&STORAGE_BUFFER_16BIT));
-    assert!(translate(true).contains(&STORAGE_INPUT_OUTPUT_16));
+    assert!(polyfilled.contains(&(Cap::StorageBuffer16BitAccess as u32)));
+    assert!(translate(true).contains(&(Cap::StorageInputOutput16 as u32)));
 }
 
 /// `binding_array<T>` gets the layout's element count from the binding
@@ -631,10 +618,7 @@ fn f16_io_needs_storage_input_output_16_only_when_enabled() {
 /// `RuntimeDescriptorArray` capability.
 #[test]
 fn unbounded_binding_arrays_take_the_layout_size() {
-    const OP_TYPE_IMAGE: u32 = 25;
-    const OP_TYPE_ARRAY: u32 = 28;
-    const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
-    const OP_TYPE_POINTER: u32 = 32;
+    use spirv::Op;
     let text = "enable wgpu_binding_array;
 @group(0) @binding(0) var textures: binding_array<texture_2d<f32>>;
 @group(0) @binding(1) var<storage, read_write> out: array<vec4<f32>>;
@@ -683,7 +667,7 @@ fn unbounded_binding_arrays_take_the_layout_size() {
     // The variable's pointer type: to an array of images, not a runtime
     // array (which would need RuntimeDescriptorArray). naga may still
     // declare the unsized type, unused.
-    let images: Vec<u32> = instructions(&words, OP_TYPE_IMAGE)
+    let images: Vec<u32> = instructions(&words, Op::TypeImage)
         .iter()
         .map(|i| i[0])
         .collect();
@@ -695,10 +679,10 @@ fn unbounded_binding_arrays_take_the_layout_size() {
             .collect()
     };
     let (sized, runtime) = (
-        arrays_of_images(OP_TYPE_ARRAY),
-        arrays_of_images(OP_TYPE_RUNTIME_ARRAY),
+        arrays_of_images(Op::TypeArray),
+        arrays_of_images(Op::TypeRuntimeArray),
     );
-    let pointees: Vec<u32> = instructions(&words, OP_TYPE_POINTER)
+    let pointees: Vec<u32> = instructions(&words, Op::TypePointer)
         .iter()
         .map(|i| i[2])
         .collect();
@@ -1137,7 +1121,7 @@ fn spirv_entry_points_are_found_by_model_and_name() {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect::<Vec<_>>()
     };
-    let mut words = vec![SPIRV_MAGIC, 0x0001_0500, 0, 8, 0];
+    let mut words = vec![spirv::MAGIC_NUMBER, 0x0001_0500, 0, 8, 0];
     for (model, id, entry) in [(5u32, 1u32, "main"), (0, 2, "vs_main_long")] {
         let literal = name(entry);
         words.push(((3 + literal.len() as u32) << 16) | 15);

@@ -234,10 +234,7 @@ pub(super) fn translate(
     // wherever it is not told otherwise; a device without `shaderInt8`
     // cannot take them.
     if !shared.enabled.has(Bit::ShaderInt8)
-        && crate::shader::spirv_fixups::declares_capability(
-            &words,
-            crate::shader::spirv_fixups::INT8,
-        )
+        && crate::shader::spirv_fixups::declares_capability(&words, spirv::Capability::Int8)
     {
         return Err(PipelineError::MissingShaderFeature {
             stage: naga_stage,

@@ -299,15 +299,26 @@ fn group_info(group: &ShaderGroup) -> vk::RayTracingShaderGroupCreateInfoKHR<'st
 
 /// A stage kind's naga stage (none for intersection), Vulkan stage bit
 /// and SPIR-V execution model.
-fn stage_kind(kind: RayTracingStageKind) -> (Option<naga::ShaderStage>, vk::ShaderStageFlags, u32) {
+fn stage_kind(
+    kind: RayTracingStageKind,
+) -> (
+    Option<naga::ShaderStage>,
+    vk::ShaderStageFlags,
+    spirv::ExecutionModel,
+) {
     use naga::ShaderStage as N;
+    use spirv::ExecutionModel as X;
     use vk::ShaderStageFlags as V;
     match kind {
-        RayTracingStageKind::RayGeneration => (Some(N::RayGeneration), V::RAYGEN_KHR, 5313),
-        RayTracingStageKind::Intersection => (None, V::INTERSECTION_KHR, 5314),
-        RayTracingStageKind::AnyHit => (Some(N::AnyHit), V::ANY_HIT_KHR, 5315),
-        RayTracingStageKind::ClosestHit => (Some(N::ClosestHit), V::CLOSEST_HIT_KHR, 5316),
-        RayTracingStageKind::Miss => (Some(N::Miss), V::MISS_KHR, 5317),
+        RayTracingStageKind::RayGeneration => {
+            (Some(N::RayGeneration), V::RAYGEN_KHR, X::RayGenerationKHR)
+        }
+        RayTracingStageKind::Intersection => (None, V::INTERSECTION_KHR, X::IntersectionKHR),
+        RayTracingStageKind::AnyHit => (Some(N::AnyHit), V::ANY_HIT_KHR, X::AnyHitKHR),
+        RayTracingStageKind::ClosestHit => {
+            (Some(N::ClosestHit), V::CLOSEST_HIT_KHR, X::ClosestHitKHR)
+        }
+        RayTracingStageKind::Miss => (Some(N::Miss), V::MISS_KHR, X::MissKHR),
     }
 }
 
