@@ -9,14 +9,16 @@
 //! ```
 //!
 //! What wgpu-core does for wgpu-hal, keel-wgpu does for keel-hal, at the
-//! depth a program needs:
+//! depth a program needs (`ARCHITECTURE.md`'s map lists the files):
 //! - **lifetimes**: objects live while wgpu handles or recorded and
 //!   in-flight work use them; keel-hal objects are destroyed once the fence
 //!   passes their last submission (`shared.rs`);
 //! - **synchronisation**: commands are recorded with the resources they
-//!   hold (`command.rs`, `encoder.rs`) and replayed at submit with the
-//!   barriers a per-resource, per-subresource usage tracker finds
-//!   (`replay.rs`); new buffers and textures read as zeros;
+//!   hold (`command.rs`, `encoder.rs`), encoded at `finish` into the
+//!   encoder's own keel-hal command buffer with the barriers between their
+//!   uses (`replay.rs`), and at submit the tracker's first uses meet each
+//!   resource's current state (`tracker.rs`); new buffers and textures read
+//!   as zeros;
 //! - **mapping and writes**: `map_async` callbacks fire from
 //!   `Device::poll`/`Queue::submit`; `Queue::write_*` go through a recycled
 //!   staging belt (`queue.rs`);

@@ -12,25 +12,12 @@
 //! and upper-layer tests run on where there is no GPU.
 //!
 //! It is also the smallest complete backend, and the one to read before
-//! writing another. One file per concept, in the order a reader needs them:
-//!
-//! | file | concept |
-//! |---|---|
-//! | `mod.rs` | the `Api` type set and the resource structs |
-//! | `instance.rs` | instance, the one adapter, its capabilities, device open |
-//! | `memory.rs` | host allocations ("device memory") and the memory budget |
-//! | `texel.rs` | texture storage layout and the copy-region math |
-//! | `device.rs` | resource creation (with the cheap descriptor checks) and destruction |
-//! | `acceleration.rs` | acceleration structures: sizes, storage, the cheap build and copy checks |
-//! | `binding.rs` | bind group layouts, bind groups, pipeline layouts: their checks |
-//! | `pipeline.rs` | shader modules and pipelines, through the shader front end |
-//! | `command.rs` | recording commands, and executing them |
-//! | `external.rs` | external memory and semaphores, their coherence rule |
-//! | `shm.rs` | the shared files behind them: real fds without `libc` |
-//! | `pass.rs` | render and compute passes: attachment clears, state, draws |
-//! | `clear.rs` | encoding clear values as texel bytes |
-//! | `queue.rs` | submission, fences, the timestamp clock, presentation |
-//! | `surface.rs` | headless surfaces whose textures are CPU textures |
+//! writing another. Its files in the order a reader needs them: `mod.rs`
+//! (the `Api` type set and the resource structs), `instance.rs` (the one
+//! adapter, device open), `memory.rs` (host bytes and the budget),
+//! `device.rs` (creation and destruction), `command.rs` (recording, and
+//! executing at submit), `queue.rs` (submission and fences); the rest, one
+//! concept a file, in `ARCHITECTURE.md`'s map.
 //!
 //! ## Adding a backend, following this one
 //!

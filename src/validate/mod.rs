@@ -4,24 +4,8 @@
 //! backends call the same functions, so a descriptor that passes on noop
 //! passes the same checks on Vulkan and a mistake is the same typed error
 //! on both. What needs the driver (format support, memory requirements)
-//! stays in the backends.
-//!
-//! | file | checks |
-//! | --- | --- |
-//! | `buffer.rs` | buffer descriptions (size, map usage against memory) |
-//! | `texture.rs` | texture descriptions (extent, mips, samples, format features, view formats) |
-//! | `view.rs` | texture views against their texture |
-//! | `sampler.rs` | sampler descriptions (anisotropy, LOD clamp) |
-//! | `query.rs` | query-set descriptions (count, features, empty statistics); copies of results |
-//! | `multiview.rs` | view masks of passes and pipelines (features, view count, attachment layers) |
-//! | `clear.rs` | `clear_texture` (feature, `COPY_DST`, clearable format, aspect, range) |
-//! | `pipeline_cache.rs` | pipeline-cache data (keel-hal's header: adapter key, length, checksum) and the feature |
-//! | `binding.rs` | bind group layout entries, bind groups against their layout |
-//! | `layout.rs` | pipeline layouts (group count, dynamic buffers, push constants) |
-//! | `draw.rs` | count draws while recording (feature, offsets, ranges) |
-//! | `pipeline.rs` | render-pipeline state against the enabled features (polygon modes, unclipped depth, conservative rasterization) |
-//! | `acceleration.rs` | acceleration structures: creation and placement, size queries, builds and updates (kinds, flags, geometry, input buffers, scratch), copies, compacted-size reads |
-//! | `external.rs` | imported memory against the resource it backs, host pointers, the description an imported texture is made with |
+//! stays in the backends. One file per kind of object checked
+//! (`ARCHITECTURE.md`'s map lists them).
 //!
 //! A backend tells the checks what its resources are through [`Facts`].
 

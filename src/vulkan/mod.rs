@@ -1,41 +1,8 @@
 //! The Vulkan backend, on `ash`, with VMA for memory.
 //!
 //! Vulkan 1.3 is the baseline (dynamic rendering, synchronization2,
-//! timeline semaphores, maintenance4). One file per concept:
-//!
-//! | file | concept |
-//! |---|---|
-//! | `instance.rs` | loader, layers, debug messenger, adapter enumeration |
-//! | `adapter.rs` | physical-device capabilities, device open |
-//! | `device.rs` | resource creation and destruction |
-//! | `texture_checks.rs` | cheap checks of texture and view descriptions |
-//! | `memory.rs` | VMA behind our `Memory` enum (the only file that names `vk_mem`) |
-//! | `queue.rs` | submission, timeline-semaphore fences |
-//! | `command.rs` | command recording: barriers, copies, queries, markers |
-//! | `pass.rs` | render, compute and ray-tracing passes, bind groups, push constants |
-//! | `draw.rs` | commands in passes: pipelines, buffers, dynamic state, draws, dispatches, ray traces |
-//! | `pipeline.rs` | shader modules, render and compute pipelines |
-//! | `ray_tracing.rs` | ray-tracing pipelines, shader binding tables, the extension's functions |
-//! | `pipeline_state.rs` | fixed-function pipeline state: checks and conversion |
-//! | `bounds.rs` | recording-time bounds checks of regions and ranges |
-//! | `copy.rs` | copy regions in Vulkan terms |
-//! | `barrier.rs` | usage states → sync2 scopes and image layouts |
-//! | `binding.rs` | bind group layouts and pipeline layouts |
-//! | `bind_group.rs` | bind groups: checks against the layout, descriptor writes |
-//! | `descriptor.rs` | the descriptor allocator: pools and recycled sets |
-//! | `conv.rs` | wgpu-types ↔ Vulkan conversion tables |
-//! | `formats.rs` | per-device cache of format queries |
-//! | `raw.rs` | raw accessors and wrapping of raw buffers and images |
-//! | `external.rs` | external memory: capabilities, export, import (dedicated, outside VMA) |
-//! | `external_texture.rs` | external textures: dma-buf layouts, DRM format modifiers |
-//! | `external_sync.rs` | external semaphores, `submit_external`, ownership transfers |
-//! | `surface.rs` | window surfaces, their capabilities, the `Surface` trait |
-//! | `swapchain.rs` | swapchain creation, acquire, present and their semaphores |
-//! | `fault.rs` | test-only fault injection into the function tables |
-//! | `acceleration.rs` | acceleration structures: sizes, creation, geometry conversion |
-//! | `acceleration_commands.rs` | AS builds, barriers, copies, compacted-size reads |
-//! | `query.rs` | the shared compacted-size query pools |
-//! | `workarounds.rs` | known driver bugs the hal absorbs, decided per adapter |
+//! timeline semaphores, maintenance4). One file per concept
+//! (`ARCHITECTURE.md`'s map lists them).
 //!
 //! Every object exposes its raw handle (`raw()`); the device exposes its
 //! `ash::Device`, physical device, `ash::Instance` and queue family, the
