@@ -8,6 +8,10 @@
 //! support, timestamps, subgroup operations, cooperative-matrix
 //! configurations). From the rows:
 //!
+//! The Vulkan column's vocabulary (feature bits, [`Need`]) is
+//! `vulkan_column.rs`, beside the table: the backend reads both, and the
+//! table imports nothing from a backend.
+//!
 //! - the Vulkan adapter advertises the features whose needs hold
 //!   (`vulkan::features::offered`);
 //! - a Vulkan device enables the bits and extensions of the features it is
@@ -27,8 +31,11 @@ use naga::valid::Capabilities as C;
 use wgt::Features as F;
 
 #[cfg(feature = "vulkan")]
-use crate::vulkan::features::{formats, Bit as B, Need, Need::*};
+pub(crate) mod vulkan_column;
+
 use crate::HalFeatures as H;
+#[cfg(feature = "vulkan")]
+use vulkan_column::{formats, Bit as B, Need, Need::*};
 
 /// The feature a row stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,6 +24,30 @@ use crate::{
     TextureError,
 };
 
+#[cfg(feature = "fault-injection")]
+thread_local! {
+    /// An `ERROR_DEVICE_LOST` injected on this thread by a one-call fault
+    /// plan (`vulkan::fault::arm`), not yet seen by a loss latch.
+    static TRANSIENT_LOSS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks (or clears) a one-call injected device loss on this thread: the
+/// next [`LossLatch::latch`] here then leaves the device usable, the fault
+/// sweep's premise being that one call failed, not that the device is gone.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn mark_transient_loss(transient: bool) {
+    let _ = TRANSIENT_LOSS.try_with(|t| t.set(transient));
+}
+
+/// Whether the loss being latched on this thread was a one-call injected
+/// one ([`mark_transient_loss`]); consumes the mark.
+#[cfg(feature = "fault-injection")]
+fn take_transient_loss() -> bool {
+    TRANSIENT_LOSS
+        .try_with(|t| t.replace(false))
+        .unwrap_or(false)
+}
+
 /// Whether a device was lost; set once, never cleared.
 #[derive(Debug, Default)]
 pub(crate) struct LossLatch {
@@ -52,7 +76,7 @@ impl LossLatch {
     /// Marks the device lost, for good.
     pub(crate) fn latch(&self) {
         #[cfg(feature = "fault-injection")]
-        if crate::vulkan::fault::take_transient_loss() {
+        if take_transient_loss() {
             // Injected as a one-call failure (`fault::arm`): not a loss.
             return;
         }

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::features::{Bit, Bits, Chain, DeviceRequest, REQUIRED};
+use super::features::{DeviceRequest, REQUIRED};
 use super::{conv, instance::InstanceShared, memory::MemoryAllocator};
+use crate::features::vulkan_column::{Bit, Bits, Chain};
 use crate::{
     AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures, OpenDevice,
     OpenError,

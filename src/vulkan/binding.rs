@@ -218,7 +218,7 @@ fn update_after_bind_enabled(shared: &DeviceShared, ty: vk::DescriptorType) -> b
     }
     // The feature table enables each kind the adapter has with partially
     // bound arrays (structures with ACCELERATION_STRUCTURE_BINDING_ARRAY).
-    use super::features::Bit;
+    use crate::features::vulkan_column::Bit;
     let bit = match ty {
         D::SAMPLER | D::SAMPLED_IMAGE => Bit::SampledImageUpdateAfterBind,
         D::STORAGE_IMAGE => Bit::StorageImageUpdateAfterBind,

@@ -243,7 +243,9 @@ impl crate::Device for super::Device {
         self.shared.guard(|| {
             let shared = &*self.shared;
             let facts = texture.facts();
-            let cube_arrays = shared.enabled.has(super::features::Bit::ImageCubeArray);
+            let cube_arrays = shared
+                .enabled
+                .has(crate::features::vulkan_column::Bit::ImageCubeArray);
             let view = crate::validate::view::check_view(&facts, desc, cube_arrays)?;
             let aspect = conv::map_aspect(texture.format, desc.range.aspect);
             let view_format = view.format;
@@ -355,7 +357,9 @@ impl crate::Device for super::Device {
     ) -> Result<super::Sampler, SamplerError> {
         self.shared.guard(|| {
             let shared = &*self.shared;
-            let anisotropy = shared.enabled.has(super::features::Bit::SamplerAnisotropy);
+            let anisotropy = shared
+                .enabled
+                .has(crate::features::vulkan_column::Bit::SamplerAnisotropy);
             crate::validate::sampler::check_sampler(desc, anisotropy, shared.features)?;
             let lod = &desc.lod_clamp;
             let aniso = desc.anisotropy_clamp;

@@ -58,7 +58,10 @@ fn indirect_fits(buffer: &Buffer, offset: u64, count: u32, size: u64, what: &str
 /// Indirect draws one call may record: `maxDrawIndirectCount` with
 /// multiDrawIndirect, else one.
 fn indirect_per_call(device: &super::DeviceShared) -> u32 {
-    if device.enabled.has(super::features::Bit::MultiDrawIndirect) {
+    if device
+        .enabled
+        .has(crate::features::vulkan_column::Bit::MultiDrawIndirect)
+    {
         device
             .physical
             .properties

@@ -74,19 +74,6 @@ thread_local! {
     static PLAN: Cell<Option<Plan>> = const { Cell::new(None) };
     /// Creates minus destroys of Vulkan objects and memory on this thread.
     static NET: Cell<i64> = const { Cell::new(0) };
-    /// An `ERROR_DEVICE_LOST` injected by a one-call plan, not yet seen by
-    /// the device's loss latch.
-    static TRANSIENT_LOSS: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the device loss being latched on this thread was injected by a
-/// one-call plan ([`arm`]); consumes the mark. The loss latch
-/// (`crate::loss`) then leaves the device usable: the sweep's premise is
-/// that one call failed, not that the device is gone.
-pub(crate) fn take_transient_loss() -> bool {
-    TRANSIENT_LOSS
-        .try_with(|t| t.replace(false))
-        .unwrap_or(false)
 }
 
 /// Successful creates minus destroys of Vulkan objects and memory made on
@@ -126,7 +113,7 @@ pub fn arm_lasting(fail_at: u64, result: vk::Result) {
 }
 
 fn set_plan(fail_at: u64, result: vk::Result, lasting: bool) {
-    let _ = TRANSIENT_LOSS.try_with(|t| t.set(false));
+    crate::loss::mark_transient_loss(false);
     PLAN.with(|p| {
         p.set(Some(Plan {
             fail_at,
@@ -140,7 +127,7 @@ fn set_plan(fail_at: u64, result: vk::Result, lasting: bool) {
 
 /// Ends this thread's plan and reports what happened.
 pub fn disarm() -> FaultReport {
-    let _ = TRANSIENT_LOSS.try_with(|t| t.set(false));
+    crate::loss::mark_transient_loss(false);
     PLAN.with(|p| p.take())
         .map_or(FaultReport::default(), |p| FaultReport {
             calls: p.calls,
@@ -158,7 +145,7 @@ pub(crate) fn intercept() -> Option<vk::Result> {
         plan.fired |= fire;
         p.set(Some(plan));
         if fire && plan.result == vk::Result::ERROR_DEVICE_LOST && !plan.lasting {
-            let _ = TRANSIENT_LOSS.try_with(|t| t.set(true));
+            crate::loss::mark_transient_loss(true);
         }
         fire.then_some(plan.result)
     })

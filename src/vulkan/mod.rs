@@ -109,7 +109,7 @@ pub(crate) struct DeviceShared {
     pub(crate) swapchain: bool,
     /// The Vulkan feature bits the device enabled (`features.rs`): what
     /// draws, samplers and pipelines may use.
-    pub(crate) enabled: features::Bits,
+    pub(crate) enabled: crate::features::vulkan_column::Bits,
     /// Format and image-format queries, asked of the driver once each.
     pub(crate) formats: formats::FormatCache,
     pub(crate) limits: wgt::Limits,

@@ -31,9 +31,9 @@ use arrayvec::ArrayVec;
 use ash::vk;
 
 use super::device::set_object_name;
-use super::features::Bit;
 use super::pipeline_state::{FixedState, DYNAMIC_STATES};
 use super::{map_err, ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
+use crate::features::vulkan_column::Bit;
 use crate::shader::interface::{
     binding_map, check_layout, check_stage_stores, find_entry_point, EntryPointInterface,
 };

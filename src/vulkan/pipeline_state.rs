@@ -9,8 +9,8 @@
 
 use ash::vk;
 
-use super::features::Bit;
 use super::{conv, DeviceShared};
+use crate::features::vulkan_column::Bit;
 use crate::pipeline::RasterState;
 use crate::PipelineError;
 
