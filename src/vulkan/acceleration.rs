@@ -26,9 +26,10 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use ash::khr::acceleration_structure::DeviceFn;
 use ash::vk;
 
+use super::conv::map_err;
 use super::device::set_object_name;
 use super::memory::{AllocError, Block};
-use super::{map_err, DeviceShared};
+use super::DeviceShared;
 use crate::validate::acceleration::{self as checks, BuildLimits, StructureFacts};
 use crate::{
     AccelerationStructureBuildSizes, AccelerationStructureDescriptor, AccelerationStructureEntries,

@@ -20,9 +20,10 @@ use std::ops::Range;
 
 use ash::vk;
 
+use super::conv::map_err;
 use super::descriptor::{BucketKey, DescriptorCounts};
 use super::device::set_object_name;
-use super::{barrier, conv, map_err, DeviceShared};
+use super::{barrier, conv, DeviceShared};
 use crate::shader::interface::LayoutView;
 use crate::validate::binding::Slot;
 use crate::{

@@ -580,7 +580,7 @@ fn sat32(v: u64) -> u32 {
 /// ties to a feature is set only where the adapter offers the feature
 /// (`features` and `hal`); elsewhere it stays at its `Limits` default.
 pub(super) fn map_limits(
-    info: &super::adapter::PhysicalInfo,
+    info: &super::physical::PhysicalInfo,
     features: wgt::Features,
     hal: crate::HalFeatures,
 ) -> wgt::Limits {
@@ -756,6 +756,20 @@ pub(super) fn map_shader_stages(stages: wgt::ShaderStages) -> vk::ShaderStageFla
         .into_iter()
         .filter(|&(s, _)| stages.contains(s))
         .fold(V::empty(), |acc, (_, v)| acc | v)
+}
+
+/// Maps a driver error to the hal's [`crate::DeviceError`].
+pub(crate) fn map_err(result: vk::Result) -> crate::DeviceError {
+    match result {
+        vk::Result::ERROR_OUT_OF_HOST_MEMORY | vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => {
+            crate::DeviceError::OutOfMemory
+        }
+        vk::Result::ERROR_DEVICE_LOST => crate::DeviceError::Lost,
+        other => {
+            log::warn!("unexpected Vulkan result {other:?}");
+            crate::DeviceError::Unexpected
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use ash::vk;
 
+use super::conv::map_err;
 use super::texture_checks::view_usage;
-use super::{conv, map_err, memory::AllocError, DeviceShared};
+use super::{conv, memory::AllocError, DeviceShared};
 use crate::validate::view::cube_compatible;
 use crate::{
     BufferDescriptor, BufferError, BufferMapping, CommandEncoderDescriptor, DeviceError,

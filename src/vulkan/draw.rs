@@ -751,7 +751,7 @@ impl CommandEncoder {
 /// Whether `size` rays fit the adapter's limits: per dimension, the compute
 /// workgroup count times size (Vulkan's bound), and in all
 /// `maxRayDispatchInvocationCount`.
-fn trace_size_fits(physical: &super::adapter::PhysicalInfo, size: [u32; 3]) -> bool {
+fn trace_size_fits(physical: &super::physical::PhysicalInfo, size: [u32; 3]) -> bool {
     let l = &physical.properties.limits;
     let per_dim = (0..3).all(|i| {
         let max = u64::from(l.max_compute_work_group_count[i])

@@ -60,7 +60,8 @@ use std::sync::Arc;
 use arrayvec::ArrayVec;
 use ash::vk;
 
-use super::{instance::InstanceShared, map_err, DeviceShared};
+use super::conv::map_err;
+use super::{instance::InstanceShared, DeviceShared};
 use crate::{
     BufferDescriptor, BufferError, ExportedMemory, ExternalCapabilities, ExternalError,
     ExternalHandle, ExternalHandleType, ExternalHandleTypes, ExternalMemory, ExternalOrigin,

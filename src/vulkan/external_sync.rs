@@ -23,7 +23,8 @@ use std::time::Duration;
 use ash::vk;
 use smallvec::SmallVec;
 
-use super::{barrier, bounds, conv, map_err, Buffer, DeviceShared, Texture};
+use super::conv::map_err;
+use super::{barrier, bounds, conv, Buffer, DeviceShared, Texture};
 use crate::external::{check_signal_value, check_timeline, host_op};
 use crate::{
     BufferBarrier, DeviceError, ExternalCapabilities, ExternalError, ExternalSemaphoreDescriptor,

@@ -20,12 +20,13 @@
 use arrayvec::ArrayVec;
 use ash::vk;
 
+use super::conv::map_err;
 use super::device::{set_object_name, texture_plan, TexturePlan};
 use super::external::{
     allocate_and_bind, check_enabled, export_fd, exported_block, exported_memory, map_capabilities,
     required_feature, vk_handle_type, Source, Target,
 };
-use super::{conv, map_err, DeviceShared};
+use super::{conv, DeviceShared};
 use crate::{
     DeviceError, DrmModifierInfo, ExportedMemory, ExternalCapabilities, ExternalError,
     ExternalHandle, ExternalHandleType, ExternalMemory, ExternalOrigin, HalFeatures, Memory,

@@ -7,7 +7,7 @@ use std::ffi::CStr;
 
 use ash::vk;
 
-use super::adapter::PhysicalInfo;
+use super::physical::PhysicalInfo;
 use crate::features::vulkan_column::{Bit, Bits, Need};
 use crate::features::{Feature, Row, TABLE};
 use crate::HalFeatures;

@@ -412,7 +412,7 @@ impl Instance {
         // SAFETY: `entry` is a loaded loader; this is a global command.
         let loader_version = match unsafe { entry.try_enumerate_instance_version() } {
             Ok(v) => v.unwrap_or(vk::API_VERSION_1_0),
-            Err(e) => return Err(InstanceError::Device(super::map_err(e))),
+            Err(e) => return Err(InstanceError::Device(super::conv::map_err(e))),
         };
         if loader_version < API_VERSION {
             return Err(InstanceError::NotAvailable(format!(
@@ -424,10 +424,10 @@ impl Instance {
 
         // SAFETY: global commands on a loaded loader.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }
-            .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+            .map_err(|e| InstanceError::Device(super::conv::map_err(e)))?;
         // SAFETY: as above.
         let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }
-            .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+            .map_err(|e| InstanceError::Device(super::conv::map_err(e)))?;
 
         let want_validation = desc.flags.contains(InstanceFlags::VALIDATION);
         let layer_version = layers
@@ -518,7 +518,7 @@ impl Instance {
             vk::Result::ERROR_LAYER_NOT_PRESENT | vk::Result::ERROR_EXTENSION_NOT_PRESENT => {
                 InstanceError::MissingExtension(format!("{e:?}"))
             }
-            other => InstanceError::Device(super::map_err(other)),
+            other => InstanceError::Device(super::conv::map_err(other)),
         })?;
         #[cfg(feature = "fault-injection")]
         // SAFETY: `raw` was just created from `entry`.
@@ -544,12 +544,12 @@ impl Instance {
                 let info = messenger_create_info(&shared.messenger_state);
                 #[cfg(feature = "fault-injection")]
                 if let Some(e) = super::fault::intercept() {
-                    return Err(InstanceError::Device(super::map_err(e)));
+                    return Err(InstanceError::Device(super::conv::map_err(e)));
                 }
                 // SAFETY: the instance has debug utils enabled; the user data
                 // (the shared state) lives as long as the instance.
                 messenger = unsafe { fns.create_debug_utils_messenger(&info, None) }
-                    .map_err(|e| InstanceError::Device(super::map_err(e)))?;
+                    .map_err(|e| InstanceError::Device(super::conv::map_err(e)))?;
                 #[cfg(feature = "fault-injection")]
                 super::fault::note(1);
             }

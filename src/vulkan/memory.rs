@@ -106,7 +106,7 @@ impl From<vk::Result> for AllocError {
         match result {
             // VMA's answer when no memory type has the required flags.
             vk::Result::ERROR_FEATURE_NOT_PRESENT => AllocError::NoSuitableMemory,
-            other => AllocError::Device(super::map_err(other)),
+            other => AllocError::Device(super::conv::map_err(other)),
         }
     }
 }

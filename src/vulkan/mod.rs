@@ -34,6 +34,7 @@ mod formats;
 mod instance;
 mod memory;
 mod pass;
+mod physical;
 mod pipeline;
 mod pipeline_cache;
 mod pipeline_state;
@@ -50,6 +51,8 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use ash::vk;
+
+use conv::map_err;
 
 pub use acceleration::SAFE_SCRATCH_OFFSET_ALIGNMENT;
 pub use adapter::Adapter;
@@ -116,7 +119,7 @@ pub(crate) struct DeviceShared {
     pub(crate) timestamp_period: f32,
     pub(crate) counters: crate::HalCounters,
     /// What the adapter reported (properties, feature bits, extensions).
-    pub(crate) physical: adapter::PhysicalInfo,
+    pub(crate) physical: physical::PhysicalInfo,
     /// `VK_KHR_ray_tracing_pipeline` functions, when the device enabled it.
     pub(crate) ray_tracing: Option<ray_tracing::RayTracingFns>,
     /// Guards the one queue: `vkQueueSubmit2` and `vkDeviceWaitIdle` need
@@ -579,17 +582,3 @@ const _: () = {
     send_sync::<AccelerationStructure>();
     send_sync::<RayTracingPipeline>();
 };
-
-/// Maps a driver error to the hal's [`crate::DeviceError`].
-pub(crate) fn map_err(result: vk::Result) -> crate::DeviceError {
-    match result {
-        vk::Result::ERROR_OUT_OF_HOST_MEMORY | vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => {
-            crate::DeviceError::OutOfMemory
-        }
-        vk::Result::ERROR_DEVICE_LOST => crate::DeviceError::Lost,
-        other => {
-            log::warn!("unexpected Vulkan result {other:?}");
-            crate::DeviceError::Unexpected
-        }
-    }
-}

@@ -30,9 +30,10 @@ use std::ffi::CString;
 use arrayvec::ArrayVec;
 use ash::vk;
 
+use super::conv::map_err;
 use super::device::set_object_name;
 use super::pipeline_state::{FixedState, DYNAMIC_STATES};
-use super::{map_err, ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
+use super::{ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
 use crate::features::vulkan_column::Bit;
 use crate::shader::interface::{
     binding_map, check_layout, check_stage_stores, find_entry_point, EntryPointInterface,

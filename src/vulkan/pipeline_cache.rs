@@ -6,8 +6,8 @@
 
 use ash::vk;
 
+use super::conv::map_err;
 use super::device::set_object_name;
-use super::map_err;
 use crate::validate::pipeline_cache as format;
 use crate::{DeviceError, PipelineCacheDescriptor, PipelineCacheError};
 

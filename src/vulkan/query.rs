@@ -203,7 +203,7 @@ impl CompactionPools {
             .query_count(COMPACTION_POOL_SLOTS);
         // SAFETY: a valid description; the device has acceleration
         // structures enabled (the only callers check it).
-        let raw = unsafe { device.create_query_pool(&info, None) }.map_err(super::map_err)?;
+        let raw = unsafe { device.create_query_pool(&info, None) }.map_err(super::conv::map_err)?;
         counter.add();
         Ok(self.take_new(raw, want))
     }

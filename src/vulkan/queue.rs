@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrayvec::ArrayVec;
 use ash::vk;
 
-use super::map_err;
+use super::conv::map_err;
 use super::swapchain::ImageSync;
 use crate::{DeviceError, FenceValue, SurfaceError};
 

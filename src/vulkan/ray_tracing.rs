@@ -30,12 +30,13 @@ use std::ffi::CString;
 
 use ash::vk;
 
+use super::conv::map_err;
 use super::device::set_object_name;
 use super::memory::AllocError;
 use super::pipeline::{
     check_entry_point, single_pipeline, spirv_has_entry_point_model, translate, StageModule,
 };
-use super::{map_err, Buffer, DeviceShared, PipelineLayout, RayTracingPipeline};
+use super::{Buffer, DeviceShared, PipelineLayout, RayTracingPipeline};
 use crate::shader::ShaderInput;
 use crate::{
     HalFeatures, Memory, PipelineError, RayTracingPipelineDescriptor, RayTracingStage,

@@ -178,7 +178,7 @@ pub(super) unsafe fn create_surface(
             )))
         }
     };
-    let raw = created.map_err(|e| InstanceError::Device(super::map_err(e)))?;
+    let raw = created.map_err(|e| InstanceError::Device(super::conv::map_err(e)))?;
     Ok(super::Surface {
         raw,
         instance: instance.clone(),
@@ -243,7 +243,7 @@ pub(super) struct RawCapabilities {
 fn query_error(e: vk::Result) -> SurfaceError {
     match e {
         vk::Result::ERROR_SURFACE_LOST_KHR => SurfaceError::Lost,
-        other => SurfaceError::Device(super::map_err(other)),
+        other => SurfaceError::Device(super::conv::map_err(other)),
     }
 }
 
@@ -480,7 +480,7 @@ impl crate::Surface for super::Surface {
                 .formats
                 .image_properties(&shared.instance.raw, shared.physical_device, key)
         }
-        .map_err(|e| SurfaceError::Device(super::map_err(e)))?;
+        .map_err(|e| SurfaceError::Device(super::conv::map_err(e)))?;
         if image.is_none() {
             return Err(SurfaceError::Unsupported(
                 "the format does not support the usage here",

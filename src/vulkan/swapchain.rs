@@ -31,8 +31,9 @@ use std::time::Instant;
 use arrayvec::ArrayVec;
 use ash::vk;
 
+use super::conv::map_err;
 use super::surface::{map_alpha_mode, map_present_mode, remaining_ns, RawCapabilities};
-use super::{conv, map_err, memory::Block, DeviceShared};
+use super::{conv, memory::Block, DeviceShared};
 use crate::{AcquiredSurfaceTexture, DeviceError, SurfaceConfiguration, SurfaceError};
 
 /// A timeline semaphore that every submit naming a texture of one swapchain signals.

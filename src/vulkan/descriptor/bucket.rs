@@ -136,7 +136,7 @@ impl Bucket {
             Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {
                 self.refused(device, first);
             }
-            Err(other) => return Err(crate::vulkan::map_err(other)),
+            Err(other) => return Err(crate::vulkan::conv::map_err(other)),
         }
         let fresh = self.create_pool(device)?;
         match self.allocate_in(device, fresh, layout) {
@@ -151,7 +151,7 @@ impl Bucket {
                         );
                         DeviceError::OutOfMemory
                     }
-                    other => crate::vulkan::map_err(other),
+                    other => crate::vulkan::conv::map_err(other),
                 })
             }
         }

@@ -94,6 +94,6 @@ impl DescriptorDevice for ash::Device {
 pub(super) fn map_create_err(result: vk::Result) -> DeviceError {
     match result {
         vk::Result::ERROR_FRAGMENTATION => DeviceError::OutOfMemory,
-        other => crate::vulkan::map_err(other),
+        other => crate::vulkan::conv::map_err(other),
     }
 }
