@@ -27,8 +27,8 @@ use ash::khr::acceleration_structure::DeviceFn;
 use ash::vk;
 
 use super::conv::map_err;
-use super::device::set_object_name;
 use super::memory::{AllocError, Block};
+use super::object_name::set_object_name;
 use super::DeviceShared;
 use crate::validate::acceleration::{self as checks, BuildLimits, StructureFacts};
 use crate::{
@@ -60,14 +60,15 @@ impl AccelerationFns {
     /// # Safety
     /// `device` is a live device of `instance` with the extension enabled.
     pub(crate) unsafe fn load(
-        instance: &super::instance::InstanceShared,
+        instance: &super::instance_shared::InstanceShared,
         device: &ash::Device,
     ) -> Self {
         let _handle = device.handle();
         let fp = DeviceFn::load(|name| {
             #[cfg(feature = "fault-injection")]
             // SAFETY: forwarded contract.
-            let addr = unsafe { super::fault::device_proc_addr(instance, name) };
+            let addr =
+                unsafe { super::fault::device_proc_addr(&instance.entry, &instance.raw, name) };
             #[cfg(not(feature = "fault-injection"))]
             // SAFETY: forwarded contract; `name` is NUL-terminated.
             let addr = unsafe { instance.raw.get_device_proc_addr(_handle, name.as_ptr()) }

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use ash::vk;
 
 use super::features::{DeviceRequest, REQUIRED};
+use super::instance_shared::InstanceShared;
 use super::physical::{MeshLimits, PhysicalInfo, RayLimits};
-use super::{conv, instance::InstanceShared, memory::MemoryAllocator};
+use super::{conv, memory::MemoryAllocator};
 use crate::features::vulkan_column::{Bit, Chain};
 use crate::{
     AdapterInfo, Backend, Capabilities, DeviceDescriptor, ExposedAdapter, HalFeatures, OpenDevice,
@@ -154,7 +155,7 @@ unsafe fn probe(
     let properties = unsafe { instance.get_physical_device_properties(pd) };
     let name = name_string(properties.device_name_as_c_str());
     let v = properties.api_version;
-    if v < super::instance::API_VERSION {
+    if v < super::instance_shared::API_VERSION {
         return Err(format!(
             "{name} supports Vulkan {}.{}.{}, keel-hal needs 1.3",
             vk::api_version_major(v),
@@ -373,7 +374,8 @@ impl crate::Adapter for Adapter {
         })?;
         #[cfg(feature = "fault-injection")]
         // SAFETY: `raw` was just created from this instance.
-        let raw = unsafe { super::fault::wrap_device(instance, raw.handle()) };
+        let raw =
+            unsafe { super::fault::wrap_device(&instance.entry, &instance.raw, raw.handle()) };
         instance.note_newer_extension_device(raw.handle(), features, true);
 
         // Nothing fallible may run between here and `DeviceShared` except
@@ -450,7 +452,7 @@ impl crate::Adapter for Adapter {
         });
         if let Some(label) = desc.label {
             // SAFETY: the device handle is live.
-            unsafe { super::device::set_object_name(&shared, shared.raw.handle(), label) };
+            unsafe { super::object_name::set_object_name(&shared, shared.raw.handle(), label) };
         }
         Ok(OpenDevice {
             device: super::Device {

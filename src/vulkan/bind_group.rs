@@ -26,7 +26,7 @@
 use ash::vk;
 use smallvec::SmallVec;
 
-use super::device::set_object_name;
+use super::object_name::set_object_name;
 use crate::validate;
 use crate::{BindGroupDescriptor, BindingError, BindingResource, BufferBinding};
 

@@ -22,7 +22,7 @@ use ash::vk;
 
 use super::conv::map_err;
 use super::descriptor::{BucketKey, DescriptorCounts};
-use super::device::set_object_name;
+use super::object_name::set_object_name;
 use super::{barrier, conv, DeviceShared};
 use crate::shader::interface::LayoutView;
 use crate::validate::binding::Slot;

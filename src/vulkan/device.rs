@@ -4,12 +4,12 @@
 //! the driver calls; a raw handle is released on every error path after it
 //! exists. Every create and destroy updates the device's live counters.
 
-use std::ffi::CString;
 use std::time::Duration;
 
 use ash::vk;
 
 use super::conv::map_err;
+use super::object_name::set_object_name;
 use super::texture_checks::view_usage;
 use super::{conv, memory::AllocError, DeviceShared};
 use crate::validate::view::cube_compatible;
@@ -38,40 +38,6 @@ impl Drop for DeviceShared {
             self.memory.destroy(self.counters.memory_allocations.read());
             self.raw.destroy_device(None);
         }
-    }
-}
-
-/// Attaches a debug name to an object, when debug utils are on.
-///
-/// # Safety
-/// `handle` is a live object of this device.
-pub(super) unsafe fn set_object_name<H: vk::Handle>(shared: &DeviceShared, handle: H, label: &str) {
-    if let Some(du) = &shared.debug_utils {
-        // SAFETY: forwarded contract.
-        unsafe { name_object(du, handle, label) };
-    }
-}
-
-/// Attaches a debug name to an object (an empty `label` removes its name).
-///
-/// # Safety
-/// `handle` is a live object of the device `du` was loaded for.
-pub(super) unsafe fn name_object<H: vk::Handle>(
-    du: &ash::ext::debug_utils::Device,
-    handle: H,
-    label: &str,
-) {
-    // A label with a NUL byte is cut there rather than rejected.
-    let text = label.split('\0').next().unwrap_or_default();
-    let Ok(name) = CString::new(text) else {
-        return;
-    };
-    let info = vk::DebugUtilsObjectNameInfoEXT::default()
-        .object_handle(handle)
-        .object_name(&name);
-    // SAFETY: forwarded contract; names are advisory, so failure is ignored.
-    if let Err(e) = unsafe { du.set_debug_utils_object_name(&info) } {
-        log::debug!("vkSetDebugUtilsObjectNameEXT failed: {e:?}");
     }
 }
 

@@ -61,7 +61,9 @@ use arrayvec::ArrayVec;
 use ash::vk;
 
 use super::conv::map_err;
-use super::{instance::InstanceShared, DeviceShared};
+use super::instance_shared::InstanceShared;
+use super::memory::ExternalBlock;
+use super::DeviceShared;
 use crate::{
     BufferDescriptor, BufferError, ExportedMemory, ExternalCapabilities, ExternalError,
     ExternalHandle, ExternalHandleType, ExternalHandleTypes, ExternalMemory, ExternalOrigin,
@@ -123,7 +125,7 @@ impl ExternalFns {
             {
                 let _ = handle;
                 // SAFETY: forwarded contract: the extension is enabled on `device`.
-                unsafe { super::fault::device_proc_addr(instance, name) }
+                unsafe { super::fault::device_proc_addr(&instance.entry, &instance.raw, name) }
             }
             #[cfg(not(feature = "fault-injection"))]
             {
@@ -170,30 +172,6 @@ unsafe fn host_pointer_alignment(instance: &ash::Instance, pd: vk::PhysicalDevic
     // SAFETY: forwarded contract.
     unsafe { instance.get_physical_device_properties2(pd, &mut props) };
     host_props.min_imported_host_pointer_alignment.max(1)
-}
-
-/// External memory bound to one buffer or image.
-#[derive(Debug)]
-pub(crate) struct ExternalBlock {
-    pub(super) memory: vk::DeviceMemory,
-    /// The allocation size.
-    pub(super) size: u64,
-    /// Its handle type and whether it was exported or imported.
-    pub(super) external: ExternalMemory,
-    /// The memory type it was allocated from.
-    pub(super) type_index: u32,
-}
-
-impl ExternalBlock {
-    /// Frees the memory.
-    ///
-    /// # Safety
-    /// The resource bound to it is destroyed (or never was bound) and no
-    /// pending GPU work uses it.
-    pub(super) unsafe fn free(self, device: &ash::Device) {
-        // SAFETY: forwarded contract; `memory` came from this device.
-        unsafe { device.free_memory(self.memory, None) };
-    }
 }
 
 /// The Vulkan handle type of a hal handle type.
@@ -708,7 +686,7 @@ unsafe fn make_buffer(
     shared.counters.buffers.add();
     if let Some(label) = desc.label {
         // SAFETY: `raw` is live.
-        unsafe { super::device::set_object_name(shared, raw, label) };
+        unsafe { super::object_name::set_object_name(shared, raw, label) };
     }
     Ok(super::Buffer {
         raw,

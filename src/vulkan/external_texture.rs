@@ -21,11 +21,12 @@ use arrayvec::ArrayVec;
 use ash::vk;
 
 use super::conv::map_err;
-use super::device::{set_object_name, texture_plan, TexturePlan};
+use super::device::{texture_plan, TexturePlan};
 use super::external::{
     allocate_and_bind, check_enabled, export_fd, exported_block, exported_memory, map_capabilities,
     required_feature, vk_handle_type, Source, Target,
 };
+use super::object_name::set_object_name;
 use super::{conv, DeviceShared};
 use crate::{
     DeviceError, DrmModifierInfo, ExportedMemory, ExternalCapabilities, ExternalError,

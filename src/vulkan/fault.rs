@@ -478,15 +478,17 @@ pub(crate) unsafe fn wrap_instance(entry: &ash::Entry, instance: vk::Instance) -
 /// trampolines.
 ///
 /// # Safety
-/// `instance` is live; the command is used only with devices of it.
+/// `instance` is live and was made by `entry`; the command is used only
+/// with devices of it.
 pub(crate) unsafe fn device_proc_addr(
-    instance: &super::instance::InstanceShared,
+    entry: &ash::Entry,
+    instance: &ash::Instance,
     name: &CStr,
 ) -> *const c_void {
-    let handle = instance.raw.handle();
+    let handle = instance.handle();
     // SAFETY: forwarded contract; `name` is NUL-terminated.
     substitute(name, unsafe {
-        instance.entry.get_instance_proc_addr(handle, name.as_ptr())
+        entry.get_instance_proc_addr(handle, name.as_ptr())
     })
 }
 
@@ -495,22 +497,18 @@ pub(crate) unsafe fn device_proc_addr(
 /// loader's handle-dispatching trampolines (valid for every device).
 ///
 /// # Safety
-/// `device` was created from `instance` and is live.
+/// `device` was created from `instance` (made by `entry`) and is live.
 pub(crate) unsafe fn wrap_device(
-    instance: &super::instance::InstanceShared,
+    entry: &ash::Entry,
+    instance: &ash::Instance,
     device: vk::Device,
 ) -> ash::Device {
-    let handle = instance.raw.handle();
+    let handle = instance.handle();
     // SAFETY: as for `wrap_instance`; device-level commands obtained from
     // vkGetInstanceProcAddr are valid for every device of the instance.
     unsafe {
         ash::Device::load_with(
-            |name| {
-                substitute(
-                    name,
-                    instance.entry.get_instance_proc_addr(handle, name.as_ptr()),
-                )
-            },
+            |name| substitute(name, entry.get_instance_proc_addr(handle, name.as_ptr())),
             device,
         )
     }

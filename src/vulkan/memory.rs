@@ -85,8 +85,8 @@ use ash::vk;
 use parking_lot::{Mutex, RwLock};
 use vk_mem::Alloc as _;
 
-use super::instance::InstanceShared;
-use crate::{Counter, DeviceError, Memory};
+use super::instance_shared::InstanceShared;
+use crate::{Counter, DeviceError, ExternalMemory, Memory};
 
 mod retention;
 
@@ -135,7 +135,7 @@ pub(crate) enum Block {
     CallerOwned,
     /// External memory (`external.rs`): a dedicated `vkAllocateMemory`
     /// outside VMA, exported or imported; freed once, with the resource.
-    External(super::external::ExternalBlock),
+    External(ExternalBlock),
 }
 
 /// What retention keeps of a destroyed buffer: the buffer itself, still
@@ -516,7 +516,7 @@ impl MemoryAllocator {
             // An earlier buffer's name goes (device.rs names it again if
             // the new one has a label).
             // SAFETY: the buffer is live and of this device.
-            unsafe { super::device::name_object(du, buffer, "") };
+            unsafe { super::object_name::name_object(du, buffer, "") };
         }
         counter.add();
         let block = Block::Vma(VmaMemory {
@@ -818,4 +818,28 @@ fn allocation_info(memory: Memory) -> Option<vk_mem::AllocationCreateInfo> {
         // Not VMA's: device.rs routes it to external.rs before this point.
         Memory::External(_) => return None,
     })
+}
+
+/// External memory bound to one buffer or image.
+#[derive(Debug)]
+pub(crate) struct ExternalBlock {
+    pub(crate) memory: vk::DeviceMemory,
+    /// The allocation size.
+    pub(crate) size: u64,
+    /// Its handle type and whether it was exported or imported.
+    pub(crate) external: ExternalMemory,
+    /// The memory type it was allocated from.
+    pub(crate) type_index: u32,
+}
+
+impl ExternalBlock {
+    /// Frees the memory.
+    ///
+    /// # Safety
+    /// The resource bound to it is destroyed (or never was bound) and no
+    /// pending GPU work uses it.
+    pub(crate) unsafe fn free(self, device: &ash::Device) {
+        // SAFETY: forwarded contract; `memory` came from this device.
+        unsafe { device.free_memory(self.memory, None) };
+    }
 }

@@ -32,7 +32,9 @@ pub mod fault;
 pub(crate) mod features;
 mod formats;
 mod instance;
+mod instance_shared;
 mod memory;
+mod object_name;
 mod pass;
 mod physical;
 mod pipeline;
@@ -45,6 +47,7 @@ mod ray_tracing;
 mod surface;
 mod swapchain;
 mod texture_checks;
+mod validation;
 mod workarounds;
 
 use std::ptr::NonNull;
@@ -57,8 +60,9 @@ use conv::map_err;
 pub use acceleration::SAFE_SCRATCH_OFFSET_ALIGNMENT;
 pub use adapter::Adapter;
 pub use external_sync::ExternalSemaphore;
-pub use instance::{Instance, ValidationCounter};
+pub use instance::Instance;
 pub use pipeline_cache::PipelineCache;
+pub use validation::ValidationCounter;
 
 /// The Vulkan backend's type set.
 #[derive(Clone, Debug)]
@@ -97,7 +101,7 @@ pub(crate) struct DeviceShared {
     /// The device's function table (wrapped by fault injection when that is on).
     pub(crate) raw: ash::Device,
     /// Keeps the instance alive while the device lives.
-    pub(crate) instance: Arc<instance::InstanceShared>,
+    pub(crate) instance: Arc<instance_shared::InstanceShared>,
     pub(crate) physical_device: vk::PhysicalDevice,
     pub(crate) queue_family_index: u32,
     /// Memory: VMA allocator and the memory-type choices.
@@ -415,7 +419,7 @@ pub struct CommandBuffer {
 pub struct Surface {
     pub(crate) raw: vk::SurfaceKHR,
     /// Keeps the instance (and its surface functions) alive.
-    pub(crate) instance: Arc<instance::InstanceShared>,
+    pub(crate) instance: Arc<instance_shared::InstanceShared>,
     /// The swapchain; its lock also serialises acquire and present.
     pub(crate) swapchain: parking_lot::Mutex<Option<swapchain::Swapchain>>,
 }

@@ -31,7 +31,7 @@ use arrayvec::ArrayVec;
 use ash::vk;
 
 use super::conv::map_err;
-use super::device::set_object_name;
+use super::object_name::set_object_name;
 use super::pipeline_state::{FixedState, DYNAMIC_STATES};
 use super::{ComputePipeline, DeviceShared, PipelineLayout, RenderPipeline, ShaderModule};
 use crate::features::vulkan_column::Bit;

@@ -7,7 +7,7 @@
 use ash::vk;
 
 use super::conv::map_err;
-use super::device::set_object_name;
+use super::object_name::set_object_name;
 use crate::validate::pipeline_cache as format;
 use crate::{DeviceError, PipelineCacheDescriptor, PipelineCacheError};
 

@@ -31,8 +31,8 @@ use std::ffi::CString;
 use ash::vk;
 
 use super::conv::map_err;
-use super::device::set_object_name;
 use super::memory::AllocError;
+use super::object_name::set_object_name;
 use super::pipeline::{
     check_entry_point, single_pipeline, spirv_has_entry_point_model, translate, StageModule,
 };
@@ -78,7 +78,7 @@ impl RayTracingFns {
     /// `device` is live, was created from `instance` and has
     /// `VK_KHR_ray_tracing_pipeline` enabled.
     pub(super) unsafe fn load(
-        instance: &super::instance::InstanceShared,
+        instance: &super::instance_shared::InstanceShared,
         device: &ash::Device,
     ) -> Self {
         let handle = device.handle();
@@ -86,7 +86,7 @@ impl RayTracingFns {
             #[cfg(feature = "fault-injection")]
             {
                 // SAFETY: forwarded contract.
-                unsafe { super::fault::device_proc_addr(instance, name) }
+                unsafe { super::fault::device_proc_addr(&instance.entry, &instance.raw, name) }
             }
             #[cfg(not(feature = "fault-injection"))]
             {

@@ -7,83 +7,17 @@
 //! (headless) nothing is enabled and [`crate::Instance::create_surface`]
 //! answers [`InstanceError::MissingExtension`].
 
-use std::ffi::CStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ash::vk;
 use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 
-use super::instance::{has_extension, InstanceShared};
+use super::instance_shared::InstanceShared;
 use super::swapchain::{self, Swapchain};
 use crate::{
     AcquiredSurfaceTexture, InstanceError, SurfaceCapabilities, SurfaceConfiguration, SurfaceError,
 };
-
-/// The window-system surface extensions keel-hal can create surfaces with.
-const WINDOW_SYSTEM_EXTENSIONS: [&CStr; 3] = [
-    ash::khr::xlib_surface::NAME,
-    ash::khr::xcb_surface::NAME,
-    ash::khr::wayland_surface::NAME,
-];
-
-/// Surface-related instance functions, for the extensions that were enabled.
-pub(crate) struct SurfaceExtensions {
-    /// `VK_KHR_surface`.
-    pub(crate) surface: ash::khr::surface::Instance,
-    xlib: Option<ash::khr::xlib_surface::Instance>,
-    xcb: Option<ash::khr::xcb_surface::Instance>,
-    wayland: Option<ash::khr::wayland_surface::Instance>,
-}
-
-impl std::fmt::Debug for SurfaceExtensions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SurfaceExtensions")
-            .field("xlib", &self.xlib.is_some())
-            .field("xcb", &self.xcb.is_some())
-            .field("wayland", &self.wayland.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
-impl SurfaceExtensions {
-    /// The instance extensions to enable: `VK_KHR_surface` and every
-    /// window-system extension the loader offers; none without `VK_KHR_surface`.
-    pub(crate) fn wanted(available: &[vk::ExtensionProperties]) -> Vec<&'static CStr> {
-        if !has_extension(available, ash::khr::surface::NAME) {
-            return Vec::new();
-        }
-        std::iter::once(ash::khr::surface::NAME)
-            .chain(
-                WINDOW_SYSTEM_EXTENSIONS
-                    .into_iter()
-                    .filter(|name| has_extension(available, name)),
-            )
-            .collect()
-    }
-
-    /// Loads the functions of the `enabled` extensions (those of
-    /// [`SurfaceExtensions::wanted`]); `None` when `VK_KHR_surface` is not among them.
-    pub(crate) fn load(
-        entry: &ash::Entry,
-        instance: &ash::Instance,
-        enabled: &[&CStr],
-    ) -> Option<Self> {
-        let on = |name: &CStr| enabled.contains(&name);
-        if !on(ash::khr::surface::NAME) {
-            return None;
-        }
-        Some(Self {
-            surface: ash::khr::surface::Instance::new(entry, instance),
-            xlib: on(ash::khr::xlib_surface::NAME)
-                .then(|| ash::khr::xlib_surface::Instance::new(entry, instance)),
-            xcb: on(ash::khr::xcb_surface::NAME)
-                .then(|| ash::khr::xcb_surface::Instance::new(entry, instance)),
-            wayland: on(ash::khr::wayland_surface::NAME)
-                .then(|| ash::khr::wayland_surface::Instance::new(entry, instance)),
-        })
-    }
-}
 
 impl super::Surface {
     /// The raw `VkSurfaceKHR`. The hal still owns it: do not destroy it.
